@@ -1,0 +1,36 @@
+#include "backend/backend.h"
+
+#include <fmt/format.h>
+
+#include "backend/ref/ref_backend.h"
+
+namespace glass::backend {
+
+std::string kernel_signature(const graph::Graph& g, const graph::Node& n) {
+  std::vector<std::string> dts;
+  for (graph::NodeId in : n.inputs) dts.emplace_back(graph::dtype_name(g.node(in).dtype));
+  return fmt::format("{}({})", graph::op_name(n.op), fmt::join(dts, ", "));
+}
+
+Result<Lowered> lower_for(const Backend& backend, const graph::Graph& g, const CompileOptions& options) {
+  Lowered out;
+  auto lowered = graph::decompose_composites(
+      g, [&](const graph::Node& n) { return options.decompose_composites || !backend.supports(g, n); }, out.log);
+  if (!lowered) return lowered.error();
+  auto live = graph::eliminate_dead_nodes(*lowered, out.log);
+  if (!live) return live.error();
+  out.graph = std::move(*live);
+  for (const graph::Node& n : out.graph.nodes) {
+    if (graph::is_leaf(n.op) || backend.supports(out.graph, n)) continue;
+    return make_error(ErrorCode::Unsupported, fmt::format("{}: no kernel for {} (node '{}')", backend.name(),
+                                                          kernel_signature(out.graph, n), n.name));
+  }
+  return out;
+}
+
+Result<std::unique_ptr<Backend>> make_backend(std::string_view name) {
+  if (name == "ref") return std::unique_ptr<Backend>(std::make_unique<ref::RefBackend>());
+  return make_error(ErrorCode::Unsupported, fmt::format("backend '{}' is not available (available: ref)", name));
+}
+
+}  // namespace glass::backend

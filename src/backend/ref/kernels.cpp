@@ -1,0 +1,105 @@
+// The ref backend's kernel table: (op, operand dtypes) -> kernel. Plan compilation looks every node
+// up here; a miss is a compile-time error naming the op and dtypes.
+#include <fmt/format.h>
+
+#include "backend/ref/kernel.h"
+
+namespace glass::backend::ref {
+namespace {
+
+using graph::DType;
+using graph::Op;
+
+using DTypeSet = uint32_t;
+constexpr DTypeSet bit(DType t) { return 1u << static_cast<unsigned>(t); }
+constexpr DTypeSet kF32 = bit(DType::F32);
+constexpr DTypeSet kI32 = bit(DType::I32);
+constexpr DTypeSet kHalf = bit(DType::F16) | bit(DType::BF16);
+constexpr DTypeSet kQuant = bit(DType::Q4_0) | bit(DType::Q4_1) | bit(DType::Q5_0) | bit(DType::Q5_1) |
+                            bit(DType::Q8_0) | bit(DType::Q2_K) | bit(DType::Q3_K) | bit(DType::Q4_K) |
+                            bit(DType::Q5_K) | bit(DType::Q6_K);
+constexpr DTypeSet kWeights = kF32 | kHalf | kQuant;
+constexpr DTypeSet kKv = kF32 | bit(DType::F16);
+constexpr DTypeSet kPlain = kF32 | kHalf | kI32;
+
+struct Entry {
+  Op op;
+  std::vector<DTypeSet> operands;
+  KernelFn fn;
+};
+
+const std::vector<Entry>& table() {
+  static const std::vector<Entry> kTable = {
+      {Op::Add, {kF32, kF32}, elementwise},
+      {Op::Sub, {kF32, kF32}, elementwise},
+      {Op::Mul, {kF32, kF32}, elementwise},
+      {Op::Div, {kF32, kF32}, elementwise},
+      {Op::LessEqual, {kF32, kF32}, elementwise},
+      {Op::Where, {kF32, kF32, kF32}, elementwise},
+      {Op::Neg, {kF32}, elementwise},
+      {Op::Exp, {kF32}, elementwise},
+      {Op::Sqrt, {kF32}, elementwise},
+      {Op::Recip, {kF32}, elementwise},
+      {Op::Sin, {kF32}, elementwise},
+      {Op::Cos, {kF32}, elementwise},
+      {Op::Tanh, {kF32}, elementwise},
+      {Op::ReduceSum, {kF32}, reduce},
+      {Op::ReduceMax, {kF32}, reduce},
+      {Op::MatMul, {kF32, kWeights}, matmul},
+      {Op::Reshape, {kPlain}, nullptr},  // aliases its input: no kernel runs
+      {Op::Permute, {kPlain}, copy_layout},
+      {Op::Slice, {kPlain}, copy_layout},
+      {Op::Concat, {kPlain, kPlain}, copy_layout},
+      {Op::Gather, {kWeights, kI32}, gather},
+      {Op::Cast, {kWeights | kI32}, cast},
+      {Op::ScatterRows, {kKv | kI32, kKv | kI32, kI32}, write_rows},
+      {Op::RmsNorm, {kF32, kF32}, rms_norm},
+      {Op::Rope, {kF32, kI32}, rope},
+      {Op::Rope, {kF32, kI32, kF32}, rope},
+      {Op::Attention, {kF32, kKv, kKv, kI32, kI32}, attention},
+      {Op::KvWrite, {kKv | kI32, kF32 | kI32, kI32}, write_rows},
+      {Op::Silu, {kF32}, activation},
+      {Op::SwiGlu, {kF32, kF32}, activation},
+      {Op::Embedding, {kWeights, kI32}, embedding},
+  };
+  return kTable;
+}
+
+const Entry* lookup(const graph::Graph& g, const graph::Node& n) {
+  for (const Entry& e : table()) {
+    if (e.op != n.op || e.operands.size() != n.inputs.size()) continue;
+    bool match = true;
+    for (size_t i = 0; i < n.inputs.size(); ++i) match = match && (e.operands[i] & bit(g.node(n.inputs[i]).dtype)) != 0;
+    if (match) return &e;
+  }
+  return nullptr;
+}
+
+std::string set_name(DTypeSet s) {
+  std::vector<std::string> names;
+  for (int t = 0; t < static_cast<int>(DType::kSentinel); ++t)
+    if (s & bit(static_cast<DType>(t))) names.emplace_back(graph::dtype_name(static_cast<DType>(t)));
+  return names.size() == 1 ? names[0] : fmt::format("{{{}}}", fmt::join(names, "|"));
+}
+
+Status no_kernel(const KernelArgs&) { return {}; }
+
+}  // namespace
+
+KernelFn find_kernel(const graph::Graph& g, const graph::Node& n) {
+  const Entry* e = lookup(g, n);
+  if (e == nullptr) return nullptr;
+  return e->fn != nullptr ? e->fn : no_kernel;
+}
+
+std::vector<std::string> kernel_table_lines() {
+  std::vector<std::string> lines;
+  for (const Entry& e : table()) {
+    std::vector<std::string> ops;
+    for (DTypeSet s : e.operands) ops.push_back(set_name(s));
+    lines.push_back(fmt::format("{}({})", graph::op_name(e.op), fmt::join(ops, ", ")));
+  }
+  return lines;
+}
+
+}  // namespace glass::backend::ref

@@ -1,0 +1,26 @@
+#pragma once
+// Shared pieces of the glass command: model options, loading with stderr reporting, error exit.
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "glass/llm.h"
+
+namespace glass::cli {
+
+struct ModelOptions {
+  std::string path;  // empty: the bundled default model
+  LoadOptions load;
+};
+
+void add_model_options(CLI::App& cmd, ModelOptions& o);
+// Loads the model, printing what was loaded (or the error) to stderr.
+std::shared_ptr<Model> load_or_report(const ModelOptions& o);
+int report(const Error& e);  // prints "glass: error: ..." and returns the exit code
+
+void add_run_command(CLI::App& app, int& exit_code);
+void add_logits_command(CLI::App& app, int& exit_code);
+void add_graph_command(CLI::App& app, int& exit_code);
+void add_tokenize_command(CLI::App& app, int& exit_code);
+
+}  // namespace glass::cli

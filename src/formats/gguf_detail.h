@@ -1,0 +1,22 @@
+#pragma once
+// Internals shared by the GGUF reader files: value type sizes and decoding, and the GGUF tensor
+// type ids glass reads.
+#include <cstdint>
+#include <optional>
+
+#include "formats/gguf.h"
+#include "graph/dtype.h"
+
+namespace glass::formats::gguf_detail {
+
+// True for the 13 value types the format defines.
+bool valid_value_type(uint32_t type);
+// Bytes of one packed scalar (BOOL is 1 byte); 0 for STRING and ARRAY.
+uint64_t scalar_size(GgufValueType type);
+// Decodes a packed little-endian scalar of a type with scalar_size(type) > 0.
+GgufValue decode_scalar(GgufValueType type, const uint8_t* bytes);
+
+// ggml tensor type id -> DType for the types glass supports; nullopt otherwise.
+std::optional<graph::DType> dtype_from_gguf(uint32_t ggml_type);
+
+}  // namespace glass::formats::gguf_detail

@@ -1,0 +1,53 @@
+#include "formats/mapped_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+namespace glass::formats {
+namespace {
+
+// Something valid to point at for an empty file: mmap rejects length 0.
+constexpr uint8_t kEmpty[1] = {0};
+
+Error io_error(const std::string& path, const char* what, int err) {
+  return make_error(ErrorCode::Io, "mmap: " + path + ": " + what + ": " + std::strerror(err));
+}
+
+// Closes the descriptor on every return path; the mapping stays valid after close.
+struct FdGuard {
+  int fd;
+  ~FdGuard() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::filesystem::path& path) {
+  std::string p = path.string();
+  FdGuard fd{::open(p.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (fd.fd < 0) return io_error(p, "open", errno);
+  struct stat st {};
+  if (::fstat(fd.fd, &st) != 0) return io_error(p, "fstat", errno);
+  // A directory or a device would map to something that is not the file's bytes.
+  if (!S_ISREG(st.st_mode)) return make_error(ErrorCode::Io, "mmap: " + p + ": not a regular file");
+  const auto size = static_cast<uint64_t>(st.st_size);
+  if (size == 0) return std::shared_ptr<const MappedFile>(new MappedFile(std::move(p), kEmpty, 0));
+  if (size > std::numeric_limits<size_t>::max()) return io_error(p, "mmap", EFBIG);
+  void* m = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE, fd.fd, 0);
+  if (m == MAP_FAILED) return io_error(p, "mmap", errno);
+  return std::shared_ptr<const MappedFile>(
+      new MappedFile(std::move(p), static_cast<const uint8_t*>(m), size));
+}
+
+MappedFile::~MappedFile() {
+  if (size_ > 0) ::munmap(const_cast<uint8_t*>(data_), static_cast<size_t>(size_));
+}
+
+}  // namespace glass::formats

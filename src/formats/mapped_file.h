@@ -1,0 +1,38 @@
+#pragma once
+// A read-only memory mapping of a whole file. Model weights are used straight from the mapping
+// (no copy, pages load lazily), so every reader in formats/ works on one of these. It is shared
+// (shared_ptr) because tensor handles outlive the reader that found them.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "glass/result.h"
+
+namespace glass::formats {
+
+class MappedFile {
+ public:
+  // Maps `path` read-only (MAP_PRIVATE, PROT_READ). An empty file maps to size 0 with a non-null
+  // data() that must not be read. Errors are ErrorCode::Io naming the path and the errno text.
+  static Result<std::shared_ptr<const MappedFile>> open(const std::filesystem::path& path);
+
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+
+  const uint8_t* data() const { return data_; }
+  uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  MappedFile(std::string path, const uint8_t* data, uint64_t size)
+      : path_(std::move(path)), data_(data), size_(size) {}
+
+  std::string path_;
+  const uint8_t* data_;
+  uint64_t size_;
+};
+
+}  // namespace glass::formats

@@ -1,0 +1,118 @@
+#pragma once
+// Byte layouts of ggml's quantized blocks (internal to formats/). Every field is a byte array, so a
+// block may sit at any address (a Q4_0 block is 18 bytes: blocks after the first are not 2-byte
+// aligned); f16 fields are little-endian and read with load_f16. Each struct's size is the
+// on-disk block size, checked against graph::traits().
+//
+// Legacy blocks hold 32 weights with one scale d (and a min m for the _1 variants):
+//   x = d * q (+ m). K-quant super-blocks hold 256 weights as 8 or 16 sub-blocks whose scales
+//   (and mins) are themselves quantized against a super-block d (and dmin).
+#include <cstdint>
+#include <cstring>
+
+#include "formats/half.h"
+
+namespace glass::formats::quant {
+
+constexpr int kQK = 32;    // weights per legacy block
+constexpr int kQKK = 256;  // weights per K-quant super-block
+
+// q in 0..15 (low nibbles = weights 0..15, high nibbles = 16..31); x = d * (q - 8).
+struct BlockQ4_0 {
+  uint8_t d[2];         // f16 scale
+  uint8_t qs[kQK / 2];  // 4-bit quants
+};
+// x = d * q + m, q in 0..15, nibble order as Q4_0.
+struct BlockQ4_1 {
+  uint8_t d[2];  // f16 scale
+  uint8_t m[2];  // f16 min
+  uint8_t qs[kQK / 2];
+};
+// 5-bit q: low 4 bits as Q4_0, bit 4 of weight j is bit j of the little-endian u32 qh; x = d * (q - 16).
+struct BlockQ5_0 {
+  uint8_t d[2];
+  uint8_t qh[4];  // fifth bits
+  uint8_t qs[kQK / 2];
+};
+// x = d * q + m, 5-bit q laid out as Q5_0.
+struct BlockQ5_1 {
+  uint8_t d[2];
+  uint8_t m[2];
+  uint8_t qh[4];
+  uint8_t qs[kQK / 2];
+};
+// x = d * q, q a signed byte.
+struct BlockQ8_0 {
+  uint8_t d[2];
+  int8_t qs[kQK];
+};
+// 16 sub-blocks of 16: scales[i] low nibble = scale, high nibble = min (4 bits each);
+// x = d * scale * q - dmin * min, q 2 bits. qs byte l of each 32-byte group holds 4 quants at bit
+// shifts 0, 2, 4, 6 for four consecutive sub-block pairs.
+struct BlockQ2_K {
+  uint8_t scales[kQKK / 16];
+  uint8_t qs[kQKK / 4];
+  uint8_t d[2];
+  uint8_t dmin[2];
+};
+// 16 sub-blocks of 16: 6-bit signed scales (offset 32) packed in 12 bytes; q = 2 low bits from qs
+// (as Q2_K) minus 4 unless its hmask bit is set; x = d * (scale - 32) * q.
+struct BlockQ3_K {
+  uint8_t hmask[kQKK / 8];
+  uint8_t qs[kQKK / 4];
+  uint8_t scales[12];
+  uint8_t d[2];
+};
+// 8 sub-blocks of 32: 6-bit scale and min each, packed in 12 bytes (see scale_min_k4);
+// x = d * scale * q - dmin * min, q 4 bits (64-weight groups: low nibbles then high nibbles).
+struct BlockQ4_K {
+  uint8_t d[2];
+  uint8_t dmin[2];
+  uint8_t scales[12];
+  uint8_t qs[kQKK / 2];
+};
+// As Q4_K with a fifth bit per weight from qh (bit 2g / 2g+1 for group g's low / high nibbles).
+struct BlockQ5_K {
+  uint8_t d[2];
+  uint8_t dmin[2];
+  uint8_t scales[12];
+  uint8_t qh[kQKK / 8];
+  uint8_t qs[kQKK / 2];
+};
+// 16 sub-blocks of 16: signed 8-bit scales; 6-bit q = 4 bits from ql + 2 bits from qh, minus 32;
+// x = d * scale * q.
+struct BlockQ6_K {
+  uint8_t ql[kQKK / 2];
+  uint8_t qh[kQKK / 4];
+  int8_t scales[kQKK / 16];
+  uint8_t d[2];
+};
+
+static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 &&
+              sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34);
+static_assert(sizeof(BlockQ2_K) == 84 && sizeof(BlockQ3_K) == 110 && sizeof(BlockQ4_K) == 144 &&
+              sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210);
+
+inline float load_f16(const uint8_t (&b)[2]) { return f16_to_f32(static_cast<uint16_t>(b[0] | (b[1] << 8))); }
+
+// Copies block i out of a packed array: no alignment or aliasing assumptions about the source.
+template <class Block>
+Block load_block(const void* src, int64_t i) {
+  Block b;
+  std::memcpy(&b, static_cast<const uint8_t*>(src) + i * static_cast<int64_t>(sizeof(Block)), sizeof(Block));
+  return b;
+}
+
+// Each writes n_blocks * block_size floats.
+void dequantize_q4_0(const void* src, float* dst, int64_t n_blocks);
+void dequantize_q4_1(const void* src, float* dst, int64_t n_blocks);
+void dequantize_q5_0(const void* src, float* dst, int64_t n_blocks);
+void dequantize_q5_1(const void* src, float* dst, int64_t n_blocks);
+void dequantize_q8_0(const void* src, float* dst, int64_t n_blocks);
+void dequantize_q2_k(const void* src, float* dst, int64_t n_blocks);
+void dequantize_q3_k(const void* src, float* dst, int64_t n_blocks);
+void dequantize_q4_k(const void* src, float* dst, int64_t n_blocks);
+void dequantize_q5_k(const void* src, float* dst, int64_t n_blocks);
+void dequantize_q6_k(const void* src, float* dst, int64_t n_blocks);
+
+}  // namespace glass::formats::quant

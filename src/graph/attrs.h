@@ -1,0 +1,70 @@
+#pragma once
+// Typed attributes of graph nodes: one struct per op family, held in a variant. Shapes and dtypes
+// are not attributes: every node carries its inferred output shape and dtype.
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "graph/shape.h"
+
+namespace glass::graph {
+
+struct NoAttrs {
+  bool operator==(const NoAttrs&) const = default;
+};
+
+// Input, Parameter and State: the name a caller binds data to (GGUF tensor names for parameters).
+struct LeafAttrs {
+  std::string name;
+  bool operator==(const LeafAttrs&) const = default;
+};
+
+// A small literal tensor (scalars, frequency tables), row-major.
+struct ConstantAttrs {
+  std::vector<float> values;
+  bool operator==(const ConstantAttrs&) const = default;
+};
+
+struct PermuteAttrs {
+  std::vector<int> perm;  // output axis i is input axis perm[i]
+  bool operator==(const PermuteAttrs&) const = default;
+};
+
+struct SliceAttrs {
+  int axis = 0;
+  int64_t start = 0;
+  Dim length;
+  bool operator==(const SliceAttrs&) const = default;
+};
+
+struct ConcatAttrs {
+  int axis = 0;
+  bool operator==(const ConcatAttrs&) const = default;
+};
+
+struct RmsNormAttrs {
+  float eps = 1e-5f;
+  bool operator==(const RmsNormAttrs&) const = default;
+};
+
+enum class RopeMode : uint8_t { Normal, NeoX };  // Normal rotates (x[2i], x[2i+1]); NeoX (x[i], x[i+n/2])
+
+struct RopeAttrs {
+  int n_rot = 0;  // leading dimensions of each head that rotate; the rest pass through
+  RopeMode mode = RopeMode::Normal;
+  float freq_base = 10000.0f;
+  float freq_scale = 1.0f;  // linear position scaling: 1 / factor
+  bool operator==(const RopeAttrs&) const = default;
+};
+
+struct AttentionAttrs {
+  float scale = 1.0f;  // applied to q.k, usually 1/sqrt(head_dim)
+  Dim kv_len;          // cache rows read: [0, kv_len)
+  bool operator==(const AttentionAttrs&) const = default;
+};
+
+using Attrs = std::variant<NoAttrs, LeafAttrs, ConstantAttrs, PermuteAttrs, SliceAttrs, ConcatAttrs, RmsNormAttrs,
+                           RopeAttrs, AttentionAttrs>;
+
+}  // namespace glass::graph

@@ -1,0 +1,62 @@
+#pragma once
+// Every operation a graph can hold. Leaves bring data in (step inputs, weights, state, constants);
+// primitives are the small set every backend must run; composites are larger ops with a reference
+// decomposition into primitives (graph/ops/*.cpp) that faster backends replace by fused kernels.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace glass::graph {
+
+enum class Op : uint8_t {
+  // leaves
+  Input,
+  Parameter,
+  State,
+  Constant,
+  // elementwise primitives (numpy broadcasting)
+  Add,
+  Sub,
+  Mul,
+  Div,
+  LessEqual,  // 1.0 where a <= b, else 0.0
+  Where,      // cond != 0 ? a : b
+  Neg,
+  Exp,
+  Sqrt,
+  Recip,
+  Sin,
+  Cos,
+  Tanh,
+  // reductions over the last axis, keeping it as size 1
+  ReduceSum,
+  ReduceMax,
+  // contraction: [..., M, K] x [..., N, K] -> [..., M, N] (the second operand is row-major "weights")
+  MatMul,
+  // layout and data movement
+  Reshape,
+  Permute,
+  Slice,
+  Concat,
+  Gather,       // rows of a table by i32 ids
+  Cast,         // includes dequantization
+  ScatterRows,  // copy of a state with rows replaced at i32 slots (in place in backends)
+  // composites
+  RmsNorm,
+  Rope,
+  Attention,
+  KvWrite,
+  Silu,
+  SwiGlu,
+  Embedding,
+  kSentinel,
+};
+
+inline constexpr int kOpCount = static_cast<int>(Op::kSentinel);
+
+std::string_view op_name(Op op);
+std::optional<Op> op_from_name(std::string_view name);
+bool is_leaf(Op op);
+bool is_composite(Op op);
+
+}  // namespace glass::graph

@@ -1,0 +1,46 @@
+#pragma once
+// The contract between an architecture file and the runtime. Every architecture builds one graph
+// with the same step interface:
+//   inputs  tokens [T] i32, positions [T] i32, slots [T] i32 (cache rows to write)
+//   state   cache.pos [C] i32 and per layer blk.{i}.cache_k / blk.{i}.cache_v [C, n_kv_heads, head_dim]
+//   output  logits [T, vocab_size] f32
+// where T is the step's token count and S the cache rows attention reads (past + new).
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "formats/gguf.h"
+#include "glass/result.h"
+#include "graph/graph.h"
+#include "models/weights.h"
+
+namespace glass::models {
+
+struct BuildOptions {
+  int64_t n_ctx = 0;                       // cache capacity C; 0 = the model's training context
+  graph::DType kv_dtype = graph::DType::F32;
+};
+
+enum class StateKind : uint8_t { Positions, Keys, Values };
+
+struct ModelGraph {
+  graph::Graph graph;
+  int64_t vocab_size = 0;
+  int64_t n_ctx = 0;        // cache capacity chosen
+  int64_t n_ctx_train = 0;
+  int64_t n_layers = 0;
+  std::vector<StateKind> state_kinds;  // per graph.leaves(Op::State)
+  std::string summary;                 // one line of hyper-parameters for logs
+};
+
+struct Architecture {
+  std::string_view name;  // GGUF general.architecture
+  std::vector<std::string_view> hf_model_types;
+  Result<ModelGraph> (*from_gguf)(const formats::GgufFile& file, const WeightIndex& weights, const BuildOptions& opt);
+};
+
+// nullptr when unknown.
+const Architecture* find_architecture(std::string_view gguf_name);
+std::vector<std::string_view> architecture_names();
+
+}  // namespace glass::models

@@ -1,0 +1,55 @@
+#include "models/blocks.h"
+
+#include <cmath>
+
+namespace glass::models {
+
+using graph::Dim;
+using graph::DType;
+using graph::Shape;
+using graph::Sym;
+using graph::Tensor;
+
+Step declare_step(graph::Builder& b, int64_t n_ctx) {
+  const Shape per_token{Dim::symbol(Sym::T)};
+  Step s;
+  s.tokens = b.input("tokens", per_token, DType::I32);
+  s.positions = b.input("positions", per_token, DType::I32);
+  s.slots = b.input("slots", per_token, DType::I32);
+  const Tensor cache_pos = b.state("cache.pos", Shape{Dim::constant(n_ctx)}, DType::I32);
+  s.kv_pos = b.kv_write(cache_pos, s.positions, s.slots).named("cache.pos.write");
+  b.update_state(cache_pos, s.kv_pos);
+  return s;
+}
+
+Tensor self_attention(graph::Builder& b, const std::string& layer, const AttentionWeights& w, const AttentionShape& s,
+                      Tensor x, const Step& step, DType kv_dtype) {
+  const Dim T = Dim::symbol(Sym::T);
+  const Dim H = Dim::constant(s.n_heads), Hkv = Dim::constant(s.n_kv_heads), D = Dim::constant(s.head_dim);
+  const Shape cache_shape{Dim::constant(s.n_ctx), Hkv, D};
+
+  Tensor q = b.reshape(b.matmul(x, w.wq), Shape{T, H, D}).named(layer + ".q");       // [T, n_heads, head_dim]
+  Tensor k = b.reshape(b.matmul(x, w.wk), Shape{T, Hkv, D}).named(layer + ".k");     // [T, n_kv_heads, head_dim]
+  const Tensor v = b.reshape(b.matmul(x, w.wv), Shape{T, Hkv, D}).named(layer + ".v");
+  q = b.rope(q, step.positions, s.rope, s.rope_freqs).named(layer + ".q_rope");
+  k = b.rope(k, step.positions, s.rope, s.rope_freqs).named(layer + ".k_rope");
+
+  const Tensor k_cache = b.state(layer + ".cache_k", cache_shape, kv_dtype);  // [C, n_kv_heads, head_dim]
+  const Tensor v_cache = b.state(layer + ".cache_v", cache_shape, kv_dtype);
+  const Tensor k_all = b.kv_write(k_cache, k, step.slots).named(layer + ".cache_k.write");
+  const Tensor v_all = b.kv_write(v_cache, v, step.slots).named(layer + ".cache_v.write");
+  b.update_state(k_cache, k_all);
+  b.update_state(v_cache, v_all);
+
+  const graph::AttentionAttrs attn{1.0f / std::sqrt(static_cast<float>(s.head_dim)), Dim::symbol(Sym::S)};
+  const Tensor o = b.attention(q, k_all, v_all, step.positions, step.kv_pos, attn).named(layer + ".attn");
+  const Tensor flat = b.reshape(o, Shape{T, Dim::constant(s.n_heads * s.head_dim)});  // [T, n_heads*head_dim]
+  return b.matmul(flat, w.wo).named(layer + ".attn_out");
+}
+
+Tensor swiglu_ffn(graph::Builder& b, const std::string& layer, Tensor gate, Tensor up, Tensor down, Tensor x) {
+  const Tensor h = b.swiglu(b.matmul(x, gate), b.matmul(x, up)).named(layer + ".ffn_act");  // [T, ffn_dim]
+  return b.matmul(h, down).named(layer + ".ffn_out");
+}
+
+}  // namespace glass::models

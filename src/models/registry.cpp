@@ -1,0 +1,31 @@
+// Architectures by GGUF general.architecture (and HF model_type). One line per family.
+#include <array>
+
+#include "models/architecture.h"
+#include "models/llama.h"
+
+namespace glass::models {
+namespace {
+
+const std::array<Architecture, 1>& registry() {
+  static const std::array<Architecture, 1> kArchitectures = {{
+      {"llama", {"llama", "mistral"}, llama_from_gguf},
+  }};
+  return kArchitectures;
+}
+
+}  // namespace
+
+const Architecture* find_architecture(std::string_view gguf_name) {
+  for (const Architecture& a : registry())
+    if (a.name == gguf_name) return &a;
+  return nullptr;
+}
+
+std::vector<std::string_view> architecture_names() {
+  std::vector<std::string_view> names;
+  for (const Architecture& a : registry()) names.push_back(a.name);
+  return names;
+}
+
+}  // namespace glass::models

@@ -1,0 +1,120 @@
+// load_llm and the immutable Model: map the file, read the tokenizer, build the architecture's
+// graph against the file's tensors, and pick the backend. Plans compile on first use and are cached.
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "formats/gguf_vocab.h"
+#include "graph/printer.h"
+#include "graph/serialize.h"
+#include "runtime/model_impl.h"
+
+namespace glass {
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::~Model() = default;
+
+const ModelInfo& Model::info() const { return impl_->info; }
+
+Result<std::shared_ptr<backend::Plan>> Model::Impl::plan(int64_t max_t) const {
+  backend::CompileOptions opt;
+  opt.max[graph::Sym::T] = max_t;
+  opt.max[graph::Sym::S] = info.n_ctx;
+  opt.decompose_composites = options.decompose;
+  return plans.get(*backend, model_graph.graph, graph_hash, weight_resolver(), opt);
+}
+
+backend::WeightResolver Model::Impl::weight_resolver() const {
+  return [this](const graph::Node& n) -> Result<const void*> {
+    const auto it = weights.find(n.name);
+    if (it == weights.end())
+      return make_error(ErrorCode::InvalidFile, fmt::format("model: no tensor '{}' in {}", n.name, info.path));
+    return it->second.data;
+  };
+}
+
+Result<std::shared_ptr<Model>> load_llm(const std::string& path, const LoadOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto impl = std::make_unique<Model::Impl>();
+  impl->options = options;
+  auto file = formats::GgufFile::open(path);
+  if (!file) return file.error();
+  impl->file.emplace(std::move(*file));
+
+  auto arch_name = impl->file->get_string("general.architecture");
+  if (!arch_name) return arch_name.error();
+  const models::Architecture* arch = models::find_architecture(*arch_name);
+  if (arch == nullptr)
+    return make_error(ErrorCode::Unsupported,
+                      fmt::format("model: architecture '{}' in {} is not supported (supported: {})", *arch_name, path,
+                                  fmt::join(models::architecture_names(), ", ")));
+
+  auto vocab = formats::vocab_from_gguf(*impl->file);
+  if (!vocab) return vocab.error();
+  auto tok = tokenizer::Tokenizer::create(std::move(*vocab));
+  if (!tok) return tok.error();
+  impl->tokenizer = std::move(*tok);
+
+  for (const formats::GgufTensorInfo& t : impl->file->tensors())
+    impl->weights.emplace(t.name, models::WeightInfo{t.shape, t.dtype, t.data});
+
+  if (options.n_ctx < 0 || options.n_batch < 0)
+    return make_error(ErrorCode::InvalidArgument, "load: n_ctx and n_batch must not be negative");
+  models::BuildOptions build{options.n_ctx, graph::DType::F32};
+  auto mg = arch->from_gguf(*impl->file, impl->weights, build);
+  if (!mg) return mg.error();
+  impl->model_graph = std::move(*mg);
+  impl->graph_hash = impl->model_graph.graph.hash();
+  if (impl->tokenizer->vocab_size() != impl->model_graph.vocab_size)
+    return make_error(ErrorCode::InvalidFile, fmt::format("model: tokenizer has {} tokens but the model's vocabulary is {}",
+                                                          impl->tokenizer->vocab_size(), impl->model_graph.vocab_size));
+
+  auto be = backend::make_backend(options.backend);
+  if (!be) return be.error();
+  impl->backend = std::move(*be);
+
+  ModelInfo& info = impl->info;
+  info.path = path;
+  info.architecture = *arch_name;
+  info.summary = impl->model_graph.summary;
+  info.vocab_size = impl->model_graph.vocab_size;
+  info.n_ctx = impl->model_graph.n_ctx;
+  info.n_ctx_train = impl->model_graph.n_ctx_train;
+  info.n_layers = impl->model_graph.n_layers;
+  info.n_batch = options.n_batch > 0 ? std::min(options.n_batch, info.n_ctx) : info.n_ctx;
+  std::error_code ec;
+  info.file_bytes = std::filesystem::file_size(path, ec);
+  info.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return std::make_shared<Model>(std::move(impl));
+}
+
+Result<std::vector<int32_t>> Model::tokenize(std::string_view text, bool add_special, bool parse_special) const {
+  return impl_->tokenizer->encode(text, add_special, parse_special);
+}
+
+std::string Model::token_to_piece(int32_t id) const { return impl_->tokenizer->token_to_piece(id); }
+std::string Model::detokenize(const std::vector<int32_t>& ids) const { return impl_->tokenizer->decode(ids); }
+bool Model::is_end_of_generation(int32_t id) const { return impl_->tokenizer->is_eog(id); }
+uint64_t Model::plans_compiled() const { return impl_->plans.compiles(); }
+
+Result<std::string> Model::graph(GraphFormat format, bool after_rewrites) const {
+  const graph::Graph* g = &impl_->model_graph.graph;
+  std::string log;
+  if (after_rewrites) {
+    auto plan = impl_->plan(impl_->info.n_batch);
+    if (!plan) return plan.error();
+    g = &(*plan)->compiled_graph();
+    for (const std::string& r : (*plan)->rewrites().fired) log += "rewrite " + r + "\n";
+    if (log.empty()) log = "rewrite (none fired: the backend has a kernel for every node)\n";
+  }
+  switch (format) {
+    case GraphFormat::Text: return graph::to_text(*g) + log;
+    case GraphFormat::Dot: return graph::to_dot(*g);
+    case GraphFormat::Json: return graph::to_json(*g, 1) + "\n";
+  }
+  return make_error(ErrorCode::InvalidArgument, "graph: unknown format");
+}
+
+}  // namespace glass

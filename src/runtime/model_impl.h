@@ -1,0 +1,32 @@
+#pragma once
+// What a loaded Model holds: the mapped file, tokenizer, built graph, backend and plan cache.
+// Everything here is immutable after load except the plan cache, which is internally locked.
+#include <memory>
+#include <optional>
+
+#include "backend/backend.h"
+#include "backend/plan_cache.h"
+#include "formats/gguf.h"
+#include "glass/llm.h"
+#include "models/architecture.h"
+#include "tokenizer/tokenizer.h"
+
+namespace glass {
+
+struct Model::Impl {
+  ModelInfo info;
+  LoadOptions options;
+  std::optional<formats::GgufFile> file;
+  std::optional<tokenizer::Tokenizer> tokenizer;
+  models::WeightIndex weights;
+  models::ModelGraph model_graph;
+  uint64_t graph_hash = 0;
+  std::unique_ptr<backend::Backend> backend;
+  mutable backend::PlanCache plans;
+
+  // The plan for steps of at most max_t tokens (decode: 1; prefill: n_batch), compiled on first use.
+  Result<std::shared_ptr<backend::Plan>> plan(int64_t max_t) const;
+  backend::WeightResolver weight_resolver() const;
+};
+
+}  // namespace glass

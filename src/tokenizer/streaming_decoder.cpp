@@ -1,0 +1,70 @@
+#include <cstdint>
+#include <string>
+
+#include "tokenizer/tokenizer.h"
+
+namespace glass::tokenizer {
+namespace {
+
+bool is_continuation(uint8_t c) { return (c & 0xC0) == 0x80; }
+
+// The length of the UTF-8 sequence lead byte `c` starts (RFC 3629), or 0 for a byte that cannot start a
+// multi-byte sequence.
+size_t sequence_length(uint8_t c) {
+  if (c >= 0xC2 && c <= 0xDF) return 2;
+  if (c >= 0xE0 && c <= 0xEF) return 3;
+  if (c >= 0xF0 && c <= 0xF4) return 4;
+  return 0;
+}
+
+// Whether `second` may follow lead byte `lead` (excludes overlongs, surrogates and > U+10FFFF).
+bool valid_second(uint8_t lead, uint8_t second) {
+  if (lead == 0xE0) return second >= 0xA0 && second <= 0xBF;
+  if (lead == 0xED) return second >= 0x80 && second <= 0x9F;
+  if (lead == 0xF0) return second >= 0x90 && second <= 0xBF;
+  if (lead == 0xF4) return second >= 0x80 && second <= 0x8F;
+  return is_continuation(second);
+}
+
+// How many bytes at the end of `s` form the valid beginning of an unfinished UTF-8 sequence.
+size_t incomplete_tail(const std::string& s) {
+  const size_t n = s.size();
+  for (size_t back = 1; back <= 3 && back <= n; ++back) {
+    const auto c = static_cast<uint8_t>(s[n - back]);
+    if (is_continuation(c)) continue;
+    const size_t len = sequence_length(c);
+    if (len <= back) return 0;  // complete, or not a lead byte at all
+    for (size_t k = 1; k < back; ++k) {
+      const auto next = static_cast<uint8_t>(s[n - back + k]);
+      if (k == 1 ? !valid_second(c, next) : !is_continuation(next)) return 0;
+    }
+    return back;
+  }
+  return 0;
+}
+
+}  // namespace
+
+StreamingDecoder::StreamingDecoder(const Tokenizer& tokenizer, StreamOptions options)
+    : tokenizer_(tokenizer), options_(options), first_(!options.continuation) {}
+
+std::string StreamingDecoder::push(int32_t id) {
+  std::string piece = tokenizer_.token_to_piece(id, options_.special);
+  // Same first-token rule as Tokenizer::decode.
+  if (first_ && tokenizer_.add_space_prefix() && !piece.empty() && piece[0] == ' ') piece.erase(0, 1);
+  first_ = false;
+  pending_ += piece;
+  const size_t hold = incomplete_tail(pending_);
+  std::string out = pending_.substr(0, pending_.size() - hold);
+  pending_.erase(0, pending_.size() - hold);
+  return out;
+}
+
+std::string StreamingDecoder::flush() {
+  std::string out;
+  out.swap(pending_);
+  first_ = !options_.continuation;
+  return out;
+}
+
+}  // namespace glass::tokenizer

@@ -1,0 +1,56 @@
+#pragma once
+// The vocabulary a tokenizer is built from: plain data, filled by a loader (formats/gguf_vocab.h now,
+// HF tokenizer.json later) and validated by Tokenizer::create. Ids are int32 (llama.cpp's llama_token);
+// -1 means "none".
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace glass::tokenizer {
+
+// GGUF tokenizer.ggml.token_type values (llama.cpp's llama_token_type).
+enum class TokenType : int32_t {
+  Undefined = 0,
+  Normal = 1,
+  Unknown = 2,
+  Control = 3,
+  UserDefined = 4,
+  Unused = 5,
+  Byte = 6
+};
+
+// Whitespace a special token swallows when it is split out of raw text (llama.cpp's LSTRIP/RSTRIP
+// token attributes): kStripLeft drops ASCII whitespace just before the token, kStripRight just after.
+enum StripFlags : uint8_t { kStripNone = 0, kStripLeft = 1, kStripRight = 2 };
+
+struct Vocab {
+  std::string model;  // tokenizer.ggml.model: "llama" (SentencePiece) is the one supported now
+  std::vector<std::string> tokens;
+  std::vector<float> scores;     // one per token (SPM merge priority: higher merges first)
+  std::vector<TokenType> types;  // one per token
+  std::vector<uint8_t> strip;    // empty (no token strips) or one StripFlags value per token
+  int32_t bos_id = -1, eos_id = -1, unk_id = -1, pad_id = -1;
+  std::vector<int32_t> eog_ids;  // end-of-generation set (eos + e.g. eot/eom when present)
+  bool add_bos = true, add_eos = false, add_space_prefix = true;
+};
+
+// Ids of special tokens a loader read from its metadata (-1: not given). They feed
+// apply_special_token_rules; only eog_ids and the token types end up in Vocab.
+struct SpecialTokenIds {
+  int32_t eot = -1, eom = -1;
+  int32_t fim_pre = -1, fim_suf = -1, fim_mid = -1, fim_pad = -1, fim_rep = -1, fim_sep = -1;
+};
+
+// llama.cpp's special-token rules (llama_vocab::impl::load), shared by every loader so that glass
+// stops and renders where llama.cpp does:
+//  * eot/eom/fim ids not given are found by token text ("<|eot_id|>", "<|fim_pad|>", ...);
+//  * tokens whose text names an end of generation ("<|im_end|>", "<|end|>", "</s>", ...) join the
+//    EOG set, as do eos, eot, eom and the fim pad/rep/sep tokens;
+//  * every token found this way becomes Control (llama.cpp ORs in its CONTROL attribute);
+//  * the gpt-oss and gemma4 exceptions ("<|end|>" / "</s>" leave the EOG set when their families'
+//    markers are present).
+// vocab.eog_ids is replaced (sorted, unique). Ids out of range are ignored. Where llama.cpp picks one
+// of several matching texts in hash-map order, this picks the lowest id.
+void apply_special_token_rules(Vocab& vocab, const SpecialTokenIds& ids);
+
+}  // namespace glass::tokenizer
