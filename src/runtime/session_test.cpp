@@ -1,0 +1,134 @@
+// Runtime behaviour on the bundled stories260K model: plans compile once, decode writes one cache
+// row per layer per K/V, the cache persists across calls, sessions are independent, seeded
+// sampling repeats, cancellation stops the loop, bad input is refused before anything runs.
+#include <gtest/gtest.h>
+
+#include "glass/llm.h"
+#include "support/fixtures.h"
+
+namespace glass {
+namespace {
+
+std::shared_ptr<Model> bundled(LoadOptions opt = {}) {
+  auto m = load_llm((test::source_dir() / "models/stories260K.gguf").string(), opt);
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
+  return m.ok() ? *m : nullptr;
+}
+
+TEST(Session, CompilesTwoPlansAndWritesOneRowPerLayerPerStep) {
+  auto model = bundled();
+  ASSERT_TRUE(model);
+  auto session = model->new_session();
+  ASSERT_TRUE(session.ok());
+  auto ids = model->tokenize("Once upon a time");
+  ASSERT_TRUE(ids.ok());
+  GenerateConfig cfg;
+  cfg.max_tokens = 64;
+  cfg.sampling.temperature = 0.0f;
+  auto r = generate(**session, *ids, cfg);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->tokens.size(), 64u);
+  EXPECT_EQ(model->plans_compiled(), 2u);  // one prefill plan, one decode plan
+  const uint64_t layers = static_cast<uint64_t>(model->info().n_layers);
+  const SessionStats& s = (*session)->stats();
+  // prompt rows + 63 decode steps (the 64th token is sampled, not evaluated)
+  EXPECT_EQ(s.kv_rows_written, (ids->size() + 63) * 2 * layers);
+  EXPECT_EQ(s.prefix_tokens_recomputed, 0u);
+
+  const uint64_t before = s.kv_rows_written;
+  const int32_t next = r->tokens.back();
+  ASSERT_TRUE((*session)->eval(std::span<const int32_t>(&next, 1)).ok());
+  EXPECT_EQ((*session)->stats().kv_rows_written - before, 2 * layers);
+  EXPECT_EQ(model->plans_compiled(), 2u);
+}
+
+TEST(Session, CachedDecodeMatchesFullPrefix) {
+  auto model = bundled();
+  ASSERT_TRUE(model);
+  const std::vector<int32_t> ids{1, 403, 407, 261, 378, 432, 383, 286, 261, 376};
+  auto full = model->new_session();
+  std::vector<float> all(ids.size() * 512);
+  ASSERT_TRUE((*full)->eval(ids, all).ok());
+  auto inc = model->new_session();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    ASSERT_TRUE((*inc)->eval(std::span<const int32_t>(&ids[i], 1)).ok());
+    const auto last = (*inc)->last_logits();
+    for (size_t v = 0; v < 512; ++v) ASSERT_NEAR(last[v], all[i * 512 + v], 1e-4) << "position " << i;
+  }
+  EXPECT_EQ((*inc)->n_past(), 10);
+}
+
+TEST(Session, SessionsAreIndependentAndResetRestarts) {
+  auto model = bundled();
+  ASSERT_TRUE(model);
+  auto a = model->new_session();
+  auto b = model->new_session();
+  const std::vector<int32_t> p1{1, 403, 407}, p2{1, 261, 378, 432};
+  ASSERT_TRUE((*a)->eval(p1).ok());
+  ASSERT_TRUE((*b)->eval(p2).ok());
+  const std::vector<float> a_logits((*a)->last_logits().begin(), (*a)->last_logits().end());
+  (*b)->reset();
+  ASSERT_TRUE((*b)->eval(p1).ok());
+  const std::vector<float> b_logits((*b)->last_logits().begin(), (*b)->last_logits().end());
+  EXPECT_EQ(a_logits, b_logits);
+}
+
+TEST(Session, RefusesBadInputBeforeRunning) {
+  auto model = bundled(LoadOptions{.n_ctx = 8});
+  ASSERT_TRUE(model);
+  auto s = model->new_session();
+  const std::vector<int32_t> bad{1, 512};
+  auto st = (*s)->eval(bad);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("token id 512 outside the vocabulary"), std::string::npos);
+  EXPECT_EQ((*s)->n_past(), 0);
+  const std::vector<int32_t> nine(9, 5);
+  st = (*s)->eval(nine);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::CapacityExceeded);
+  EXPECT_FALSE((*s)->eval({}).ok());
+}
+
+TEST(Generate, SeededSamplingRepeatsAndStopsAtContextEnd) {
+  auto model = bundled(LoadOptions{.n_ctx = 24});
+  ASSERT_TRUE(model);
+  GenerateConfig cfg;
+  cfg.max_tokens = 100;
+  cfg.sampling.temperature = 1.0f;
+  cfg.sampling.seed = 7;
+  cfg.stop_at_end_of_generation = false;
+  auto run = [&](uint64_t seed) {
+    cfg.sampling.seed = seed;
+    auto s = model->new_session();
+    auto r = generate(**s, std::string_view("Once upon a time"), cfg);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? r->tokens : std::vector<int32_t>{};
+  };
+  const auto a = run(7), b = run(7), c = run(8);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_EQ(a.size(), 24u - 5u + 1u);  // fills the context: 5 prompt tokens, last sampled token not evaluated
+}
+
+TEST(Generate, CancelStopsWithinOneStepAndSessionStaysUsable) {
+  auto model = bundled();
+  ASSERT_TRUE(model);
+  auto s = model->new_session();
+  GenerateConfig cfg;
+  cfg.max_tokens = 50;
+  cfg.sampling.temperature = 0.0f;
+  int pieces = 0;
+  auto r = generate(**s, std::string_view("Once upon a time"), cfg, [&](std::string_view) { return ++pieces < 3; });
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->finish, FinishReason::Cancelled);
+  EXPECT_EQ(pieces, 3);
+  const int64_t past = (*s)->n_past();
+  cfg.max_tokens = 2;
+  auto more = generate(**s, std::vector<int32_t>{}, cfg);
+  ASSERT_TRUE(more.ok());
+  EXPECT_EQ(more->tokens.size(), 2u);
+  EXPECT_EQ((*s)->n_past(), past + 1);
+}
+
+}  // namespace
+}  // namespace glass
