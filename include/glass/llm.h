@@ -6,7 +6,8 @@
 //   auto session = (*model)->new_session();
 //   glass::GenerateConfig cfg;  cfg.max_tokens = 64;  cfg.sampling.temperature = 0;
 //   auto result = glass::generate(**session, "Once upon a time", cfg,
-//                                 [](std::string_view piece) { fputs(std::string(piece).c_str(), stdout); return true; });
+//                                 [](std::string_view piece) { fputs(std::string(piece).c_str(), stdout);
+//                                 return true; });
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -21,8 +22,9 @@ namespace glass {
 
 struct LoadOptions {
   std::string backend = "ref";  // compute backend by name
-  int64_t n_ctx = 0;            // KV cache capacity in tokens; 0 = the model's training context
-  int64_t n_batch = 0;          // most tokens per prefill call; 0 = n_ctx
+  int64_t n_ctx = 0;    // KV cache capacity in tokens; 0 = min(training context, 4096), at least min_ctx
+  int64_t min_ctx = 0;  // lower bound for the default n_ctx (e.g. prompt + tokens to generate)
+  int64_t n_batch = 0;  // most tokens per prefill call; 0 = min(n_ctx, 512)
   bool decompose = false;       // run composite ops through their reference decompositions (debugging)
 };
 
@@ -55,7 +57,8 @@ class Model : public std::enable_shared_from_this<Model> {
   Result<std::unique_ptr<Session>> new_session() const;
 
   // Text -> token ids as the model's tokenizer metadata says (BOS added when the model asks for it).
-  Result<std::vector<int32_t>> tokenize(std::string_view text, bool add_special = true, bool parse_special = true) const;
+  Result<std::vector<int32_t>> tokenize(std::string_view text, bool add_special = true,
+                                        bool parse_special = true) const;
   // The bytes of one token (may be part of a UTF-8 sequence); control tokens give "".
   std::string token_to_piece(int32_t id) const;
   std::string detokenize(const std::vector<int32_t>& ids) const;
@@ -77,8 +80,8 @@ Result<std::shared_ptr<Model>> load_llm(const std::string& path, const LoadOptio
 struct SessionStats {
   uint64_t n_eval_calls = 0;
   uint64_t n_tokens_evaluated = 0;
-  uint64_t kv_rows_written = 0;            // K and V rows, all layers
-  uint64_t prefix_tokens_recomputed = 0;   // stays 0: decode never re-evaluates the prefix
+  uint64_t kv_rows_written = 0;           // K and V rows, all layers
+  uint64_t prefix_tokens_recomputed = 0;  // stays 0: decode never re-evaluates the prefix
 };
 
 // Mutable per-conversation state: the KV cache and position. Not thread-safe; one per thread.
@@ -137,8 +140,8 @@ struct GenerateResult {
 using PieceCallback = std::function<bool(std::string_view piece)>;
 
 // Continues the session with `prompt_ids` and generates up to max_tokens.
-Result<GenerateResult> generate(Session& session, const std::vector<int32_t>& prompt_ids, const GenerateConfig& config,
-                                const PieceCallback& on_piece = {});
+Result<GenerateResult> generate(Session& session, const std::vector<int32_t>& prompt_ids,
+                                const GenerateConfig& config, const PieceCallback& on_piece = {});
 // Tokenizes `prompt` (BOS as the model says) and generates.
 Result<GenerateResult> generate(Session& session, std::string_view prompt, const GenerateConfig& config,
                                 const PieceCallback& on_piece = {});

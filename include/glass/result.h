@@ -24,7 +24,7 @@ inline Error make_error(ErrorCode code, std::string message) { return Error{code
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
   Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return v_.index() == 0; }
@@ -63,7 +63,7 @@ using Status = Result<void>;
 
 }  // namespace glass
 
-#define GLASS_CHECK(cond) \
-  do {                    \
+#define GLASS_CHECK(cond)                                          \
+  do {                                                             \
     if (!(cond)) ::glass::check_failed(#cond, __FILE__, __LINE__); \
   } while (0)

@@ -15,7 +15,8 @@ std::string kernel_signature(const graph::Graph& g, const graph::Node& n) {
 Result<Lowered> lower_for(const Backend& backend, const graph::Graph& g, const CompileOptions& options) {
   Lowered out;
   auto lowered = graph::decompose_composites(
-      g, [&](const graph::Node& n) { return options.decompose_composites || !backend.supports(g, n); }, out.log);
+      g, [&](const graph::Node& n) { return options.decompose_composites || !backend.supports(g, n); },
+      out.log);
   if (!lowered) return lowered.error();
   auto live = graph::eliminate_dead_nodes(*lowered, out.log);
   if (!live) return live.error();
@@ -30,7 +31,8 @@ Result<Lowered> lower_for(const Backend& backend, const graph::Graph& g, const C
 
 Result<std::unique_ptr<Backend>> make_backend(std::string_view name) {
   if (name == "ref") return std::unique_ptr<Backend>(std::make_unique<ref::RefBackend>());
-  return make_error(ErrorCode::Unsupported, fmt::format("backend '{}' is not available (available: ref)", name));
+  return make_error(ErrorCode::Unsupported,
+                    fmt::format("backend '{}' is not available (available: ref)", name));
 }
 
 }  // namespace glass::backend

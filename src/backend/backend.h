@@ -21,8 +21,8 @@ namespace glass::backend {
 using WeightResolver = std::function<Result<const void*>(const graph::Node& parameter)>;
 
 struct CompileOptions {
-  graph::Bindings max;                 // bucket maxima: T (tokens per step) and S (cache rows)
-  bool decompose_composites = false;   // run composites through their reference decompositions
+  graph::Bindings max;                // bucket maxima: T (tokens per step) and S (cache rows)
+  bool decompose_composites = false;  // run composites through their reference decompositions
 };
 
 // One step's data. Inputs and states follow graph.leaves(Op::Input / Op::State) order; outputs follow

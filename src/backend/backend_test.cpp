@@ -1,7 +1,8 @@
 // Capability checks at compile time, the plan cache's compile counter, and bucket limits at run time.
+#include "backend/backend.h"
+
 #include <gtest/gtest.h>
 
-#include "backend/backend.h"
 #include "backend/plan_cache.h"
 #include "graph/builder.h"
 #include "support/graph_runner.h"
@@ -23,10 +24,12 @@ TEST(Backend, MissingKernelFailsAtCompileNamingOpAndDtypes) {
   auto be = make_backend("ref");
   ASSERT_TRUE(be.ok());
   std::vector<uint8_t> blocks(4 * 18, 0);
-  auto plan = (*be)->compile(*g, [&](const graph::Node&) -> Result<const void*> { return blocks.data(); }, {});
+  auto plan =
+      (*be)->compile(*g, [&](const graph::Node&) -> Result<const void*> { return blocks.data(); }, {});
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.error().code, ErrorCode::Unsupported);
-  EXPECT_NE(plan.error().message.find("ref: no kernel for slice(q4_0)"), std::string::npos) << plan.error().message;
+  EXPECT_NE(plan.error().message.find("ref: no kernel for slice(q4_0)"), std::string::npos)
+      << plan.error().message;
 }
 
 TEST(Backend, UnknownBackendIsAnError) {

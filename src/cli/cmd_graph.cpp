@@ -15,7 +15,9 @@ struct GraphOptions {
 int print_graph(const GraphOptions& o) {
   auto model = load_or_report(o.model);
   if (!model) return 1;
-  const GraphFormat f = o.format == "dot" ? GraphFormat::Dot : o.format == "json" ? GraphFormat::Json : GraphFormat::Text;
+  const GraphFormat f = o.format == "dot"    ? GraphFormat::Dot
+                        : o.format == "json" ? GraphFormat::Json
+                                             : GraphFormat::Text;
   auto text = model->graph(f, o.after_rewrites);
   if (!text) return report(text.error());
   fmt::print("{}", *text);
@@ -32,7 +34,8 @@ void add_graph_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"text", "dot", "json"}))
       ->capture_default_str();
   cmd->add_flag("--after-rewrites", o->after_rewrites,
-                "show the compiled (prefill) graph and the rewrites that fired; with --decompose, composites are lowered");
+                "show the compiled (prefill) graph and the rewrites that fired; with --decompose, composites "
+                "are lowered");
   cmd->callback([o, &exit_code] { exit_code = print_graph(*o); });
 }
 

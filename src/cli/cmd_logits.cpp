@@ -1,10 +1,10 @@
 // glass logits: the logits after every position of a token sequence, as a float32 .npy of shape
 // [n_tokens, n_vocab]. Modes: prefill (one call), decode (first token, then one token per call
 // through the KV cache), chunked:N (N tokens per call).
+#include <fmt/format.h>
+
 #include <charconv>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cli/common.h"
 #include "formats/npy.h"
@@ -29,7 +29,8 @@ Result<std::vector<int32_t>> parse_ids(const std::string& text) {
     int32_t v = 0;
     auto [next, ec] = std::from_chars(p, end, v);
     if (ec != std::errc() || next == p)
-      return make_error(ErrorCode::InvalidArgument, fmt::format("logits: cannot read a token id at '{}'", std::string(p, end)));
+      return make_error(ErrorCode::InvalidArgument,
+                        fmt::format("logits: cannot read a token id at '{}'", std::string(p, end)));
     ids.push_back(v);
     p = next;
   }
@@ -50,13 +51,16 @@ Result<int64_t> chunk_size(const std::string& mode, int64_t n) {
                     fmt::format("logits: unknown mode '{}' (prefill, decode or chunked:N with N > 0)", mode));
 }
 
-int logits(const LogitsOptions& o) {
+int logits(LogitsOptions o) {
   auto ids = parse_ids(o.tokens);
   if (!ids) return report(ids.error());
-  auto model = load_or_report(o.model);
-  if (!model) return 1;
   auto chunk = chunk_size(o.mode, static_cast<int64_t>(ids->size()));
   if (!chunk) return report(chunk.error());
+  // Without -c/-b: room for the whole sequence, and one prefill call per chunk.
+  o.model.load.min_ctx = static_cast<int64_t>(ids->size());
+  if (o.model.load.n_batch == 0) o.model.load.n_batch = *chunk;
+  auto model = load_or_report(o.model);
+  if (!model) return 1;
   auto session = model->new_session();
   if (!session) return report(session.error());
   const auto n = static_cast<int64_t>(ids->size());
@@ -71,8 +75,8 @@ int logits(const LogitsOptions& o) {
     done += c;
   }
   if (auto st = formats::write_npy_f32(o.output, out.data(), {n, vocab}); !st) return report(st.error());
-  fmt::print(stderr, "glass: wrote {} [{}, {}] ({} mode, {} eval calls, plans compiled: {})\n", o.output, n, vocab,
-             o.mode, (*session)->stats().n_eval_calls, model->plans_compiled());
+  fmt::print(stderr, "glass: wrote {} [{}, {}] ({} mode, {} eval calls, plans compiled: {})\n", o.output, n,
+             vocab, o.mode, (*session)->stats().n_eval_calls, model->plans_compiled());
   return 0;
 }
 

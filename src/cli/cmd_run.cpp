@@ -1,8 +1,9 @@
 // glass run: generate a continuation of a prompt, streamed to stdout as it is produced; load and
 // speed statistics go to stderr.
-#include <cstdio>
-
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
 
 #include "cli/common.h"
 
@@ -16,7 +17,9 @@ struct RunOptions {
   bool echo = false;
 };
 
-int run(const RunOptions& o) {
+int run(RunOptions o) {
+  // Without -c, make room for the prompt (at most one token per byte, plus BOS/EOS) and the output.
+  o.model.load.min_ctx = static_cast<int64_t>(o.prompt.size()) + 2 + std::max(o.gen.max_tokens, 0);
   auto model = load_or_report(o.model);
   if (!model) return 1;
   auto session = model->new_session();
@@ -35,8 +38,10 @@ int run(const RunOptions& o) {
   const GenerateTimings& t = result->timings;
   fmt::print(stderr, "glass: prompt {} tokens in {:.1f} ms ({:.1f} tok/s)\n", t.n_prompt_tokens, t.prompt_ms,
              t.prompt_ms > 0 ? 1000.0 * static_cast<double>(t.n_prompt_tokens) / t.prompt_ms : 0.0);
-  fmt::print(stderr, "glass: generated {} tokens in {:.1f} ms ({:.1f} tok/s), finish: {}, plans compiled: {}\n",
-             t.n_decoded, t.decode_ms, t.decode_ms > 0 ? 1000.0 * static_cast<double>(t.n_decoded) / t.decode_ms : 0.0,
+  fmt::print(stderr,
+             "glass: generated {} tokens in {:.1f} ms ({:.1f} tok/s), finish: {}, plans compiled: {}\n",
+             t.n_decoded, t.decode_ms,
+             t.decode_ms > 0 ? 1000.0 * static_cast<double>(t.n_decoded) / t.decode_ms : 0.0,
              finish_reason_name(result->finish), model->plans_compiled());
   return 0;
 }

@@ -1,8 +1,8 @@
 #include "cli/common.h"
 
-#include <filesystem>
-
 #include <fmt/format.h>
+
+#include <filesystem>
 
 namespace glass::cli {
 namespace {
@@ -19,8 +19,10 @@ std::string default_model() {
 
 void add_model_options(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("-m,--model", o.path, "GGUF model file (default: the bundled models/stories260K.gguf)");
-  cmd.add_option("-c,--ctx-size", o.load.n_ctx, "KV cache capacity in tokens (default: the model's context length)");
-  cmd.add_option("-b,--batch-size", o.load.n_batch, "most tokens per prefill call (default: the context size)");
+  cmd.add_option("-c,--ctx-size", o.load.n_ctx,
+                 "KV cache capacity in tokens (default: the model's context, at most 4096, or what the command needs)");
+  cmd.add_option("-b,--batch-size", o.load.n_batch,
+                 "most tokens per prefill call (default: 512)");
   cmd.add_option("--backend", o.load.backend, "compute backend")->default_val("ref");
   cmd.add_flag("--decompose", o.load.decompose, "run composite ops through their reference decompositions");
 }
@@ -38,9 +40,11 @@ std::shared_ptr<Model> load_or_report(const ModelOptions& o) {
     return nullptr;
   }
   const ModelInfo& info = (*model)->info();
-  fmt::print(stderr, "glass: loaded {} ({:.1f} MiB) in {:.1f} ms\nglass: {}\nglass: backend {}, context {}, batch {}\n",
-             info.path, static_cast<double>(info.file_bytes) / (1024.0 * 1024.0), info.load_ms, info.summary,
-             o.load.backend, info.n_ctx, info.n_batch);
+  fmt::print(
+      stderr,
+      "glass: loaded {} ({:.1f} MiB) in {:.1f} ms\nglass: {}\nglass: backend {}, context {}, batch {}\n",
+      info.path, static_cast<double>(info.file_bytes) / (1024.0 * 1024.0), info.load_ms, info.summary,
+      o.load.backend, info.n_ctx, info.n_batch);
   return *model;
 }
 

@@ -4,13 +4,20 @@ namespace glass {
 
 const char* error_code_name(ErrorCode code) {
   switch (code) {
-    case ErrorCode::InvalidFile: return "invalid_file";
-    case ErrorCode::InvalidArgument: return "invalid_argument";
-    case ErrorCode::Unsupported: return "unsupported";
-    case ErrorCode::CapacityExceeded: return "capacity_exceeded";
-    case ErrorCode::Io: return "io";
-    case ErrorCode::Cancelled: return "cancelled";
-    case ErrorCode::Internal: return "internal";
+    case ErrorCode::InvalidFile:
+      return "invalid_file";
+    case ErrorCode::InvalidArgument:
+      return "invalid_argument";
+    case ErrorCode::Unsupported:
+      return "unsupported";
+    case ErrorCode::CapacityExceeded:
+      return "capacity_exceeded";
+    case ErrorCode::Io:
+      return "io";
+    case ErrorCode::Cancelled:
+      return "cancelled";
+    case ErrorCode::Internal:
+      return "internal";
   }
   return "unknown";
 }

@@ -3,6 +3,8 @@
 // type ids glass reads.
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "formats/gguf.h"
 #include "graph/dtype.h"
@@ -15,6 +17,10 @@ bool valid_value_type(uint32_t type);
 uint64_t scalar_size(GgufValueType type);
 // Decodes a packed little-endian scalar of a type with scalar_size(type) > 0.
 GgufValue decode_scalar(GgufValueType type, const uint8_t* bytes);
+
+// A key or tensor name from the file, made safe for a message: control, non-ASCII and backslash
+// bytes as \xNN, cut after 96 bytes with "...".
+std::string printable(std::string_view name);
 
 // ggml tensor type id -> DType for the types glass supports; nullopt otherwise.
 std::optional<graph::DType> dtype_from_gguf(uint32_t ggml_type);

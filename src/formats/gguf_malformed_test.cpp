@@ -141,6 +141,33 @@ TEST(GgufMalformed, HugeHeaderCounts) {
   expect_error(w.n_kv_override(7).build().bytes, {"truncated", "tensor #0: name"});
 }
 
+// Counts that the file's size allows but that would cost far more memory than the file's bytes.
+TEST(GgufMalformed, CountLimits) {
+  auto b = GgufWriter().n_kv_override((1u << 20) + 1).build().bytes;
+  b.resize(b.size() + 13 * ((1u << 20) + 1));
+  expect_error(b, {"metadata count = 1048577 exceeds glass's limit of 1048576"}, ErrorCode::CapacityExceeded);
+  const uint64_t n = (1u << 20) + 1;
+  std::vector<uint8_t> empties;
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint8_t empty_i32_array[12] = {GgufWriter::kI32, 0, 0, 0};
+    empties.insert(empties.end(), empty_i32_array, empty_i32_array + 12);
+  }
+  GgufWriter w;
+  w.kv("nested", GgufWriter::array_header(GgufWriter::kArray, n, std::move(empties)));
+  expect_error(w.build().bytes, {"key 'nested'", "total nested array elements = 1048577 exceeds"},
+               ErrorCode::CapacityExceeded);
+}
+
+TEST(GgufMalformed, NamesInMessagesAreEscapedAndShortened) {
+  GgufWriter w;
+  w.kv(std::string("bad\x1b[31m\n") + std::string(200, 'k'), GgufWriter::Value{GgufWriter::kBool, {7}});
+  auto f = open_bytes(w.build().bytes);
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.error().message.find("key 'bad\\x1b[31m\\x0akkk"), std::string::npos) << f.error().message;
+  EXPECT_NE(f.error().message.find("kkk...'"), std::string::npos) << f.error().message;
+  EXPECT_LT(f.error().message.size(), 300u);
+}
+
 TEST(GgufMalformed, BadValues) {
   GgufWriter w;
   w.kv("flag", GgufWriter::Value{GgufWriter::kBool, {2}});

@@ -29,6 +29,12 @@ constexpr uint64_t kMinKvBytes = 8 + 4 + 1;
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 8 + 4 + 8;
 constexpr uint64_t kMinStringBytes = 8;
 constexpr uint64_t kMinArrayBytes = 4 + 8;
+// Parsed entries cost ~100-150 bytes of memory each, several times their smallest encoding, so
+// their numbers are capped far above any real model (tens of keys, a few thousand tensors) to keep
+// a large crafted file from turning into many times its size in memory.
+constexpr uint64_t kMaxKv = 1 << 20;
+constexpr uint64_t kMaxTensors = 1 << 20;
+constexpr uint64_t kMaxNestedItems = 1 << 20;  // elements of arrays of arrays, over the whole file
 
 // A bounds-checked cursor over the mapping.
 class Cursor {
@@ -95,6 +101,11 @@ class GgufParser {
                     where_, what, count, in_.left(), in_.pos(), min_bytes));
   }
 
+  Error over_limit(std::string_view what, uint64_t count, uint64_t limit) const {
+    return fail(ErrorCode::CapacityExceeded,
+                fmt::format("{}{} = {} exceeds glass's limit of {}", where_, what, count, limit));
+  }
+
   Status read_u32(uint32_t& v, std::string_view what) {
     if (!in_.read(v)) return truncated(what, 4);
     return {};
@@ -135,8 +146,9 @@ class GgufParser {
     if (n_kv_ > in_.left() / kMinKvBytes) return impossible_count("metadata count", n_kv_, kMinKvBytes);
     if (n_tensors_ > in_.left() / kMinTensorInfoBytes)
       return impossible_count("tensor count", n_tensors_, kMinTensorInfoBytes);
-    out_.metadata_.reserve(static_cast<size_t>(n_kv_));
-    out_.tensors_.reserve(static_cast<size_t>(n_tensors_));
+    if (n_kv_ > kMaxKv) return over_limit("metadata count", n_kv_, kMaxKv);
+    if (n_tensors_ > kMaxTensors) return over_limit("tensor count", n_tensors_, kMaxTensors);
+    out_.tensors_.reserve(static_cast<size_t>(n_tensors_));  // bounded by the bytes left and the cap
     return {};
   }
 
@@ -144,8 +156,9 @@ class GgufParser {
     where_ = fmt::format("metadata entry #{}: ", i);
     std::string_view key;
     if (auto s = read_string(key, "key"); !s.ok()) return s;
-    where_ = fmt::format("key '{}': ", key);
-    if (out_.key_index_.count(key) != 0) return invalid(fmt::format("duplicate metadata key '{}'", key));
+    where_ = fmt::format("key '{}': ", gguf_detail::printable(key));
+    if (out_.key_index_.count(key) != 0)
+      return invalid(fmt::format("duplicate metadata key '{}'", gguf_detail::printable(key)));
     uint32_t type = 0;
     if (auto s = read_u32(type, "value type"); !s.ok()) return s;
     GgufValue value;
@@ -196,6 +209,9 @@ class GgufParser {
     if (v.elem_type == GgufValueType::ARRAY) {
       if (count > in_.left() / kMinArrayBytes)
         return impossible_count("nested array count", count, kMinArrayBytes);
+      if (count > kMaxNestedItems - nested_items_)
+        return over_limit("total nested array elements", nested_items_ + count, kMaxNestedItems);
+      nested_items_ += count;
       v.items.resize(static_cast<size_t>(count));
       for (auto& item : v.items)
         if (auto st = read_array(item, depth + 1); !st.ok()) return st;
@@ -230,8 +246,9 @@ class GgufParser {
     std::string_view name;
     if (auto s = read_string(name, "name"); !s.ok()) return s;
     if (name.empty()) return invalid(fmt::format("tensor #{} has an empty name", i));
-    where_ = fmt::format("tensor '{}': ", name);
-    if (out_.tensor_index_.count(name) != 0) return invalid(fmt::format("duplicate tensor name '{}'", name));
+    where_ = fmt::format("tensor '{}': ", gguf_detail::printable(name));
+    if (out_.tensor_index_.count(name) != 0)
+      return invalid(fmt::format("duplicate tensor name '{}'", gguf_detail::printable(name)));
     uint32_t n_dims = 0;
     if (auto s = read_u32(n_dims, "n_dims"); !s.ok()) return s;
     if (n_dims < 1 || n_dims > kMaxDims)
@@ -250,8 +267,8 @@ class GgufParser {
     if (auto s = read_u32(type_id, "type"); !s.ok()) return s;
     const auto dtype = gguf_detail::dtype_from_gguf(type_id);
     if (!dtype)
-      return fail(ErrorCode::Unsupported,
-                  fmt::format("unknown or unsupported tensor type {} for tensor '{}'", type_id, name));
+      return fail(ErrorCode::Unsupported, fmt::format("unknown or unsupported tensor type {} for tensor '{}'",
+                                                      type_id, gguf_detail::printable(name)));
     const auto& tr = graph::traits(*dtype);
     // ggml stores whole blocks per row: the innermost dimension is a multiple of the block size.
     if (ne[0] % static_cast<uint64_t>(tr.block_size) != 0)
@@ -285,19 +302,19 @@ class GgufParser {
     for (auto& t : out_.tensors_) {
       if (t.offset % align != 0)
         return invalid(fmt::format("tensor '{}': data offset {} is not a multiple of the alignment {}",
-                                   t.name, t.offset, align));
+                                   gguf_detail::printable(t.name), t.offset, align));
       const uint64_t size = file_size();
       uint64_t start = 0;
       uint64_t end = 0;
       if (__builtin_add_overflow(data_start, t.offset, &start) ||
           __builtin_add_overflow(start, t.nbytes, &end))
-        return invalid(
-            fmt::format("tensor '{}': data offset {} + {} bytes overflows", t.name, t.offset, t.nbytes));
+        return invalid(fmt::format("tensor '{}': data offset {} + {} bytes overflows",
+                                   gguf_detail::printable(t.name), t.offset, t.nbytes));
       if (end > size)
         return invalid(
             fmt::format("tensor '{}': data ends at {}, file has {} bytes (data section at {}, offset {}, "
                         "{} bytes)",
-                        t.name, end, size, data_start, t.offset, t.nbytes));
+                        gguf_detail::printable(t.name), end, size, data_start, t.offset, t.nbytes));
       t.offset += data_start;
       t.data = out_.file_->data() + t.offset;
     }
@@ -310,9 +327,9 @@ class GgufParser {
       const auto* a = order[k - 1];
       const auto* b = order[k];
       if (b->offset < a->offset + a->nbytes)
-        return invalid(fmt::format("tensor '{}' data [{}, {}) overlaps tensor '{}' data [{}, {})", b->name,
-                                   b->offset, b->offset + b->nbytes, a->name, a->offset,
-                                   a->offset + a->nbytes));
+        return invalid(fmt::format("tensor '{}' data [{}, {}) overlaps tensor '{}' data [{}, {})",
+                                   gguf_detail::printable(b->name), b->offset, b->offset + b->nbytes,
+                                   gguf_detail::printable(a->name), a->offset, a->offset + a->nbytes));
     }
     return {};
   }
@@ -322,6 +339,7 @@ class GgufParser {
   std::string where_;  // "key 'x': " / "tensor 'y': " prefix for messages about the current item
   uint64_t n_tensors_ = 0;
   uint64_t n_kv_ = 0;
+  uint64_t nested_items_ = 0;
 };
 
 Result<GgufFile> GgufFile::parse(std::shared_ptr<const MappedFile> file) {

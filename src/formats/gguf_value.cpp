@@ -112,6 +112,21 @@ std::string gguf_value_to_string(const GgufValue& value, size_t max_items) {
 
 namespace gguf_detail {
 
+std::string printable(std::string_view name) {
+  constexpr size_t kMaxShown = 96;
+  std::string out;
+  for (size_t i = 0; i < name.size() && i < kMaxShown; ++i) {
+    const auto u = static_cast<unsigned char>(name[i]);
+    if (u < 0x20 || u >= 0x7f || u == '\\') {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += name[i];
+    }
+  }
+  if (name.size() > kMaxShown) out += "...";
+  return out;
+}
+
 bool valid_value_type(uint32_t type) { return type < kTypeNames.size(); }
 
 uint64_t scalar_size(GgufValueType type) {

@@ -5,6 +5,12 @@
 
 #include "formats/quant_blocks.h"
 
+// Bit-exactness with ggml's reference needs every multiply and add rounded on its own: no FMA
+// contraction (GCC does not contract in ISO C++ mode; clang would, given an FMA target).
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+
 namespace glass::formats::quant {
 namespace {
 

@@ -64,7 +64,7 @@ struct AttentionAttrs {
   bool operator==(const AttentionAttrs&) const = default;
 };
 
-using Attrs = std::variant<NoAttrs, LeafAttrs, ConstantAttrs, PermuteAttrs, SliceAttrs, ConcatAttrs, RmsNormAttrs,
-                           RopeAttrs, AttentionAttrs>;
+using Attrs = std::variant<NoAttrs, LeafAttrs, ConstantAttrs, PermuteAttrs, SliceAttrs, ConcatAttrs,
+                           RmsNormAttrs, RopeAttrs, AttentionAttrs>;
 
 }  // namespace glass::graph

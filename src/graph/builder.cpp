@@ -23,8 +23,8 @@ void Builder::fail(Error e) {
   if (!error_) error_ = std::move(e);
 }
 
-Tensor Builder::add_node(Op op, std::vector<NodeId> inputs, Attrs attrs, Shape declared_shape, DType declared_dtype,
-                         std::string name) {
+Tensor Builder::add_node(Op op, std::vector<NodeId> inputs, Attrs attrs, Shape declared_shape,
+                         DType declared_dtype, std::string name) {
   if (error_) return Tensor{this, -1};
   const auto id = static_cast<NodeId>(g_.nodes.size());
   Node n{op, std::move(inputs), std::move(attrs), std::move(declared_shape), declared_dtype, std::move(name)};
@@ -62,17 +62,25 @@ Tensor Builder::constant(std::vector<float> values, Shape shape) {
 
 Tensor Builder::binary(Op op, Tensor a, Tensor c) { return add_node(op, {a.id, c.id}, NoAttrs{}); }
 Tensor Builder::unary(Op op, Tensor a) { return add_node(op, {a.id}, NoAttrs{}); }
-Tensor Builder::where(Tensor cond, Tensor a, Tensor c) { return add_node(Op::Where, {cond.id, a.id, c.id}, NoAttrs{}); }
+Tensor Builder::where(Tensor cond, Tensor a, Tensor c) {
+  return add_node(Op::Where, {cond.id, a.id, c.id}, NoAttrs{});
+}
 Tensor Builder::matmul(Tensor a, Tensor w) { return add_node(Op::MatMul, {a.id, w.id}, NoAttrs{}); }
-Tensor Builder::reshape(Tensor a, Shape shape) { return add_node(Op::Reshape, {a.id}, NoAttrs{}, std::move(shape)); }
+Tensor Builder::reshape(Tensor a, Shape shape) {
+  return add_node(Op::Reshape, {a.id}, NoAttrs{}, std::move(shape));
+}
 Tensor Builder::permute(Tensor a, std::vector<int> perm) {
   return add_node(Op::Permute, {a.id}, PermuteAttrs{std::move(perm)});
 }
 Tensor Builder::slice(Tensor a, int axis, int64_t start, Dim length) {
   return add_node(Op::Slice, {a.id}, SliceAttrs{axis, start, length});
 }
-Tensor Builder::concat(Tensor a, Tensor c, int axis) { return add_node(Op::Concat, {a.id, c.id}, ConcatAttrs{axis}); }
-Tensor Builder::gather(Tensor table, Tensor ids) { return add_node(Op::Gather, {table.id, ids.id}, NoAttrs{}); }
+Tensor Builder::concat(Tensor a, Tensor c, int axis) {
+  return add_node(Op::Concat, {a.id, c.id}, ConcatAttrs{axis});
+}
+Tensor Builder::gather(Tensor table, Tensor ids) {
+  return add_node(Op::Gather, {table.id, ids.id}, NoAttrs{});
+}
 Tensor Builder::cast(Tensor a, DType dtype) { return add_node(Op::Cast, {a.id}, NoAttrs{}, {}, dtype); }
 Tensor Builder::scatter_rows(Tensor st, Tensor rows, Tensor slots) {
   return add_node(Op::ScatterRows, {st.id, rows.id, slots.id}, NoAttrs{});
@@ -93,7 +101,9 @@ Tensor Builder::attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor q_pos
 Tensor Builder::kv_write(Tensor cache, Tensor rows, Tensor slots) {
   return add_node(Op::KvWrite, {cache.id, rows.id, slots.id}, NoAttrs{});
 }
-Tensor Builder::embedding(Tensor table, Tensor ids) { return add_node(Op::Embedding, {table.id, ids.id}, NoAttrs{}); }
+Tensor Builder::embedding(Tensor table, Tensor ids) {
+  return add_node(Op::Embedding, {table.id, ids.id}, NoAttrs{});
+}
 
 void Builder::output(const std::string& name, Tensor t) {
   if (error_) return;
@@ -105,9 +115,10 @@ void Builder::update_state(Tensor st, Tensor value) {
   const Node& s = node(st.id);
   const Node& v = node(value.id);
   if (s.op != Op::State || !(s.shape == v.shape) || s.dtype != v.dtype) {
-    fail(make_error(ErrorCode::InvalidArgument,
-                    fmt::format("graph: state update of '{}' needs a state and a value of the same shape and dtype",
-                                s.name)));
+    fail(make_error(
+        ErrorCode::InvalidArgument,
+        fmt::format("graph: state update of '{}' needs a state and a value of the same shape and dtype",
+                    s.name)));
     return;
   }
   g_.state_updates.push_back(StateUpdate{st.id, value.id});

@@ -65,7 +65,8 @@ class Builder {
   // composites
   Tensor rms_norm(Tensor x, Tensor weight, float eps);
   Tensor rope(Tensor x, Tensor positions, const RopeAttrs& attrs, std::optional<Tensor> freq_factors = {});
-  Tensor attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor q_pos, Tensor kv_pos, const AttentionAttrs& a);
+  Tensor attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor q_pos, Tensor kv_pos,
+                   const AttentionAttrs& a);
   Tensor kv_write(Tensor cache, Tensor rows, Tensor slots);
   Tensor silu(Tensor x) { return unary(Op::Silu, x); }
   Tensor swiglu(Tensor gate, Tensor up) { return binary(Op::SwiGlu, gate, up); }
@@ -89,7 +90,6 @@ class Builder {
  private:
   Tensor binary(Op op, Tensor a, Tensor c);
   Tensor unary(Op op, Tensor a);
-
 
   Graph g_;
   std::optional<Error> error_;

@@ -101,7 +101,8 @@ TEST(Serialize, RejectsUnknownVersionAndBadContent) {
   future.replace(at, v.size(), "\"version\":99");
   auto r = from_json(future);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("unsupported graph format version 99"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("unsupported graph format version 99"), std::string::npos)
+      << r.error().message;
 
   EXPECT_FALSE(from_json("{not json").ok());
   EXPECT_FALSE(from_json(R"({"format":"other","version":1})").ok());
@@ -130,7 +131,8 @@ TEST(Rewrite, DecomposeLeavesOnlyPrimitivesAndLogsEachComposite) {
   auto g = sample_graph();
   ASSERT_TRUE(g.ok());
   RewriteLog log;
-  auto lowered = decompose_composites(*g, [](const Node&) { return true; }, log);
+  auto lowered = decompose_composites(
+      *g, [](const Node&) { return true; }, log);
   ASSERT_TRUE(lowered.ok()) << lowered.error().message;
   for (const Node& n : lowered->nodes) EXPECT_FALSE(is_composite(n.op)) << op_name(n.op);
   EXPECT_EQ(log.fired.size(), 6u);  // rms_norm, rope, 2 kv_write, attention, swiglu

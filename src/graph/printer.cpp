@@ -5,17 +5,22 @@
 namespace glass::graph {
 namespace {
 
-std::string type_string(const Node& n) { return fmt::format("{}{}", dtype_name(n.dtype), shape_to_string(n.shape)); }
+std::string type_string(const Node& n) {
+  return fmt::format("{}{}", dtype_name(n.dtype), shape_to_string(n.shape));
+}
 
 struct AttrPrinter {
   std::string operator()(const NoAttrs&) const { return ""; }
   std::string operator()(const LeafAttrs&) const { return ""; }
   std::string operator()(const ConstantAttrs& c) const {
     std::string s = "{values=[";
-    for (size_t i = 0; i < c.values.size() && i < 4; ++i) s += fmt::format("{}{:g}", i ? ", " : "", c.values[i]);
+    for (size_t i = 0; i < c.values.size() && i < 4; ++i)
+      s += fmt::format("{}{:g}", i ? ", " : "", c.values[i]);
     return s + (c.values.size() > 4 ? ", ...]}" : "]}");
   }
-  std::string operator()(const PermuteAttrs& p) const { return fmt::format("{{perm=[{}]}}", fmt::join(p.perm, ", ")); }
+  std::string operator()(const PermuteAttrs& p) const {
+    return fmt::format("{{perm=[{}]}}", fmt::join(p.perm, ", "));
+  }
   std::string operator()(const SliceAttrs& s) const {
     return fmt::format("{{axis={}, start={}, length={}}}", s.axis, s.start, dim_to_string(s.length));
   }
@@ -75,7 +80,8 @@ std::string to_dot(const Graph& g) {
     for (NodeId in : n.inputs) out += fmt::format("  n{} -> n{};\n", in, i);
   }
   for (const Output& o : g.outputs)
-    out += fmt::format("  out_{0} [label=\"output {0}\", shape=ellipse];\n  n{1} -> out_{0};\n", o.name, o.node);
+    out +=
+        fmt::format("  out_{0} [label=\"output {0}\", shape=ellipse];\n  n{1} -> out_{0};\n", o.name, o.node);
   for (const StateUpdate& u : g.state_updates)
     out += fmt::format("  n{} -> n{} [style=dashed, label=\"update\"];\n", u.value, u.state);
   return out + "}\n";

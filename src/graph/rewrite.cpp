@@ -35,7 +35,8 @@ Tensor copy_node(Builder& b, const Node& n, const std::vector<Tensor>& in) {
 
 }  // namespace
 
-Result<Graph> decompose_composites(const Graph& g, const std::function<bool(const Node&)>& lower, RewriteLog& log) {
+Result<Graph> decompose_composites(const Graph& g, const std::function<bool(const Node&)>& lower,
+                                   RewriteLog& log) {
   const std::vector<bool> all(g.nodes.size(), true);
   return rebuild(g, all, [&](Builder& b, const Node& n, const std::vector<Tensor>& in) {
     if (!is_composite(n.op) || !lower(n)) return copy_node(b, n, in);

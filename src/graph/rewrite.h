@@ -15,7 +15,8 @@ struct RewriteLog {
 };
 
 // Replaces every composite node for which `lower(node)` is true by its reference decomposition.
-Result<Graph> decompose_composites(const Graph& g, const std::function<bool(const Node&)>& lower, RewriteLog& log);
+Result<Graph> decompose_composites(const Graph& g, const std::function<bool(const Node&)>& lower,
+                                   RewriteLog& log);
 
 // Drops nodes that no output or state update depends on.
 Result<Graph> eliminate_dead_nodes(const Graph& g, RewriteLog& log);

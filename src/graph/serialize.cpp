@@ -24,7 +24,9 @@ struct AttrWriter {
   json operator()(const LeafAttrs& l) const { return {{"name", l.name}}; }
   json operator()(const ConstantAttrs& c) const { return {{"values", c.values}}; }
   json operator()(const PermuteAttrs& p) const { return {{"perm", p.perm}}; }
-  json operator()(const SliceAttrs& s) const { return {{"axis", s.axis}, {"start", s.start}, {"length", dim_json(s.length)}}; }
+  json operator()(const SliceAttrs& s) const {
+    return {{"axis", s.axis}, {"start", s.start}, {"length", dim_json(s.length)}};
+  }
   json operator()(const ConcatAttrs& c) const { return {{"axis", c.axis}}; }
   json operator()(const RmsNormAttrs& r) const { return {{"eps", r.eps}}; }
   json operator()(const RopeAttrs& r) const {
@@ -33,7 +35,9 @@ struct AttrWriter {
             {"freq_base", r.freq_base},
             {"freq_scale", r.freq_scale}};
   }
-  json operator()(const AttentionAttrs& a) const { return {{"scale", a.scale}, {"kv_len", dim_json(a.kv_len)}}; }
+  json operator()(const AttentionAttrs& a) const {
+    return {{"scale", a.scale}, {"kv_len", dim_json(a.kv_len)}};
+  }
 };
 
 Error bad(const std::string& what) { return make_error(ErrorCode::InvalidFile, "graph json: " + what); }
@@ -48,7 +52,8 @@ Result<Dim> read_dim(const json& j) {
 }
 
 Result<Shape> read_shape(const json& j) {
-  if (!j.is_array() || j.size() > static_cast<size_t>(kMaxRank)) return bad("shape must be an array of rank <= 4");
+  if (!j.is_array() || j.size() > static_cast<size_t>(kMaxRank))
+    return bad("shape must be an array of rank <= 4");
   Shape s;
   for (const json& d : j) {
     auto dim = read_dim(d);
@@ -62,16 +67,21 @@ Result<Attrs> read_attrs(Op op, const json& j) {
   switch (op) {
     case Op::Input:
     case Op::Parameter:
-    case Op::State: return Attrs{LeafAttrs{j.at("name").get<std::string>()}};
-    case Op::Constant: return Attrs{ConstantAttrs{j.at("values").get<std::vector<float>>()}};
-    case Op::Permute: return Attrs{PermuteAttrs{j.at("perm").get<std::vector<int>>()}};
+    case Op::State:
+      return Attrs{LeafAttrs{j.at("name").get<std::string>()}};
+    case Op::Constant:
+      return Attrs{ConstantAttrs{j.at("values").get<std::vector<float>>()}};
+    case Op::Permute:
+      return Attrs{PermuteAttrs{j.at("perm").get<std::vector<int>>()}};
     case Op::Slice: {
       auto len = read_dim(j.at("length"));
       if (!len) return len.error();
       return Attrs{SliceAttrs{j.at("axis").get<int>(), j.at("start").get<int64_t>(), *len}};
     }
-    case Op::Concat: return Attrs{ConcatAttrs{j.at("axis").get<int>()}};
-    case Op::RmsNorm: return Attrs{RmsNormAttrs{j.at("eps").get<float>()}};
+    case Op::Concat:
+      return Attrs{ConcatAttrs{j.at("axis").get<int>()}};
+    case Op::RmsNorm:
+      return Attrs{RmsNormAttrs{j.at("eps").get<float>()}};
     case Op::Rope: {
       const std::string mode = j.at("mode").get<std::string>();
       if (mode != "normal" && mode != "neox") return bad("unknown rope mode '" + mode + "'");
@@ -83,12 +93,14 @@ Result<Attrs> read_attrs(Op op, const json& j) {
       if (!len) return len.error();
       return Attrs{AttentionAttrs{j.at("scale").get<float>(), *len}};
     }
-    default: return Attrs{NoAttrs{}};
+    default:
+      return Attrs{NoAttrs{}};
   }
 }
 
 Result<Graph> parse_graph(const json& doc) {
-  if (!doc.is_object() || doc.value("format", "") != "glass.graph") return bad("not a glass graph (format field)");
+  if (!doc.is_object() || doc.value("format", "") != "glass.graph")
+    return bad("not a glass graph (format field)");
   const json& ver = doc.at("version");
   if (!ver.is_number_integer() || ver.get<int64_t>() != kGraphFormatVersion)
     return bad(fmt::format("unsupported graph format version {} (this build reads version {})", ver.dump(),
@@ -104,12 +116,12 @@ Result<Graph> parse_graph(const json& doc) {
     if (!dtype) return bad("unknown dtype '" + jn.at("dtype").get<std::string>() + "'");
     auto attrs = read_attrs(*op, jn.value("attrs", json::object()));
     if (!attrs) return attrs.error();
-    const Tensor t = b.add_node(*op, jn.at("inputs").get<std::vector<NodeId>>(), std::move(*attrs), *shape, *dtype,
-                                jn.value("name", ""));
+    const Tensor t = b.add_node(*op, jn.at("inputs").get<std::vector<NodeId>>(), std::move(*attrs), *shape,
+                                *dtype, jn.value("name", ""));
     if (!b.ok()) break;
     if (!(b.node(t.id).shape == *shape) || b.node(t.id).dtype != *dtype)
-      return bad(fmt::format("node %{}: stored type {}{} differs from inferred {}{}", t.id, dtype_name(*dtype),
-                             shape_to_string(*shape), dtype_name(b.node(t.id).dtype),
+      return bad(fmt::format("node %{}: stored type {}{} differs from inferred {}{}", t.id,
+                             dtype_name(*dtype), shape_to_string(*shape), dtype_name(b.node(t.id).dtype),
                              shape_to_string(b.node(t.id).shape)));
   }
   auto g = b.finish();

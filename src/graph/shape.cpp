@@ -6,9 +6,12 @@ namespace glass::graph {
 
 std::string_view sym_name(Sym s) {
   switch (s) {
-    case Sym::T: return "T";
-    case Sym::S: return "S";
-    default: return "";
+    case Sym::T:
+      return "T";
+    case Sym::S:
+      return "S";
+    default:
+      return "";
   }
 }
 

@@ -17,16 +17,22 @@
 namespace glass::models {
 
 struct BuildOptions {
-  int64_t n_ctx = 0;                       // cache capacity C; 0 = the model's training context
+  int64_t n_ctx = 0;    // cache capacity C; 0 = min(training context, kDefaultContext), at least min_ctx
+  int64_t min_ctx = 0;  // the caller's lower bound for the default
   graph::DType kv_dtype = graph::DType::F32;
 };
+
+inline constexpr int64_t kDefaultContext = 4096;  // like llama.cpp's default -c
+
+// The cache capacity an architecture builds for, given its training context.
+int64_t choose_context(const BuildOptions& opt, int64_t n_ctx_train);
 
 enum class StateKind : uint8_t { Positions, Keys, Values };
 
 struct ModelGraph {
   graph::Graph graph;
   int64_t vocab_size = 0;
-  int64_t n_ctx = 0;        // cache capacity chosen
+  int64_t n_ctx = 0;  // cache capacity chosen
   int64_t n_ctx_train = 0;
   int64_t n_layers = 0;
   std::vector<StateKind> state_kinds;  // per graph.leaves(Op::State)
@@ -36,7 +42,8 @@ struct ModelGraph {
 struct Architecture {
   std::string_view name;  // GGUF general.architecture
   std::vector<std::string_view> hf_model_types;
-  Result<ModelGraph> (*from_gguf)(const formats::GgufFile& file, const WeightIndex& weights, const BuildOptions& opt);
+  Result<ModelGraph> (*from_gguf)(const formats::GgufFile& file, const WeightIndex& weights,
+                                  const BuildOptions& opt);
 };
 
 // nullptr when unknown.

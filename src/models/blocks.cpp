@@ -22,14 +22,14 @@ Step declare_step(graph::Builder& b, int64_t n_ctx) {
   return s;
 }
 
-Tensor self_attention(graph::Builder& b, const std::string& layer, const AttentionWeights& w, const AttentionShape& s,
-                      Tensor x, const Step& step, DType kv_dtype) {
+Tensor self_attention(graph::Builder& b, const std::string& layer, const AttentionWeights& w,
+                      const AttentionShape& s, Tensor x, const Step& step, DType kv_dtype) {
   const Dim T = Dim::symbol(Sym::T);
   const Dim H = Dim::constant(s.n_heads), Hkv = Dim::constant(s.n_kv_heads), D = Dim::constant(s.head_dim);
   const Shape cache_shape{Dim::constant(s.n_ctx), Hkv, D};
 
-  Tensor q = b.reshape(b.matmul(x, w.wq), Shape{T, H, D}).named(layer + ".q");       // [T, n_heads, head_dim]
-  Tensor k = b.reshape(b.matmul(x, w.wk), Shape{T, Hkv, D}).named(layer + ".k");     // [T, n_kv_heads, head_dim]
+  Tensor q = b.reshape(b.matmul(x, w.wq), Shape{T, H, D}).named(layer + ".q");    // [T, n_heads, head_dim]
+  Tensor k = b.reshape(b.matmul(x, w.wk), Shape{T, Hkv, D}).named(layer + ".k");  // [T, n_kv_heads, head_dim]
   const Tensor v = b.reshape(b.matmul(x, w.wv), Shape{T, Hkv, D}).named(layer + ".v");
   q = b.rope(q, step.positions, s.rope, s.rope_freqs).named(layer + ".q_rope");
   k = b.rope(k, step.positions, s.rope, s.rope_freqs).named(layer + ".k_rope");
@@ -47,7 +47,8 @@ Tensor self_attention(graph::Builder& b, const std::string& layer, const Attenti
   return b.matmul(flat, w.wo).named(layer + ".attn_out");
 }
 
-Tensor swiglu_ffn(graph::Builder& b, const std::string& layer, Tensor gate, Tensor up, Tensor down, Tensor x) {
+Tensor swiglu_ffn(graph::Builder& b, const std::string& layer, Tensor gate, Tensor up, Tensor down,
+                  Tensor x) {
   const Tensor h = b.swiglu(b.matmul(x, gate), b.matmul(x, up)).named(layer + ".ffn_act");  // [T, ffn_dim]
   return b.matmul(h, down).named(layer + ".ffn_out");
 }

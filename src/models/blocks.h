@@ -32,7 +32,8 @@ struct AttentionShape {
 // q/k/v projections, RoPE on q and k, this step's K/V rows into the layer's cache, attention over
 // cache rows [0, S), output projection. `layer` prefixes node names ("blk.3").
 graph::Tensor self_attention(graph::Builder& b, const std::string& layer, const AttentionWeights& w,
-                             const AttentionShape& s, graph::Tensor x, const Step& step, graph::DType kv_dtype);
+                             const AttentionShape& s, graph::Tensor x, const Step& step,
+                             graph::DType kv_dtype);
 
 // down(swiglu(gate(x), up(x))).
 graph::Tensor swiglu_ffn(graph::Builder& b, const std::string& layer, graph::Tensor gate, graph::Tensor up,

@@ -58,12 +58,13 @@ Status LlamaConfig::validate() const {
     return bad(fmt::format("{}, {}, {}, {} and {} must be positive", key(kBlockCount), key(kEmbeddingLength),
                            key(kHeadCount), key(kHeadCountKv), key(kFfnLength)));
   if (n_heads % n_kv_heads != 0)
-    return bad(fmt::format("{} = {} is not a multiple of {} = {}", key(kHeadCount), n_heads, key(kHeadCountKv),
-                           n_kv_heads));
+    return bad(fmt::format("{} = {} is not a multiple of {} = {}", key(kHeadCount), n_heads,
+                           key(kHeadCountKv), n_kv_heads));
   if (n_rot <= 0 || n_rot % 2 != 0 || n_rot > head_dim)
     return bad(fmt::format("{} = {} must be even and at most head_dim {}", key(kRopeDims), n_rot, head_dim));
   if (!(rms_eps > 0.0f) || !(rope_freq_base > 0.0f) || !(rope_freq_scale > 0.0f))
-    return bad(fmt::format("{}, {} and the rope scaling factor must be positive", key(kRmsEps), key(kRopeBase)));
+    return bad(
+        fmt::format("{}, {} and the rope scaling factor must be positive", key(kRmsEps), key(kRopeBase)));
   if (n_ctx_train <= 0) return bad(fmt::format("{} must be positive", key(kContextLength)));
   return {};
 }
@@ -86,8 +87,9 @@ Result<LlamaConfig> llama_config_from_gguf(const formats::GgufFile& f, const Wei
   if (!kv) return kv.error();
   c.n_kv_heads = *kv;
   if (c.n_heads <= 0 || c.dim % c.n_heads != 0)
-    return make_error(ErrorCode::InvalidFile, fmt::format("llama: {} = {} is not divisible by {} = {}",
-                                                          key(kEmbeddingLength), c.dim, key(kHeadCount), c.n_heads));
+    return make_error(ErrorCode::InvalidFile,
+                      fmt::format("llama: {} = {} is not divisible by {} = {}", key(kEmbeddingLength), c.dim,
+                                  key(kHeadCount), c.n_heads));
   auto hd = read_int(f, kKeyLength, c.dim / c.n_heads);
   if (!hd) return hd.error();
   c.head_dim = *hd;
@@ -106,11 +108,13 @@ Result<LlamaConfig> llama_config_from_gguf(const formats::GgufFile& f, const Wei
     if (*type == "linear") {
       auto factor = read_float(f, kRopeScalingFactor, 1.0f);
       if (!factor) return factor.error();
-      if (!(*factor > 0.0f)) return make_error(ErrorCode::InvalidFile, "llama: rope.scaling.factor must be positive");
+      if (!(*factor > 0.0f))
+        return make_error(ErrorCode::InvalidFile, "llama: rope.scaling.factor must be positive");
       c.rope_freq_scale = 1.0f / *factor;
     } else if (*type != "none") {
-      return make_error(ErrorCode::Unsupported, fmt::format("llama: {} '{}' is not supported (supported: none, linear)",
-                                                            key(kRopeScalingType), *type));
+      return make_error(ErrorCode::Unsupported,
+                        fmt::format("llama: {} '{}' is not supported (supported: none, linear)",
+                                    key(kRopeScalingType), *type));
     }
   }
   const auto embd = weights.find("token_embd.weight");
@@ -127,13 +131,16 @@ Result<graph::Graph> build_llama(const LlamaConfig& c, const WeightIndex& w, con
   using graph::Tensor;
   graph::Builder b;
   const int64_t q_dim = c.n_heads * c.head_dim, kv_dim = c.n_kv_heads * c.head_dim;
-  const int64_t n_ctx = opt.n_ctx > 0 ? opt.n_ctx : c.n_ctx_train;
+  const int64_t n_ctx = choose_context(opt, c.n_ctx_train);
 
   const Step step = declare_step(b, n_ctx);
   const Tensor token_embd = weight(b, w, "token_embd.weight", {c.vocab_size, c.dim});
   const Tensor output_norm = weight(b, w, "output_norm.weight", {c.dim});
   const Tensor output = optional_weight(b, w, "output.weight", {c.vocab_size, c.dim}).value_or(token_embd);
-  AttentionShape attn{c.n_heads, c.n_kv_heads, c.head_dim, n_ctx,
+  AttentionShape attn{c.n_heads,
+                      c.n_kv_heads,
+                      c.head_dim,
+                      n_ctx,
                       graph::RopeAttrs{static_cast<int>(c.n_rot), graph::RopeMode::Normal, c.rope_freq_base,
                                        c.rope_freq_scale},
                       optional_weight(b, w, "rope_freqs.weight", {c.n_rot / 2})};
@@ -141,26 +148,30 @@ Result<graph::Graph> build_llama(const LlamaConfig& c, const WeightIndex& w, con
   Tensor x = b.embedding(token_embd, step.tokens).named("token_embd");  // [T, dim]
   for (int64_t i = 0; i < c.n_layers; ++i) {
     const std::string layer = fmt::format("blk.{}", i);
-    const AttentionWeights aw{weight(b, w, blk(i, "attn_q"), {q_dim, c.dim}), weight(b, w, blk(i, "attn_k"), {kv_dim, c.dim}),
-                              weight(b, w, blk(i, "attn_v"), {kv_dim, c.dim}),
-                              weight(b, w, blk(i, "attn_output"), {c.dim, q_dim})};
+    const AttentionWeights aw{
+        weight(b, w, blk(i, "attn_q"), {q_dim, c.dim}), weight(b, w, blk(i, "attn_k"), {kv_dim, c.dim}),
+        weight(b, w, blk(i, "attn_v"), {kv_dim, c.dim}), weight(b, w, blk(i, "attn_output"), {c.dim, q_dim})};
     const Tensor attn_norm = weight(b, w, blk(i, "attn_norm"), {c.dim});
     const Tensor ffn_norm = weight(b, w, blk(i, "ffn_norm"), {c.dim});
     const Tensor gate = weight(b, w, blk(i, "ffn_gate"), {c.ffn_dim, c.dim});
     const Tensor up = weight(b, w, blk(i, "ffn_up"), {c.ffn_dim, c.dim});
     const Tensor down = weight(b, w, blk(i, "ffn_down"), {c.dim, c.ffn_dim});
 
-    const Tensor h = x + self_attention(b, layer, aw, attn, b.rms_norm(x, attn_norm, c.rms_eps).named(layer + ".attn_norm"),
-                                        step, opt.kv_dtype);
-    x = (h + swiglu_ffn(b, layer, gate, up, down, b.rms_norm(h, ffn_norm, c.rms_eps).named(layer + ".ffn_norm")))
+    const Tensor h = x + self_attention(b, layer, aw, attn,
+                                        b.rms_norm(x, attn_norm, c.rms_eps).named(layer + ".attn_norm"), step,
+                                        opt.kv_dtype);
+    x = (h +
+         swiglu_ffn(b, layer, gate, up, down, b.rms_norm(h, ffn_norm, c.rms_eps).named(layer + ".ffn_norm")))
             .named(layer + ".out");
   }
-  const Tensor logits = b.matmul(b.rms_norm(x, output_norm, c.rms_eps).named("output_norm"), output).named("logits");
+  const Tensor logits =
+      b.matmul(b.rms_norm(x, output_norm, c.rms_eps).named("output_norm"), output).named("logits");
   b.output("logits", logits);  // [T, vocab_size]
   return b.finish();
 }
 
-Result<ModelGraph> llama_from_gguf(const formats::GgufFile& file, const WeightIndex& weights, const BuildOptions& opt) {
+Result<ModelGraph> llama_from_gguf(const formats::GgufFile& file, const WeightIndex& weights,
+                                   const BuildOptions& opt) {
   auto c = llama_config_from_gguf(file, weights);
   if (!c) return c.error();
   auto g = build_llama(*c, weights, opt);
@@ -169,17 +180,18 @@ Result<ModelGraph> llama_from_gguf(const formats::GgufFile& file, const WeightIn
   m.graph = std::move(*g);
   m.vocab_size = c->vocab_size;
   m.n_ctx_train = c->n_ctx_train;
-  m.n_ctx = opt.n_ctx > 0 ? opt.n_ctx : c->n_ctx_train;
+  m.n_ctx = choose_context(opt, c->n_ctx_train);
   m.n_layers = c->n_layers;
   for (graph::NodeId id : m.graph.leaves(graph::Op::State)) {
     const std::string& name = m.graph.node(id).name;
-    m.state_kinds.push_back(name == "cache.pos" ? StateKind::Positions
+    m.state_kinds.push_back(name == "cache.pos"         ? StateKind::Positions
                             : name.ends_with("cache_k") ? StateKind::Keys
                                                         : StateKind::Values);
   }
-  m.summary = fmt::format("llama: {} layers, dim {}, {} heads ({} kv), head_dim {}, ffn {}, vocab {}, rope {} dims base {:g}",
-                          c->n_layers, c->dim, c->n_heads, c->n_kv_heads, c->head_dim, c->ffn_dim, c->vocab_size,
-                          c->n_rot, c->rope_freq_base);
+  m.summary = fmt::format(
+      "llama: {} layers, dim {}, {} heads ({} kv), head_dim {}, ffn {}, vocab {}, rope {} dims base {:g}",
+      c->n_layers, c->dim, c->n_heads, c->n_kv_heads, c->head_dim, c->ffn_dim, c->vocab_size, c->n_rot,
+      c->rope_freq_base);
   return m;
 }
 

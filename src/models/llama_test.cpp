@@ -24,7 +24,8 @@ Reference read_reference(const std::filesystem::path& json_path, const std::file
   const auto doc = nlohmann::json::parse(in);
   auto arr = formats::read_npy_f32(npy_path);
   EXPECT_TRUE(arr.ok()) << npy_path;
-  return Reference{doc.at("token_ids").get<std::vector<int32_t>>(), arr.ok() ? std::move(*arr) : formats::NpyArray{}};
+  return Reference{doc.at("token_ids").get<std::vector<int32_t>>(),
+                   arr.ok() ? std::move(*arr) : formats::NpyArray{}};
 }
 
 // Logits for every position, feeding `chunk` tokens per eval call (decode: first 1, then 1 each).
@@ -40,8 +41,9 @@ std::vector<float> run_logits(const std::string& model_path, const std::vector<i
   std::vector<float> out(ids.size() * static_cast<size_t>(vocab));
   for (size_t done = 0; done < ids.size();) {
     const size_t c = std::min(ids.size() - done, static_cast<size_t>(chunk));
-    auto st = (*session)->eval(std::span<const int32_t>(ids.data() + done, c),
-                               std::span<float>(out.data() + done * static_cast<size_t>(vocab), c * static_cast<size_t>(vocab)));
+    auto st = (*session)->eval(
+        std::span<const int32_t>(ids.data() + done, c),
+        std::span<float>(out.data() + done * static_cast<size_t>(vocab), c * static_cast<size_t>(vocab)));
     EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.error().message);
     done += c;
   }
@@ -61,6 +63,8 @@ struct Case {
   const char* json_name;  // the json beside the npy (stories260K uses logits.json)
 };
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.model; }
+
 class LlamaReference : public test::WithSharedFixtures, public ::testing::WithParamInterface<Case> {};
 
 TEST_P(LlamaReference, EveryLogitInEveryModeWithin1e4) {
@@ -77,20 +81,22 @@ TEST_P(LlamaReference, EveryLogitInEveryModeWithin1e4) {
     EXPECT_LE(max_abs(got, ref.logits.data), 1e-4) << c.model << " chunk " << chunk;
   }
   // The decomposed graph (primitives only) computes the same function.
-  EXPECT_LE(max_abs(run_logits(model, ref.tokens, 7, true), ref.logits.data), 1e-4) << c.model << " decomposed";
+  EXPECT_LE(max_abs(run_logits(model, ref.tokens, 7, true), ref.logits.data), 1e-4)
+      << c.model << " decomposed";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Fixtures, LlamaReference,
-    ::testing::Values(Case{"stories260K.gguf", "stories260K/logits", "logits.json"},
-                      Case{"synthetic/llama-gqa-f32.gguf", "synthetic/llama-gqa-f32", "llama-gqa-f32.json"},
-                      Case{"synthetic/llama-tied-f32.gguf", "synthetic/llama-tied-f32", "llama-tied-f32.json"}),
-    [](const auto& param_info) {
-      std::string s = std::filesystem::path(param_info.param.model).stem().string();
-      for (char& ch : s)
-        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      return s;
-    });
+INSTANTIATE_TEST_SUITE_P(Fixtures, LlamaReference,
+                         ::testing::Values(Case{"stories260K.gguf", "stories260K/logits", "logits.json"},
+                                           Case{"synthetic/llama-gqa-f32.gguf", "synthetic/llama-gqa-f32",
+                                                "llama-gqa-f32.json"},
+                                           Case{"synthetic/llama-tied-f32.gguf", "synthetic/llama-tied-f32",
+                                                "llama-tied-f32.json"}),
+                         [](const auto& param_info) {
+                           std::string s = std::filesystem::path(param_info.param.model).stem().string();
+                           for (char& ch : s)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return s;
+                         });
 
 class LlamaGreedy : public test::WithSharedFixtures {};
 
@@ -140,6 +146,8 @@ struct BadLoad {
   const char* expect;  // substring of the error
 };
 
+void PrintTo(const BadLoad& c, std::ostream* os) { *os << c.expect; }
+
 class LlamaBadLoad : public ::testing::TestWithParam<BadLoad> {};
 
 TEST_P(LlamaBadLoad, FailsAtLoadNamingTheProblem) {
@@ -155,10 +163,12 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(BadLoad{{.drop_keys = {"llama.block_count"}}, "llama.block_count"},
                       BadLoad{{.drop_keys = {"llama.attention.layer_norm_rms_epsilon"}},
                               "llama.attention.layer_norm_rms_epsilon"},
-                      BadLoad{{.drop_tensors = {"blk.0.ffn_up.weight"}}, "required tensor 'blk.0.ffn_up.weight' is missing"},
+                      BadLoad{{.drop_tensors = {"blk.0.ffn_up.weight"}},
+                              "required tensor 'blk.0.ffn_up.weight' is missing"},
                       BadLoad{{.bad_shape_tensor = "blk.0.attn_k.weight"},
                               "tensor 'blk.0.attn_k.weight' has shape [5, 8], expected [4, 8]"},
-                      BadLoad{{.n_heads = 2, .n_kv_heads = 3}, "is not a multiple of llama.attention.head_count_kv"},
+                      BadLoad{{.n_heads = 2, .n_kv_heads = 3},
+                              "is not a multiple of llama.attention.head_count_kv"},
                       BadLoad{{.architecture = "mamba"}, "architecture 'mamba'"},
                       BadLoad{{.drop_keys = {"general.architecture"}}, "general.architecture"}));
 

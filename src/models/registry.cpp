@@ -1,4 +1,5 @@
 // Architectures by GGUF general.architecture (and HF model_type). One line per family.
+#include <algorithm>
 #include <array>
 
 #include "models/architecture.h"
@@ -20,6 +21,11 @@ const Architecture* find_architecture(std::string_view gguf_name) {
   for (const Architecture& a : registry())
     if (a.name == gguf_name) return &a;
   return nullptr;
+}
+
+int64_t choose_context(const BuildOptions& opt, int64_t n_ctx_train) {
+  if (opt.n_ctx > 0) return opt.n_ctx;
+  return std::max(std::min(n_ctx_train, kDefaultContext), opt.min_ctx);
 }
 
 std::vector<std::string_view> architecture_names() {

@@ -9,8 +9,9 @@ std::optional<graph::Tensor> optional_weight(graph::Builder& b, const WeightInde
   const auto it = w.find(name);
   if (it == w.end()) return std::nullopt;
   if (it->second.shape != shape) {
-    b.fail(make_error(ErrorCode::InvalidFile, fmt::format("model: tensor '{}' has shape [{}], expected [{}]", name,
-                                                          fmt::join(it->second.shape, ", "), fmt::join(shape, ", "))));
+    b.fail(make_error(ErrorCode::InvalidFile,
+                      fmt::format("model: tensor '{}' has shape [{}], expected [{}]", name,
+                                  fmt::join(it->second.shape, ", "), fmt::join(shape, ", "))));
     return std::nullopt;
   }
   graph::Shape s;
@@ -18,9 +19,11 @@ std::optional<graph::Tensor> optional_weight(graph::Builder& b, const WeightInde
   return b.parameter(name, std::move(s), it->second.dtype);
 }
 
-graph::Tensor weight(graph::Builder& b, const WeightIndex& w, const std::string& name, std::vector<int64_t> shape) {
+graph::Tensor weight(graph::Builder& b, const WeightIndex& w, const std::string& name,
+                     std::vector<int64_t> shape) {
   if (auto t = optional_weight(b, w, name, shape)) return *t;
-  if (b.ok()) b.fail(make_error(ErrorCode::InvalidFile, fmt::format("model: required tensor '{}' is missing", name)));
+  if (b.ok())
+    b.fail(make_error(ErrorCode::InvalidFile, fmt::format("model: required tensor '{}' is missing", name)));
   return graph::Tensor{&b, -1};
 }
 

@@ -23,7 +23,8 @@ using WeightIndex = std::map<std::string, WeightInfo, std::less<>>;
 
 // Declares parameter `name` with the shape the architecture expects; on a missing tensor or a shape
 // mismatch the builder records an error naming the tensor. Optional weights yield nullopt.
-graph::Tensor weight(graph::Builder& b, const WeightIndex& w, const std::string& name, std::vector<int64_t> shape);
+graph::Tensor weight(graph::Builder& b, const WeightIndex& w, const std::string& name,
+                     std::vector<int64_t> shape);
 std::optional<graph::Tensor> optional_weight(graph::Builder& b, const WeightIndex& w, const std::string& name,
                                              std::vector<int64_t> shape);
 

@@ -10,19 +10,23 @@ namespace glass {
 
 const char* finish_reason_name(FinishReason r) {
   switch (r) {
-    case FinishReason::Stop: return "stop";
-    case FinishReason::Length: return "length";
-    case FinishReason::Cancelled: return "cancelled";
+    case FinishReason::Stop:
+      return "stop";
+    case FinishReason::Length:
+      return "length";
+    case FinishReason::Cancelled:
+      return "cancelled";
   }
   return "unknown";
 }
 
-Result<GenerateResult> generate(Session& session, const std::vector<int32_t>& prompt_ids, const GenerateConfig& config,
-                                const PieceCallback& on_piece) {
+Result<GenerateResult> generate(Session& session, const std::vector<int32_t>& prompt_ids,
+                                const GenerateConfig& config, const PieceCallback& on_piece) {
   using Clock = std::chrono::steady_clock;
   const Model::Impl& m = session.model().impl();
   GenerateResult r;
-  if (config.max_tokens < 0) return make_error(ErrorCode::InvalidArgument, "generate: max_tokens must not be negative");
+  if (config.max_tokens < 0)
+    return make_error(ErrorCode::InvalidArgument, "generate: max_tokens must not be negative");
   if (prompt_ids.empty() && session.n_past() == 0)
     return make_error(ErrorCode::InvalidArgument, "generate: empty prompt and empty session");
 
@@ -35,7 +39,8 @@ Result<GenerateResult> generate(Session& session, const std::vector<int32_t>& pr
 
   auto chain = runtime::SamplerChain::from_config(config.sampling, static_cast<size_t>(m.info.vocab_size));
   // The continuation follows earlier text, so its first piece keeps its leading space.
-  tokenizer::StreamingDecoder stream(*m.tokenizer, tokenizer::StreamOptions{.special = false, .continuation = true});
+  tokenizer::StreamingDecoder stream(*m.tokenizer,
+                                     tokenizer::StreamOptions{.special = false, .continuation = true});
   r.finish = FinishReason::Length;
   for (int32_t i = 0; i < config.max_tokens; ++i) {
     const int32_t id = chain.sample(session.last_logits());

@@ -1,10 +1,10 @@
 // load_llm and the immutable Model: map the file, read the tokenizer, build the architecture's
 // graph against the file's tensors, and pick the backend. Plans compile on first use and are cached.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "formats/gguf_vocab.h"
 #include "graph/printer.h"
@@ -12,6 +12,8 @@
 #include "runtime/model_impl.h"
 
 namespace glass {
+
+constexpr int64_t kDefaultBatch = 512;
 
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::~Model() = default;
@@ -30,7 +32,8 @@ backend::WeightResolver Model::Impl::weight_resolver() const {
   return [this](const graph::Node& n) -> Result<const void*> {
     const auto it = weights.find(n.name);
     if (it == weights.end())
-      return make_error(ErrorCode::InvalidFile, fmt::format("model: no tensor '{}' in {}", n.name, info.path));
+      return make_error(ErrorCode::InvalidFile,
+                        fmt::format("model: no tensor '{}' in {}", n.name, info.path));
     return it->second.data;
   };
 }
@@ -48,8 +51,8 @@ Result<std::shared_ptr<Model>> load_llm(const std::string& path, const LoadOptio
   const models::Architecture* arch = models::find_architecture(*arch_name);
   if (arch == nullptr)
     return make_error(ErrorCode::Unsupported,
-                      fmt::format("model: architecture '{}' in {} is not supported (supported: {})", *arch_name, path,
-                                  fmt::join(models::architecture_names(), ", ")));
+                      fmt::format("model: architecture '{}' in {} is not supported (supported: {})",
+                                  *arch_name, path, fmt::join(models::architecture_names(), ", ")));
 
   auto vocab = formats::vocab_from_gguf(*impl->file);
   if (!vocab) return vocab.error();
@@ -60,21 +63,24 @@ Result<std::shared_ptr<Model>> load_llm(const std::string& path, const LoadOptio
   for (const formats::GgufTensorInfo& t : impl->file->tensors())
     impl->weights.emplace(t.name, models::WeightInfo{t.shape, t.dtype, t.data});
 
-  if (options.n_ctx < 0 || options.n_batch < 0)
-    return make_error(ErrorCode::InvalidArgument, "load: n_ctx and n_batch must not be negative");
-  models::BuildOptions build{options.n_ctx, graph::DType::F32};
+  if (options.n_ctx < 0 || options.n_batch < 0 || options.min_ctx < 0)
+    return make_error(ErrorCode::InvalidArgument, "load: n_ctx, min_ctx and n_batch must not be negative");
+  models::BuildOptions build{options.n_ctx, options.min_ctx, graph::DType::F32};
   auto mg = arch->from_gguf(*impl->file, impl->weights, build);
   if (!mg) return mg.error();
   impl->model_graph = std::move(*mg);
   impl->graph_hash = impl->model_graph.graph.hash();
   if (impl->tokenizer->vocab_size() != impl->model_graph.vocab_size)
-    return make_error(ErrorCode::InvalidFile, fmt::format("model: tokenizer has {} tokens but the model's vocabulary is {}",
-                                                          impl->tokenizer->vocab_size(), impl->model_graph.vocab_size));
+    return make_error(ErrorCode::InvalidFile,
+                      fmt::format("model: tokenizer has {} tokens but the model's vocabulary is {}",
+                                  impl->tokenizer->vocab_size(), impl->model_graph.vocab_size));
 
   auto be = backend::make_backend(options.backend);
   if (!be) return be.error();
   impl->backend = std::move(*be);
 
+  // Both plans compile now, so an unsupported op/dtype/backend combination fails at load, naming the
+  // missing kernel, never at the first token.
   ModelInfo& info = impl->info;
   info.path = path;
   info.architecture = *arch_name;
@@ -83,14 +89,17 @@ Result<std::shared_ptr<Model>> load_llm(const std::string& path, const LoadOptio
   info.n_ctx = impl->model_graph.n_ctx;
   info.n_ctx_train = impl->model_graph.n_ctx_train;
   info.n_layers = impl->model_graph.n_layers;
-  info.n_batch = options.n_batch > 0 ? std::min(options.n_batch, info.n_ctx) : info.n_ctx;
+  info.n_batch = std::min(options.n_batch > 0 ? options.n_batch : kDefaultBatch, info.n_ctx);
   std::error_code ec;
   info.file_bytes = std::filesystem::file_size(path, ec);
+  for (int64_t max_t : {info.n_batch, int64_t{1}})
+    if (auto plan = impl->plan(max_t); !plan) return plan.error();
   info.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return std::make_shared<Model>(std::move(impl));
 }
 
-Result<std::vector<int32_t>> Model::tokenize(std::string_view text, bool add_special, bool parse_special) const {
+Result<std::vector<int32_t>> Model::tokenize(std::string_view text, bool add_special,
+                                             bool parse_special) const {
   return impl_->tokenizer->encode(text, add_special, parse_special);
 }
 
@@ -110,9 +119,12 @@ Result<std::string> Model::graph(GraphFormat format, bool after_rewrites) const 
     if (log.empty()) log = "rewrite (none fired: the backend has a kernel for every node)\n";
   }
   switch (format) {
-    case GraphFormat::Text: return graph::to_text(*g) + log;
-    case GraphFormat::Dot: return graph::to_dot(*g);
-    case GraphFormat::Json: return graph::to_json(*g, 1) + "\n";
+    case GraphFormat::Text:
+      return graph::to_text(*g) + log;
+    case GraphFormat::Dot:
+      return graph::to_dot(*g);
+    case GraphFormat::Json:
+      return graph::to_json(*g, 1) + "\n";
   }
   return make_error(ErrorCode::InvalidArgument, "graph: unknown format");
 }

@@ -29,9 +29,10 @@ class Greedy final : public Sampler {
   std::string_view name() const override { return "greedy"; }
   void apply(Candidates& c) override {
     // Highest logit, lowest id on ties (as the references are made).
-    const auto best = std::min_element(c.items.begin(), c.items.end(), [](const Candidate& a, const Candidate& b) {
-      return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
-    });
+    const auto best =
+        std::min_element(c.items.begin(), c.items.end(), [](const Candidate& a, const Candidate& b) {
+          return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+        });
     c.selected = best->id;
   }
   std::unique_ptr<Sampler> clone() const override { return std::make_unique<Greedy>(*this); }
@@ -163,7 +164,8 @@ SamplerChain SamplerChain::from_config(const SamplingConfig& c, size_t vocab_siz
 
 int32_t SamplerChain::sample(std::span<const float> logits) {
   buf_.items.clear();
-  for (size_t i = 0; i < logits.size(); ++i) buf_.items.push_back(Candidate{static_cast<int32_t>(i), logits[i], 0.0f});
+  for (size_t i = 0; i < logits.size(); ++i)
+    buf_.items.push_back(Candidate{static_cast<int32_t>(i), logits[i], 0.0f});
   buf_.selected = -1;
   for (auto& s : samplers_) {
     s->apply(buf_);

@@ -42,7 +42,8 @@ TEST(Sampler, MinPDropsTokensBelowAFractionOfTheBest) {
 }
 
 TEST(Sampler, DistIsSeededAndFollowsTheDistribution) {
-  auto chain = SamplerChain::from_config(SamplingConfig{.temperature = 1.0f, .top_k = 0, .top_p = 1.0f, .min_p = 0.0f, .seed = 3}, 3);
+  auto chain = SamplerChain::from_config(
+      SamplingConfig{.temperature = 1.0f, .top_k = 0, .top_p = 1.0f, .min_p = 0.0f, .seed = 3}, 3);
   const std::vector<float> logits{0.0f, std::log(3.0f), -100.0f};  // 0.25, 0.75, ~0
   std::vector<int> counts(3, 0);
   std::vector<int32_t> first;

@@ -1,11 +1,11 @@
 // A Session owns the KV cache (the graph's state tensors), the step input buffers and one
 // workspace per plan, all allocated once. eval() binds T and S and runs the prefill plan (several
 // tokens) or the decode plan (one token); nothing in that loop allocates or re-reads the prefix.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "runtime/model_impl.h"
 
@@ -50,10 +50,15 @@ Status Session::Impl::bind(BoundPlan& bp, int64_t max_t) {
   const graph::Graph& g = bp.plan->compiled_graph();
   for (graph::NodeId id : g.leaves(graph::Op::Input)) {
     const std::string& name = g.node(id).name;
-    if (name == "tokens") bp.args.inputs.push_back(tokens.data());
-    else if (name == "positions") bp.args.inputs.push_back(positions.data());
-    else if (name == "slots") bp.args.inputs.push_back(slots.data());
-    else return make_error(ErrorCode::Internal, fmt::format("session: the graph asks for unknown input '{}'", name));
+    if (name == "tokens")
+      bp.args.inputs.push_back(tokens.data());
+    else if (name == "positions")
+      bp.args.inputs.push_back(positions.data());
+    else if (name == "slots")
+      bp.args.inputs.push_back(slots.data());
+    else
+      return make_error(ErrorCode::Internal,
+                        fmt::format("session: the graph asks for unknown input '{}'", name));
   }
   for (graph::NodeId id : g.leaves(graph::Op::State)) {
     const auto it = state_index.find(g.node(id).name);
@@ -87,7 +92,8 @@ Status Session::Impl::run_chunk(std::span<const int32_t> chunk, std::span<float>
   stats.kv_rows_written += after - before;
   const auto vocab = static_cast<size_t>(m->info.vocab_size);
   if (!out.empty()) std::copy_n(logits.begin(), static_cast<size_t>(n) * vocab, out.begin());
-  std::copy_n(logits.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(n - 1) * vocab), vocab, last.begin());
+  std::copy_n(logits.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(n - 1) * vocab), vocab,
+              last.begin());
   n_past += n;
   stats.n_eval_calls++;
   stats.n_tokens_evaluated += static_cast<uint64_t>(n);
@@ -104,7 +110,8 @@ Result<std::unique_ptr<Session>> Model::new_session() const {
   const graph::Graph& g = impl_->model_graph.graph;
   for (graph::NodeId id : g.leaves(graph::Op::State)) {
     const graph::Node& n = g.node(id);
-    const auto bytes = *graph::dtype_bytes(n.dtype, static_cast<uint64_t>(graph::resolve(n.shape, {}).numel()));
+    const auto bytes =
+        *graph::dtype_bytes(n.dtype, static_cast<uint64_t>(graph::resolve(n.shape, {}).numel()));
     s->state_index.emplace(n.name, s->states.size());
     s->states.emplace_back((bytes + sizeof(float) - 1) / sizeof(float), 0.0f);
   }
@@ -124,18 +131,23 @@ Status Session::eval(std::span<const int32_t> tokens, std::span<float> all_logit
   if (n == 0) return make_error(ErrorCode::InvalidArgument, "session: eval needs at least one token");
   if (!all_logits.empty() && static_cast<int64_t>(all_logits.size()) != n * vocab)
     return make_error(ErrorCode::InvalidArgument,
-                      fmt::format("session: logits buffer holds {} floats, {} tokens need {}", all_logits.size(), n, n * vocab));
+                      fmt::format("session: logits buffer holds {} floats, {} tokens need {}",
+                                  all_logits.size(), n, n * vocab));
   if (s.n_past + n > s.m->info.n_ctx)
-    return make_error(ErrorCode::CapacityExceeded, fmt::format("session: {} cached + {} new tokens exceed the context of {}",
-                                                               s.n_past, n, s.m->info.n_ctx));
+    return make_error(ErrorCode::CapacityExceeded,
+                      fmt::format("session: {} cached + {} new tokens exceed the context of {}", s.n_past, n,
+                                  s.m->info.n_ctx));
   for (int32_t id : tokens)
     if (id < 0 || id >= vocab)
-      return make_error(ErrorCode::InvalidArgument, fmt::format("session: token id {} outside the vocabulary [0, {})", id, vocab));
+      return make_error(ErrorCode::InvalidArgument,
+                        fmt::format("session: token id {} outside the vocabulary [0, {})", id, vocab));
   for (int64_t done = 0; done < n;) {
     const int64_t c = std::min(n - done, s.m->info.n_batch);
-    auto out = all_logits.empty() ? std::span<float>{} : all_logits.subspan(static_cast<size_t>(done * vocab),
-                                                                            static_cast<size_t>(c * vocab));
-    if (auto st = s.run_chunk(tokens.subspan(static_cast<size_t>(done), static_cast<size_t>(c)), out); !st) return st;
+    auto out = all_logits.empty()
+                   ? std::span<float>{}
+                   : all_logits.subspan(static_cast<size_t>(done * vocab), static_cast<size_t>(c * vocab));
+    if (auto st = s.run_chunk(tokens.subspan(static_cast<size_t>(done), static_cast<size_t>(c)), out); !st)
+      return st;
     done += c;
   }
   return {};

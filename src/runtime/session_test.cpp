@@ -118,7 +118,8 @@ TEST(Generate, CancelStopsWithinOneStepAndSessionStaysUsable) {
   cfg.max_tokens = 50;
   cfg.sampling.temperature = 0.0f;
   int pieces = 0;
-  auto r = generate(**s, std::string_view("Once upon a time"), cfg, [&](std::string_view) { return ++pieces < 3; });
+  auto r = generate(**s, std::string_view("Once upon a time"), cfg,
+                    [&](std::string_view) { return ++pieces < 3; });
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->finish, FinishReason::Cancelled);
   EXPECT_EQ(pieces, 3);

@@ -21,14 +21,14 @@ Status check_supported_model(std::string_view model);
 class Tokenizer {
  public:
   // Validates the vocabulary: a supported model, one score and type per token, non-empty unique
-  // token texts, finite scores, special ids in range (or -1), BOS/EOS present when they are to be
+  // token texts, no NaN score, special ids in range (or -1), BOS/EOS present when they are to be
   // added. Unsupported models fail with ErrorCode::Unsupported, bad data with InvalidArgument.
   static Result<Tokenizer> create(Vocab vocab);
 
   // add_special: prepend BOS / append EOS as the vocabulary says (add_bos / add_eos).
   // parse_special: Control and Unknown token texts in `text` become those tokens (UserDefined ones
-  // always do). Fails only when a character cannot be encoded at all (no byte token, no unk token)
-  // or the text is over 2 GiB.
+  // always do). Fails only when a character cannot be encoded at all (no byte token, no unk token:
+  // InvalidArgument; llama.cpp would throw) or a text fragment is over 2 GiB (CapacityExceeded).
   Result<std::vector<int32_t>> encode(std::string_view text, bool add_special, bool parse_special) const;
 
   // The bytes of one token (possibly a partial UTF-8 sequence): U+2581 reads as ' ', <0xXX> as that

@@ -23,8 +23,10 @@ Status run_graph(const graph::Graph& g, GraphRun& run, const graph::Bindings& ma
   backend::StepArgs args;
   args.bind = run.bind;
   auto ptr = [](Buffer& b) -> void* { return std::visit([](auto& v) -> void* { return v.data(); }, b); };
-  for (graph::NodeId id : cg.leaves(graph::Op::Input)) args.inputs.push_back(ptr(run.inputs.at(cg.node(id).name)));
-  for (graph::NodeId id : cg.leaves(graph::Op::State)) args.states.push_back(ptr(run.states.at(cg.node(id).name)));
+  for (graph::NodeId id : cg.leaves(graph::Op::Input))
+    args.inputs.push_back(ptr(run.inputs.at(cg.node(id).name)));
+  for (graph::NodeId id : cg.leaves(graph::Op::State))
+    args.states.push_back(ptr(run.states.at(cg.node(id).name)));
   run.outputs.clear();
   for (const graph::Output& o : cg.outputs)
     run.outputs.emplace_back(static_cast<size_t>(graph::resolve(cg.node(o.node).shape, run.bind).numel()));

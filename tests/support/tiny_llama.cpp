@@ -21,8 +21,10 @@ std::filesystem::path write_tiny_llama(const TinyLlamaSpec& spec, const std::str
   kv("llama.attention.head_count_kv", GgufWriter::u32(static_cast<uint32_t>(spec.n_kv_heads)));
   kv("llama.attention.layer_norm_rms_epsilon", GgufWriter::f32(1e-5f));
   kv("tokenizer.ggml.model", GgufWriter::string("llama"));
-  kv("tokenizer.ggml.tokens",
-     GgufWriter::string_array({"<unk>", "<s>", "</s>", "\xe2\x96\x81", "a", "b", "\xe2\x96\x81" "a", "ab"}));
+  kv("tokenizer.ggml.tokens", GgufWriter::string_array({"<unk>", "<s>", "</s>", "\xe2\x96\x81", "a", "b",
+                                                        "\xe2\x96\x81"
+                                                        "a",
+                                                        "ab"}));
   kv("tokenizer.ggml.scores", GgufWriter::f32_array({0, 0, 0, -1, -2, -3, -0.5f, -0.7f}));
   kv("tokenizer.ggml.token_type", GgufWriter::i32_array({2, 3, 3, 1, 1, 1, 1, 1}));
   kv("tokenizer.ggml.bos_token_id", GgufWriter::u32(1));

@@ -1,11 +1,11 @@
 // Direct reference kernels of the composite ops (formulas in graph/ops/*.cpp), written as the
 // plain loops a reader checks against the paper. Tests compare each with its decomposition.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "backend/ref/kernel.h"
 #include "graph/ops/infer.h"
@@ -35,7 +35,8 @@ Status rope(const KernelArgs& a) {
   for (int64_t t = 0; t < T; ++t) {
     const auto pos = static_cast<float>(a.in[1].i32()[t]);
     for (int64_t i = 0; i < half; ++i) {
-      const float freq = has_factors ? base[static_cast<size_t>(i)] / a.in[2].f32()[i] : base[static_cast<size_t>(i)];
+      const float freq =
+          has_factors ? base[static_cast<size_t>(i)] / a.in[2].f32()[i] : base[static_cast<size_t>(i)];
       const float theta = pos * freq;
       const float c = std::cos(theta), s = std::sin(theta);
       for (int64_t h = 0; h < H; ++h) {
@@ -48,7 +49,8 @@ Status rope(const KernelArgs& a) {
       }
     }
     for (int64_t h = 0; h < H; ++h)
-      for (int64_t d = r.n_rot; d < D; ++d) a.out.f32()[(t * H + h) * D + d] = a.in[0].f32()[(t * H + h) * D + d];
+      for (int64_t d = r.n_rot; d < D; ++d)
+        a.out.f32()[(t * H + h) * D + d] = a.in[0].f32()[(t * H + h) * D + d];
   }
   return {};
 }
@@ -64,8 +66,9 @@ Status attention(const KernelArgs& a) {
   const int64_t C = kc.dim(0), Hkv = kc.dim(1);
   const int64_t kv_len = graph::resolve(attrs.kv_len, *a.bind);
   if (kv_len > C || kv_len <= 0)
-    return make_error(ErrorCode::CapacityExceeded,
-                      fmt::format("ref: attention '{}' reads {} rows of a {}-row cache", a.node.name, kv_len, C));
+    return make_error(
+        ErrorCode::CapacityExceeded,
+        fmt::format("ref: attention '{}' reads {} rows of a {}-row cache", a.node.name, kv_len, C));
   const int64_t group = H / Hkv;
   float* scores = a.scratch;
   float* row = a.scratch + kv_len;
@@ -121,8 +124,9 @@ Status embedding(const KernelArgs& a) {
   for (int64_t t = 0; t < a.in[1].dim(0); ++t) {
     const int32_t id = a.in[1].i32()[t];
     if (id < 0 || id >= V)
-      return make_error(ErrorCode::InvalidArgument,
-                        fmt::format("ref: embedding '{}': token id {} outside the vocabulary [0, {})", a.node.name, id, V));
+      return make_error(
+          ErrorCode::InvalidArgument,
+          fmt::format("ref: embedding '{}': token id {} outside the vocabulary [0, {})", a.node.name, id, V));
     if (auto st = load_row_f32(table, id, a.out.f32() + t * D); !st) return st;
   }
   return {};

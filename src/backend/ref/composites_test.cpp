@@ -26,7 +26,8 @@ graph::Bindings bindings(int64_t t, int64_t s) {
 }
 
 // Runs `g` with composites as kernels and decomposed; both must succeed. Returns output 0 of each.
-std::pair<std::vector<float>, std::vector<float>> both_ways(const graph::Graph& g, GraphRun run, const graph::Bindings& max) {
+std::pair<std::vector<float>, std::vector<float>> both_ways(const graph::Graph& g, GraphRun run,
+                                                            const graph::Bindings& max) {
   GraphRun fused = run;
   GraphRun lowered = run;
   auto a = test::run_graph(g, fused, max, false);
@@ -66,6 +67,11 @@ struct RopeCase {
   int n_rot;
   bool factors;
 };
+
+void PrintTo(const RopeCase& c, std::ostream* os) {
+  *os << (c.mode == graph::RopeMode::Normal ? "normal" : "neox") << " n_rot=" << c.n_rot
+      << (c.factors ? " factors" : "");
+}
 
 class RopeTest : public ::testing::TestWithParam<RopeCase> {};
 
@@ -145,8 +151,10 @@ TEST(Composites, AttentionOverCacheMatchesNaiveAndDecomposition) {
   run.inputs["v"] = test::random_floats(T * Hkv * D, 6);
   run.inputs["pos"] = std::vector<int32_t>{5, 6, 7};
   run.inputs["slots"] = std::vector<int32_t>{5, 6, 7};
-  std::vector<float> kcache = test::random_floats(C * Hkv * D, 7), vcache = test::random_floats(C * Hkv * D, 8);
-  for (int64_t i = (past + T) * Hkv * D; i < C * Hkv * D; ++i) kcache[static_cast<size_t>(i)] = vcache[static_cast<size_t>(i)] = NAN;
+  std::vector<float> kcache = test::random_floats(C * Hkv * D, 7),
+                     vcache = test::random_floats(C * Hkv * D, 8);
+  for (int64_t i = (past + T) * Hkv * D; i < C * Hkv * D; ++i)
+    kcache[static_cast<size_t>(i)] = vcache[static_cast<size_t>(i)] = NAN;
   std::vector<int32_t> kpos(C, 999);
   for (int i = 0; i < past; ++i) kpos[static_cast<size_t>(i)] = i;
   run.states["kc"] = kcache;
@@ -174,14 +182,17 @@ TEST(Composites, AttentionOverCacheMatchesNaiveAndDecomposition) {
       double mx = -1e300, sum = 0;
       for (int64_t s = 0; s < n; ++s) {
         double dot = 0;
-        for (int64_t d = 0; d < D; ++d) dot += qs[static_cast<size_t>((t * H + h) * D + d)] * kcache[static_cast<size_t>((s * Hkv + hk) * D + d)];
+        for (int64_t d = 0; d < D; ++d)
+          dot += qs[static_cast<size_t>((t * H + h) * D + d)] *
+                 kcache[static_cast<size_t>((s * Hkv + hk) * D + d)];
         w[static_cast<size_t>(s)] = 0.35 * dot;
         mx = std::max(mx, w[static_cast<size_t>(s)]);
       }
       for (auto& x : w) sum += (x = std::exp(x - mx));
       for (int64_t d = 0; d < D; ++d) {
         double o = 0;
-        for (int64_t s = 0; s < n; ++s) o += w[static_cast<size_t>(s)] / sum * vcache[static_cast<size_t>((s * Hkv + hk) * D + d)];
+        for (int64_t s = 0; s < n; ++s)
+          o += w[static_cast<size_t>(s)] / sum * vcache[static_cast<size_t>((s * Hkv + hk) * D + d)];
         EXPECT_NEAR(fused[static_cast<size_t>((t * H + h) * D + d)], o, 1e-5) << "t=" << t << " h=" << h;
       }
     }
@@ -247,7 +258,8 @@ TEST(Composites, KvWriteCountsRowsAndRejectsSlotsOutsideTheCache) {
   run.states["cache"] = std::vector<float>(8, 0.5f);
   run.bind = bindings(2, 0);
   ASSERT_TRUE(test::run_graph(*g, run, bindings(2, 0), false).ok());
-  EXPECT_EQ(std::get<std::vector<float>>(run.states["cache"]), (std::vector<float>{3, 4, 0.5f, 0.5f, 1, 2, 0.5f, 0.5f}));
+  EXPECT_EQ(std::get<std::vector<float>>(run.states["cache"]),
+            (std::vector<float>{3, 4, 0.5f, 0.5f, 1, 2, 0.5f, 0.5f}));
   EXPECT_EQ(run.stats.state_rows_written, (std::vector<uint64_t>{2}));
   EXPECT_FLOAT_EQ(run.outputs[0][0], 12.0f);
   run.inputs["slots"] = std::vector<int32_t>{4, 0};

@@ -13,7 +13,10 @@ std::array<int64_t, 4> broadcast_strides(const graph::Extents& in, const graph::
   int64_t stride = 1;
   for (int i = in.rank - 1; i >= 0; --i) {
     const int oi = 4 - (in.rank - i);
-    st[static_cast<size_t>(oi)] = in.dims[static_cast<size_t>(i)] == 1 && out.dims[static_cast<size_t>(out.rank - (in.rank - i))] != 1 ? 0 : stride;
+    st[static_cast<size_t>(oi)] =
+        in.dims[static_cast<size_t>(i)] == 1 && out.dims[static_cast<size_t>(out.rank - (in.rank - i))] != 1
+            ? 0
+            : stride;
     stride *= in.dims[static_cast<size_t>(i)];
   }
   return st;
@@ -27,20 +30,34 @@ std::array<int64_t, 4> padded(const graph::Extents& e) {
 
 float apply(graph::Op op, float x, float y, float z) {
   switch (op) {
-    case graph::Op::Add: return x + y;
-    case graph::Op::Sub: return x - y;
-    case graph::Op::Mul: return x * y;
-    case graph::Op::Div: return x / y;
-    case graph::Op::LessEqual: return x <= y ? 1.0f : 0.0f;
-    case graph::Op::Where: return x != 0.0f ? y : z;
-    case graph::Op::Neg: return -x;
-    case graph::Op::Exp: return std::exp(x);
-    case graph::Op::Sqrt: return std::sqrt(x);
-    case graph::Op::Recip: return 1.0f / x;
-    case graph::Op::Sin: return std::sin(x);
-    case graph::Op::Cos: return std::cos(x);
-    case graph::Op::Tanh: return std::tanh(x);
-    default: return std::numeric_limits<float>::quiet_NaN();
+    case graph::Op::Add:
+      return x + y;
+    case graph::Op::Sub:
+      return x - y;
+    case graph::Op::Mul:
+      return x * y;
+    case graph::Op::Div:
+      return x / y;
+    case graph::Op::LessEqual:
+      return x <= y ? 1.0f : 0.0f;
+    case graph::Op::Where:
+      return x != 0.0f ? y : z;
+    case graph::Op::Neg:
+      return -x;
+    case graph::Op::Exp:
+      return std::exp(x);
+    case graph::Op::Sqrt:
+      return std::sqrt(x);
+    case graph::Op::Recip:
+      return 1.0f / x;
+    case graph::Op::Sin:
+      return std::sin(x);
+    case graph::Op::Cos:
+      return std::cos(x);
+    case graph::Op::Tanh:
+      return std::tanh(x);
+    default:
+      return std::numeric_limits<float>::quiet_NaN();
   }
 }
 

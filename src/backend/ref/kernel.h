@@ -24,7 +24,7 @@ struct KernelArgs {
   TensorRef out;
   std::array<TensorRef, 5> in;
   const graph::Bindings* bind = nullptr;
-  float* scratch = nullptr;  // at least scratch_floats(node, max extents) floats
+  float* scratch = nullptr;          // at least scratch_floats(node, max extents) floats
   uint64_t* rows_written = nullptr;  // the written state's counter, for row writes
 };
 

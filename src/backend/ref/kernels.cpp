@@ -69,7 +69,8 @@ const Entry* lookup(const graph::Graph& g, const graph::Node& n) {
   for (const Entry& e : table()) {
     if (e.op != n.op || e.operands.size() != n.inputs.size()) continue;
     bool match = true;
-    for (size_t i = 0; i < n.inputs.size(); ++i) match = match && (e.operands[i] & bit(g.node(n.inputs[i]).dtype)) != 0;
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      match = match && (e.operands[i] & bit(g.node(n.inputs[i]).dtype)) != 0;
     if (match) return &e;
   }
   return nullptr;

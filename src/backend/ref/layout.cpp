@@ -1,8 +1,8 @@
 // Data movement: permute, slice, concat (reshape aliases its input and runs no kernel), gather,
 // cast (dequantization included) and row writes into state.
-#include <cstring>
-
 #include <fmt/format.h>
+
+#include <cstring>
 
 #include "backend/ref/kernel.h"
 #include "formats/quant.h"
@@ -23,8 +23,8 @@ std::array<int64_t, 4> strides_of(const graph::Extents& e) {
 size_t elem_bytes(graph::DType t) { return static_cast<size_t>(graph::traits(t).block_bytes); }
 
 // Copies the box `ext` of `src` (strides `ss`, origin `src0`) into `dst` (strides `ds`, origin `dst0`).
-void copy_box(const std::byte* src, const std::array<int64_t, 4>& ss, std::byte* dst, const std::array<int64_t, 4>& ds,
-              const graph::Extents& ext, size_t eb) {
+void copy_box(const std::byte* src, const std::array<int64_t, 4>& ss, std::byte* dst,
+              const std::array<int64_t, 4>& ds, const graph::Extents& ext, size_t eb) {
   std::array<int64_t, 4> d{1, 1, 1, 1};
   std::array<int64_t, 4> s4{}, d4{};
   for (int i = 0; i < ext.rank; ++i) {
@@ -77,7 +77,8 @@ Status copy_layout(const KernelArgs& a) {
         return make_error(ErrorCode::CapacityExceeded,
                           fmt::format("ref: slice '{}' reads rows [{}, {}) of {}", a.node.name, s.start,
                                       s.start + a.out.dim(s.axis), x.dim(s.axis)));
-      copy_box(src + static_cast<size_t>(s.start * xs[static_cast<size_t>(s.axis)]) * eb, xs, dst, os, a.out.ext, eb);
+      copy_box(src + static_cast<size_t>(s.start * xs[static_cast<size_t>(s.axis)]) * eb, xs, dst, os,
+               a.out.ext, eb);
       return {};
     }
     case graph::Op::Concat: {
@@ -88,19 +89,22 @@ Status copy_layout(const KernelArgs& a) {
                dst + static_cast<size_t>(x.dim(axis) * os[static_cast<size_t>(axis)]) * eb, os, y.ext, eb);
       return {};
     }
-    default: return make_error(ErrorCode::Internal, "ref: copy_layout on a non-layout op");
+    default:
+      return make_error(ErrorCode::Internal, "ref: copy_layout on a non-layout op");
   }
 }
 
 Status gather(const KernelArgs& a) {
   const TensorRef& table = a.in[0];
   const int64_t rows = table.dim(0);
-  const auto row_bytes = static_cast<size_t>(*graph::dtype_bytes(table.dtype, static_cast<uint64_t>(table.dim(1))));
+  const auto row_bytes =
+      static_cast<size_t>(*graph::dtype_bytes(table.dtype, static_cast<uint64_t>(table.dim(1))));
   for (int64_t t = 0; t < a.in[1].dim(0); ++t) {
     const int32_t id = a.in[1].i32()[t];
     if (id < 0 || id >= rows)
       return make_error(ErrorCode::InvalidArgument,
-                        fmt::format("ref: {} '{}': id {} outside [0, {})", graph::op_name(a.node.op), a.node.name, id, rows));
+                        fmt::format("ref: {} '{}': id {} outside [0, {})", graph::op_name(a.node.op),
+                                    a.node.name, id, rows));
     std::memcpy(static_cast<std::byte*>(a.out.data) + static_cast<size_t>(t) * row_bytes,
                 static_cast<const std::byte*>(table.data) + static_cast<size_t>(id) * row_bytes, row_bytes);
   }
@@ -123,7 +127,8 @@ Status cast(const KernelArgs& a) {
     return {};
   }
   for (int64_t i = 0; i < total; ++i)
-    dst[i] = a.out.dtype == graph::DType::F16 ? formats::f32_to_f16(x.f32()[i]) : formats::f32_to_bf16(x.f32()[i]);
+    dst[i] =
+        a.out.dtype == graph::DType::F16 ? formats::f32_to_f16(x.f32()[i]) : formats::f32_to_bf16(x.f32()[i]);
   return {};
 }
 
@@ -133,13 +138,14 @@ Status write_rows(const KernelArgs& a) {
   const int64_t capacity = state.dim(0);
   const int64_t row_elems = state.ext.numel() / capacity;
   const size_t eb = elem_bytes(state.dtype);
-  if (a.out.data != state.data) std::memcpy(a.out.data, state.data, static_cast<size_t>(state.ext.numel()) * eb);
+  if (a.out.data != state.data)
+    std::memcpy(a.out.data, state.data, static_cast<size_t>(state.ext.numel()) * eb);
   for (int64_t t = 0; t < rows.dim(0); ++t) {
     const int32_t slot = a.in[2].i32()[t];
     if (slot < 0 || slot >= capacity)
       return make_error(ErrorCode::CapacityExceeded,
-                        fmt::format("ref: {} '{}': slot {} outside the state's {} rows", graph::op_name(a.node.op),
-                                    a.node.name, slot, capacity));
+                        fmt::format("ref: {} '{}': slot {} outside the state's {} rows",
+                                    graph::op_name(a.node.op), a.node.name, slot, capacity));
     std::byte* dst = static_cast<std::byte*>(a.out.data) + static_cast<size_t>(slot * row_elems) * eb;
     if (rows.dtype == state.dtype) {
       std::memcpy(dst, static_cast<const std::byte*>(rows.data) + static_cast<size_t>(t * row_elems) * eb,

@@ -1,8 +1,8 @@
 #include "backend/ref/ref_backend.h"
 
-#include <cstring>
-
 #include <fmt/format.h>
+
+#include <cstring>
 
 #include "backend/ref/kernel.h"
 
@@ -18,7 +18,7 @@ enum class Storage : uint8_t { Input, State, Weight, Constant, Alias, Arena };
 
 struct Slot {
   Storage storage = Storage::Arena;
-  size_t index = 0;       // input/state index, aliased node, or arena offset in bytes
+  size_t index = 0;             // input/state index, aliased node, or arena offset in bytes
   const void* fixed = nullptr;  // weights and constants
   KernelFn kernel = nullptr;    // null for leaves and aliases
   int state = -1;               // for row writes: the state written
@@ -27,7 +27,9 @@ struct Slot {
 class RefWorkspace final : public Workspace {
  public:
   explicit RefWorkspace(size_t arena_bytes, size_t scratch_floats, size_t n_nodes)
-      : arena((arena_bytes + sizeof(float) - 1) / sizeof(float)), scratch(scratch_floats + 1), ptrs(n_nodes) {}
+      : arena((arena_bytes + sizeof(float) - 1) / sizeof(float)),
+        scratch(scratch_floats + 1),
+        ptrs(n_nodes) {}
   std::vector<float> arena;  // float-aligned storage for every intermediate
   std::vector<float> scratch;
   std::vector<void*> ptrs;
@@ -35,7 +37,8 @@ class RefWorkspace final : public Workspace {
 
 class RefPlan final : public Plan {
  public:
-  RefPlan(graph::Graph g, graph::RewriteLog log, graph::Bindings max) : g_(std::move(g)), log_(std::move(log)), max_(max) {}
+  RefPlan(graph::Graph g, graph::RewriteLog log, graph::Bindings max)
+      : g_(std::move(g)), log_(std::move(log)), max_(max) {}
 
   Status build(const WeightResolver& weights) {
     const auto inputs = g_.leaves(Op::Input);
@@ -49,8 +52,14 @@ class RefPlan final : public Plan {
       Slot& s = slots_[i];
       const graph::Extents ext = graph::resolve(n.shape, max_);
       switch (n.op) {
-        case Op::Input: s.storage = Storage::Input; s.index = index_of(inputs, i); continue;
-        case Op::State: s.storage = Storage::State; s.index = index_of(states, i); continue;
+        case Op::Input:
+          s.storage = Storage::Input;
+          s.index = index_of(inputs, i);
+          continue;
+        case Op::State:
+          s.storage = Storage::State;
+          s.index = index_of(states, i);
+          continue;
         case Op::Constant:
           s.storage = Storage::Constant;
           s.fixed = std::get<graph::ConstantAttrs>(n.attrs).values.data();
@@ -62,11 +71,13 @@ class RefPlan final : public Plan {
           s.fixed = *data;
           continue;
         }
-        default: break;
+        default:
+          break;
       }
       s.kernel = find_kernel(g_, n);
       if (s.kernel == nullptr)
-        return make_error(ErrorCode::Unsupported, fmt::format("ref: no kernel for {}", kernel_signature(g_, n)));
+        return make_error(ErrorCode::Unsupported,
+                          fmt::format("ref: no kernel for {}", kernel_signature(g_, n)));
       scratch_floats_ = std::max(scratch_floats_, scratch_for(n, ext));
       const bool row_write = n.op == Op::ScatterRows || n.op == Op::KvWrite;
       const int written = row_write ? root_state(n.inputs[0]) : -1;
@@ -98,27 +109,43 @@ class RefPlan final : public Plan {
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const Slot& s = slots_[i];
       switch (s.storage) {
-        case Storage::Input: ws.ptrs[i] = const_cast<void*>(args.inputs[s.index]); break;
-        case Storage::State: ws.ptrs[i] = args.states[s.index]; break;
+        case Storage::Input:
+          ws.ptrs[i] = const_cast<void*>(args.inputs[s.index]);
+          break;
+        case Storage::State:
+          ws.ptrs[i] = args.states[s.index];
+          break;
         case Storage::Weight:
-        case Storage::Constant: ws.ptrs[i] = const_cast<void*>(s.fixed); break;
-        case Storage::Alias: ws.ptrs[i] = ws.ptrs[s.index]; break;
-        case Storage::Arena: ws.ptrs[i] = arena + s.index; break;
+        case Storage::Constant:
+          ws.ptrs[i] = const_cast<void*>(s.fixed);
+          break;
+        case Storage::Alias:
+          ws.ptrs[i] = ws.ptrs[s.index];
+          break;
+        case Storage::Arena:
+          ws.ptrs[i] = arena + s.index;
+          break;
       }
       if (s.kernel == nullptr) continue;
       const Node& n = g_.nodes[i];
-      KernelArgs ka{n, TensorRef{ws.ptrs[i], graph::resolve(n.shape, args.bind), n.dtype}, {}, &args.bind,
-                    ws.scratch.data(), nullptr};
+      KernelArgs ka{n,
+                    TensorRef{ws.ptrs[i], graph::resolve(n.shape, args.bind), n.dtype},
+                    {},
+                    &args.bind,
+                    ws.scratch.data(),
+                    nullptr};
       for (size_t k = 0; k < n.inputs.size(); ++k) {
         const Node& in = g_.node(n.inputs[k]);
-        ka.in[k] = TensorRef{ws.ptrs[static_cast<size_t>(n.inputs[k])], graph::resolve(in.shape, args.bind), in.dtype};
+        ka.in[k] = TensorRef{ws.ptrs[static_cast<size_t>(n.inputs[k])], graph::resolve(in.shape, args.bind),
+                             in.dtype};
       }
       if (s.state >= 0) ka.rows_written = &stats.state_rows_written[static_cast<size_t>(s.state)];
       if (auto st = s.kernel(ka); !st) return st;
     }
     for (size_t k = 0; k < g_.outputs.size(); ++k) {
       const NodeId id = g_.outputs[k].node;
-      const auto bytes = static_cast<size_t>(graph::resolve(g_.node(id).shape, args.bind).numel()) * sizeof(float);
+      const auto bytes =
+          static_cast<size_t>(graph::resolve(g_.node(id).shape, args.bind).numel()) * sizeof(float);
       std::memcpy(args.outputs[k], ws.ptrs[static_cast<size_t>(id)], bytes);
     }
     return {};
@@ -157,12 +184,13 @@ class RefPlan final : public Plan {
       const auto sym = static_cast<graph::Sym>(s);
       if (sym == graph::Sym::None) continue;
       if (a.bind[sym] < 0 || a.bind[sym] > max_[sym])
-        return make_error(ErrorCode::CapacityExceeded, fmt::format("ref: {} = {} outside this plan's bucket [0, {}]",
-                                                                   graph::sym_name(sym), a.bind[sym], max_[sym]));
+        return make_error(ErrorCode::CapacityExceeded,
+                          fmt::format("ref: {} = {} outside this plan's bucket [0, {}]", graph::sym_name(sym),
+                                      a.bind[sym], max_[sym]));
     }
-    if (a.inputs.size() != n_inputs_ || a.states.size() != n_states_ ||
-        a.outputs.size() != g_.outputs.size())
-      return make_error(ErrorCode::InvalidArgument, "ref: step arguments do not match the plan's inputs/states/outputs");
+    if (a.inputs.size() != n_inputs_ || a.states.size() != n_states_ || a.outputs.size() != g_.outputs.size())
+      return make_error(ErrorCode::InvalidArgument,
+                        "ref: step arguments do not match the plan's inputs/states/outputs");
     if (stats.state_rows_written.size() < a.states.size()) stats.state_rows_written.resize(a.states.size());
     return {};
   }

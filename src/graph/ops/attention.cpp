@@ -27,7 +27,8 @@ Result<TypeInfo> infer_attention(const InferArgs& a) {
   const Dim& H = q.shape[1];
   const Dim& Hkv = k.shape[1];
   if (H.is_symbolic() || Hkv.is_symbolic() || H.value % Hkv.value != 0)
-    return node_error(a, fmt::format("{} query heads not a multiple of {} kv heads", dim_to_string(H), dim_to_string(Hkv)));
+    return node_error(
+        a, fmt::format("{} query heads not a multiple of {} kv heads", dim_to_string(H), dim_to_string(Hkv)));
   if (qp.dtype != DType::I32 || qp.shape.size() != 1 || !(qp.shape[0] == q.shape[0]))
     return node_error(a, "q_pos must be i32 [T]");
   if (kp.dtype != DType::I32 || kp.shape.size() != 1 || !(kp.shape[0] == k.shape[0]))
@@ -51,11 +52,14 @@ Tensor decompose_attention(Builder& b, const Node& n, const std::vector<Tensor>&
 
   auto rows = [&](Tensor cache) { return b.cast(b.slice(cache, 0, 0, S), DType::F32); };
   // [Hkv, 1, S, D]: one K block per kv head, broadcast over the query heads of its group.
-  const Tensor k = b.reshape(b.permute(rows(in[1]), {1, 0, 2}), Shape{Dim::constant(n_kv), one, S, Dim::constant(head_dim)});
-  const Tensor v_t = b.reshape(b.permute(rows(in[2]), {1, 2, 0}), Shape{Dim::constant(n_kv), one, Dim::constant(head_dim), S});
+  const Tensor k = b.reshape(b.permute(rows(in[1]), {1, 0, 2}),
+                             Shape{Dim::constant(n_kv), one, S, Dim::constant(head_dim)});
+  const Tensor v_t = b.reshape(b.permute(rows(in[2]), {1, 2, 0}),
+                               Shape{Dim::constant(n_kv), one, Dim::constant(head_dim), S});
   // [Hkv, group, T, D]
-  const Tensor qg = b.permute(b.reshape(q, Shape{T, Dim::constant(n_kv), Dim::constant(group), Dim::constant(head_dim)}),
-                              {1, 2, 0, 3});
+  const Tensor qg =
+      b.permute(b.reshape(q, Shape{T, Dim::constant(n_kv), Dim::constant(group), Dim::constant(head_dim)}),
+                {1, 2, 0, 3});
   const Tensor scores = b.matmul(qg, k) * b.scalar(attrs.scale);  // [Hkv, group, T, S]
 
   const Tensor q_pos = b.reshape(b.cast(in[3], DType::F32), Shape{T, one});

@@ -29,11 +29,12 @@ std::optional<Shape> broadcast(const Shape& x, const Shape& y) {
 
 Result<TypeInfo> infer_elementwise(const InferArgs& a) {
   const Op op = a.node.op;
-  const size_t arity = op == Op::Where ? 3 : (op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div ||
-                                              op == Op::LessEqual)
-                                                 ? 2
-                                                 : 1;
-  if (a.inputs.size() != arity) return node_error(a, fmt::format("expects {} inputs, got {}", arity, a.inputs.size()));
+  const size_t arity =
+      op == Op::Where                                                                             ? 3
+      : (op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div || op == Op::LessEqual) ? 2
+                                                                                                  : 1;
+  if (a.inputs.size() != arity)
+    return node_error(a, fmt::format("expects {} inputs, got {}", arity, a.inputs.size()));
   Shape shape = a.inputs[0]->shape;
   for (const Node* in : a.inputs) {
     if (in->dtype != DType::F32)

@@ -16,7 +16,8 @@ Result<TypeInfo> infer(const InferArgs& a) {
     case Op::Input:
     case Op::Parameter:
     case Op::State:
-    case Op::Constant: return infer_leaf(a);
+    case Op::Constant:
+      return infer_leaf(a);
     case Op::Add:
     case Op::Sub:
     case Op::Mul:
@@ -29,39 +30,56 @@ Result<TypeInfo> infer(const InferArgs& a) {
     case Op::Recip:
     case Op::Sin:
     case Op::Cos:
-    case Op::Tanh: return infer_elementwise(a);
+    case Op::Tanh:
+      return infer_elementwise(a);
     case Op::ReduceSum:
-    case Op::ReduceMax: return infer_reduce(a);
-    case Op::MatMul: return infer_matmul(a);
+    case Op::ReduceMax:
+      return infer_reduce(a);
+    case Op::MatMul:
+      return infer_matmul(a);
     case Op::Reshape:
     case Op::Permute:
     case Op::Slice:
     case Op::Concat:
     case Op::Gather:
     case Op::Cast:
-    case Op::ScatterRows: return infer_layout(a);
-    case Op::RmsNorm: return infer_norm(a);
-    case Op::Rope: return infer_rope(a);
+    case Op::ScatterRows:
+      return infer_layout(a);
+    case Op::RmsNorm:
+      return infer_norm(a);
+    case Op::Rope:
+      return infer_rope(a);
     case Op::Attention:
-    case Op::KvWrite: return infer_attention(a);
+    case Op::KvWrite:
+      return infer_attention(a);
     case Op::Silu:
-    case Op::SwiGlu: return infer_activation(a);
-    case Op::Embedding: return infer_embedding(a);
-    case Op::kSentinel: break;
+    case Op::SwiGlu:
+      return infer_activation(a);
+    case Op::Embedding:
+      return infer_embedding(a);
+    case Op::kSentinel:
+      break;
   }
   return node_error(a, "unknown op");
 }
 
 Tensor decompose(Builder& b, const Node& n, const std::vector<Tensor>& in) {
   switch (n.op) {
-    case Op::RmsNorm: return decompose_rms_norm(b, n, in);
-    case Op::Rope: return decompose_rope(b, n, in);
-    case Op::Attention: return decompose_attention(b, n, in);
-    case Op::KvWrite: return decompose_kv_write(b, n, in);
+    case Op::RmsNorm:
+      return decompose_rms_norm(b, n, in);
+    case Op::Rope:
+      return decompose_rope(b, n, in);
+    case Op::Attention:
+      return decompose_attention(b, n, in);
+    case Op::KvWrite:
+      return decompose_kv_write(b, n, in);
     case Op::Silu:
-    case Op::SwiGlu: return decompose_activation(b, n, in);
-    case Op::Embedding: return decompose_embedding(b, n, in);
-    default: break;
+    case Op::SwiGlu:
+      return decompose_activation(b, n, in);
+    case Op::Embedding:
+      return decompose_embedding(b, n, in);
+    default:
+      break;
   }
   GLASS_CHECK(!"decompose called on a primitive");
   return {};

@@ -1,8 +1,8 @@
 // Layout and data movement: reshape, permute, slice, concat, gather, cast and scatter_rows.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "graph/ops/infer.h"
 
@@ -34,14 +34,16 @@ Result<TypeInfo> infer_reshape(const InferArgs& a) {
   if (traits(x.dtype).quantized) return node_error(a, "cannot reshape quantized blocks");
   if (a.node.shape.size() > static_cast<size_t>(kMaxRank)) return node_error(a, "target rank exceeds 4");
   if (!(count(x.shape) == count(a.node.shape)))
-    return node_error(a, fmt::format("cannot reshape {} to {}", shape_to_string(x.shape), shape_to_string(a.node.shape)));
+    return node_error(
+        a, fmt::format("cannot reshape {} to {}", shape_to_string(x.shape), shape_to_string(a.node.shape)));
   return TypeInfo{a.node.shape, x.dtype};
 }
 
 Result<TypeInfo> infer_permute(const InferArgs& a) {
   const Node& x = *a.inputs[0];
   const auto* p = std::get_if<PermuteAttrs>(&a.node.attrs);
-  if (p == nullptr || p->perm.size() != x.shape.size()) return node_error(a, "permutation rank differs from input rank");
+  if (p == nullptr || p->perm.size() != x.shape.size())
+    return node_error(a, "permutation rank differs from input rank");
   std::vector<int> sorted = p->perm;
   std::sort(sorted.begin(), sorted.end());
   for (size_t i = 0; i < sorted.size(); ++i)
@@ -55,12 +57,14 @@ Result<TypeInfo> infer_permute(const InferArgs& a) {
 Result<TypeInfo> infer_slice(const InferArgs& a) {
   const Node& x = *a.inputs[0];
   const auto* s = std::get_if<SliceAttrs>(&a.node.attrs);
-  if (s == nullptr || s->axis < 0 || s->axis >= static_cast<int>(x.shape.size())) return node_error(a, "bad slice axis");
+  if (s == nullptr || s->axis < 0 || s->axis >= static_cast<int>(x.shape.size()))
+    return node_error(a, "bad slice axis");
   const Dim& d = x.shape[static_cast<size_t>(s->axis)];
   if (s->start < 0) return node_error(a, "negative slice start");
   if (!s->length.is_symbolic() && s->length.value <= 0) return node_error(a, "slice length must be positive");
   if (!d.is_symbolic() && !s->length.is_symbolic() && s->start + s->length.value > d.value)
-    return node_error(a, fmt::format("slice [{}, {}) past dimension {}", s->start, s->start + s->length.value, d.value));
+    return node_error(
+        a, fmt::format("slice [{}, {}) past dimension {}", s->start, s->start + s->length.value, d.value));
   if (d.is_symbolic() && !(s->start == 0 && s->length == d))
     return node_error(a, "a symbolic dimension can only be sliced whole");
   if (s->axis == static_cast<int>(x.shape.size()) - 1 && traits(x.dtype).quantized)
@@ -74,16 +78,19 @@ Result<TypeInfo> infer_concat(const InferArgs& a) {
   const Node& x = *a.inputs[0];
   const Node& y = *a.inputs[1];
   const auto* c = std::get_if<ConcatAttrs>(&a.node.attrs);
-  if (c == nullptr || c->axis < 0 || c->axis >= static_cast<int>(x.shape.size())) return node_error(a, "bad concat axis");
-  if (x.dtype != y.dtype || x.shape.size() != y.shape.size()) return node_error(a, "operands differ in dtype or rank");
+  if (c == nullptr || c->axis < 0 || c->axis >= static_cast<int>(x.shape.size()))
+    return node_error(a, "bad concat axis");
+  if (x.dtype != y.dtype || x.shape.size() != y.shape.size())
+    return node_error(a, "operands differ in dtype or rank");
   Shape out = x.shape;
   for (size_t i = 0; i < x.shape.size(); ++i) {
     if (static_cast<int>(i) == c->axis) {
-      if (x.shape[i].is_symbolic() || y.shape[i].is_symbolic()) return node_error(a, "cannot concat symbolic dims");
+      if (x.shape[i].is_symbolic() || y.shape[i].is_symbolic())
+        return node_error(a, "cannot concat symbolic dims");
       out[i] = Dim::constant(x.shape[i].value + y.shape[i].value);
     } else if (!(x.shape[i] == y.shape[i])) {
-      return node_error(a, fmt::format("shapes {} and {} differ off the concat axis", shape_to_string(x.shape),
-                                       shape_to_string(y.shape)));
+      return node_error(a, fmt::format("shapes {} and {} differ off the concat axis",
+                                       shape_to_string(x.shape), shape_to_string(y.shape)));
     }
   }
   return TypeInfo{out, x.dtype};
@@ -125,22 +132,34 @@ Result<TypeInfo> infer_row_write(const InferArgs& a, bool allow_convert) {
     return node_error(a, "slots must be i32 [rows]");
   if (traits(st.dtype).quantized) return node_error(a, "state cannot be quantized");
   if (!allow_convert && rows.dtype != st.dtype)
-    return node_error(a, fmt::format("rows are {} but state is {}", dtype_name(rows.dtype), dtype_name(st.dtype)));
+    return node_error(
+        a, fmt::format("rows are {} but state is {}", dtype_name(rows.dtype), dtype_name(st.dtype)));
   return TypeInfo{st.shape, st.dtype};
 }
 
 Result<TypeInfo> infer_layout(const InferArgs& a) {
-  const size_t want = a.node.op == Op::Concat || a.node.op == Op::Gather ? 2 : a.node.op == Op::ScatterRows ? 3 : 1;
-  if (a.inputs.size() != want) return node_error(a, fmt::format("expects {} inputs, got {}", want, a.inputs.size()));
+  const size_t want = a.node.op == Op::Concat || a.node.op == Op::Gather ? 2
+                      : a.node.op == Op::ScatterRows                     ? 3
+                                                                         : 1;
+  if (a.inputs.size() != want)
+    return node_error(a, fmt::format("expects {} inputs, got {}", want, a.inputs.size()));
   switch (a.node.op) {
-    case Op::Reshape: return infer_reshape(a);
-    case Op::Permute: return infer_permute(a);
-    case Op::Slice: return infer_slice(a);
-    case Op::Concat: return infer_concat(a);
-    case Op::Gather: return infer_gather(a);
-    case Op::Cast: return infer_cast(a);
-    case Op::ScatterRows: return infer_row_write(a, false);
-    default: return node_error(a, "not a layout op");
+    case Op::Reshape:
+      return infer_reshape(a);
+    case Op::Permute:
+      return infer_permute(a);
+    case Op::Slice:
+      return infer_slice(a);
+    case Op::Concat:
+      return infer_concat(a);
+    case Op::Gather:
+      return infer_gather(a);
+    case Op::Cast:
+      return infer_cast(a);
+    case Op::ScatterRows:
+      return infer_row_write(a, false);
+    default:
+      return node_error(a, "not a layout op");
   }
 }
 

@@ -13,7 +13,8 @@ Result<TypeInfo> infer_leaf(const InferArgs& a) {
     return node_error(a, fmt::format("rank {} exceeds {}", n.shape.size(), kMaxRank));
   for (const Dim& d : n.shape)
     if (!d.is_symbolic() && d.value <= 0)
-      return node_error(a, fmt::format("dimension {} in {} must be positive", d.value, shape_to_string(n.shape)));
+      return node_error(
+          a, fmt::format("dimension {} in {} must be positive", d.value, shape_to_string(n.shape)));
   if (n.op == Op::Constant) {
     const auto* c = std::get_if<ConstantAttrs>(&n.attrs);
     if (c == nullptr) return node_error(a, "missing constant values");
@@ -26,7 +27,8 @@ Result<TypeInfo> infer_leaf(const InferArgs& a) {
       return node_error(a, fmt::format("{} values for shape {}", c->values.size(), shape_to_string(n.shape)));
     return TypeInfo{n.shape, DType::F32};
   }
-  if (std::get_if<LeafAttrs>(&n.attrs) == nullptr || n.name.empty()) return node_error(a, "a leaf needs a name");
+  if (std::get_if<LeafAttrs>(&n.attrs) == nullptr || n.name.empty())
+    return node_error(a, "a leaf needs a name");
   return TypeInfo{n.shape, n.dtype};
 }
 

@@ -11,7 +11,8 @@ Result<TypeInfo> infer_matmul(const InferArgs& a) {
   if (a.inputs.size() != 2) return node_error(a, "expects 2 inputs");
   const Node& x = *a.inputs[0];
   const Node& w = *a.inputs[1];
-  if (x.dtype != DType::F32) return node_error(a, fmt::format("activations must be f32, got {}", dtype_name(x.dtype)));
+  if (x.dtype != DType::F32)
+    return node_error(a, fmt::format("activations must be f32, got {}", dtype_name(x.dtype)));
   if (w.dtype == DType::I32 || w.dtype == DType::I8) return node_error(a, "weights cannot be integer");
   if (x.shape.size() < 2 || w.shape.size() < 2) return node_error(a, "operands need rank >= 2");
   const Dim& k = x.shape.back();
@@ -19,8 +20,8 @@ Result<TypeInfo> infer_matmul(const InferArgs& a) {
     return node_error(a, fmt::format("inner dimensions differ: {} x {}", shape_to_string(x.shape),
                                      shape_to_string(w.shape)));
   if (traits(w.dtype).block_size > 1 && (k.is_symbolic() || k.value % traits(w.dtype).block_size != 0))
-    return node_error(a, fmt::format("inner dimension {} is not a multiple of {}'s block size {}", dim_to_string(k),
-                                     dtype_name(w.dtype), traits(w.dtype).block_size));
+    return node_error(a, fmt::format("inner dimension {} is not a multiple of {}'s block size {}",
+                                     dim_to_string(k), dtype_name(w.dtype), traits(w.dtype).block_size));
   const size_t bx = x.shape.size() - 2;
   const size_t bw = w.shape.size() - 2;
   const size_t nb = std::max(bx, bw);
@@ -34,8 +35,8 @@ Result<TypeInfo> infer_matmul(const InferArgs& a) {
     } else if (dx == one) {
       out[i] = dw;
     } else {
-      return node_error(a, fmt::format("batch dimensions of {} and {} do not broadcast", shape_to_string(x.shape),
-                                       shape_to_string(w.shape)));
+      return node_error(a, fmt::format("batch dimensions of {} and {} do not broadcast",
+                                       shape_to_string(x.shape), shape_to_string(w.shape)));
     }
   }
   out[nb] = x.shape[x.shape.size() - 2];

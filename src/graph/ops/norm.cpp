@@ -10,7 +10,8 @@ Result<TypeInfo> infer_norm(const InferArgs& a) {
   const Node& x = *a.inputs[0];
   const Node& w = *a.inputs[1];
   if (x.dtype != DType::F32 || w.dtype != DType::F32) return node_error(a, "x and weight must be f32");
-  if (x.shape.empty() || w.shape.size() != 1 || !(w.shape[0] == x.shape.back()) || x.shape.back().is_symbolic())
+  if (x.shape.empty() || w.shape.size() != 1 || !(w.shape[0] == x.shape.back()) ||
+      x.shape.back().is_symbolic())
     return node_error(a, fmt::format("weight {} does not match the last axis of {}", shape_to_string(w.shape),
                                      shape_to_string(x.shape)));
   return TypeInfo{x.shape, DType::F32};

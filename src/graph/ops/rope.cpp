@@ -2,26 +2,30 @@
 // pair index i < n_rot/2: theta = pos * freq_scale * base^(-2i/n_rot) / factor[i], and
 //   a' = a cos(theta) - b sin(theta),  b' = a sin(theta) + b cos(theta).
 // Normal mode pairs (x[2i], x[2i+1]) (GGUF llama); NeoX mode pairs (x[i], x[i + n_rot/2]).
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "graph/ops/infer.h"
 
 namespace glass::graph {
 
 Result<TypeInfo> infer_rope(const InferArgs& a) {
-  if (a.inputs.size() != 2 && a.inputs.size() != 3) return node_error(a, "expects (x, positions[, freq_factors])");
+  if (a.inputs.size() != 2 && a.inputs.size() != 3)
+    return node_error(a, "expects (x, positions[, freq_factors])");
   const Node& x = *a.inputs[0];
   const Node& pos = *a.inputs[1];
   const auto& r = std::get<RopeAttrs>(a.node.attrs);
-  if (x.dtype != DType::F32 || x.shape.size() != 3) return node_error(a, "x must be f32 [T, heads, head_dim]");
+  if (x.dtype != DType::F32 || x.shape.size() != 3)
+    return node_error(a, "x must be f32 [T, heads, head_dim]");
   if (pos.dtype != DType::I32 || pos.shape.size() != 1 || !(pos.shape[0] == x.shape[0]))
     return node_error(a, "positions must be i32 [T] matching x");
   const Dim& hd = x.shape[2];
   if (hd.is_symbolic() || r.n_rot <= 0 || r.n_rot % 2 != 0 || r.n_rot > hd.value)
-    return node_error(a, fmt::format("n_rot {} must be even and within head_dim {}", r.n_rot, dim_to_string(hd)));
-  if (!(r.freq_base > 0.0f) || !(r.freq_scale > 0.0f)) return node_error(a, "freq_base and freq_scale must be > 0");
+    return node_error(
+        a, fmt::format("n_rot {} must be even and within head_dim {}", r.n_rot, dim_to_string(hd)));
+  if (!(r.freq_base > 0.0f) || !(r.freq_scale > 0.0f))
+    return node_error(a, "freq_base and freq_scale must be > 0");
   if (a.inputs.size() == 3) {
     const Node& f = *a.inputs[2];
     if (f.dtype != DType::F32 || f.shape != make_shape({r.n_rot / 2}))
@@ -33,8 +37,8 @@ Result<TypeInfo> infer_rope(const InferArgs& a) {
 std::vector<float> rope_inv_freq(const RopeAttrs& r) {
   std::vector<float> f(static_cast<size_t>(r.n_rot / 2));
   for (size_t i = 0; i < f.size(); ++i)
-    f[i] = static_cast<float>(r.freq_scale *
-                              std::pow(static_cast<double>(r.freq_base), -2.0 * static_cast<double>(i) / r.n_rot));
+    f[i] = static_cast<float>(
+        r.freq_scale * std::pow(static_cast<double>(r.freq_base), -2.0 * static_cast<double>(i) / r.n_rot));
   return f;
 }
 
