@@ -26,6 +26,7 @@ struct LoadOptions {
   int64_t min_ctx = 0;  // lower bound for the default n_ctx (e.g. prompt + tokens to generate)
   int64_t n_batch = 0;  // most tokens per prefill call; 0 = min(n_ctx, 512)
   bool decompose = false;       // run composite ops through their reference decompositions (debugging)
+  int n_threads = 0;            // compute threads (cpu backend); 0 = one per hardware thread
 };
 
 enum class GraphFormat { Text, Dot, Json };

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <filesystem>
 
 namespace glass::cli {
@@ -24,7 +25,26 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("-b,--batch-size", o.load.n_batch,
                  "most tokens per prefill call (default: 512)");
   cmd.add_option("--backend", o.load.backend, "compute backend")->default_val("ref");
+  cmd.add_option("-t,--threads", o.load.n_threads, "compute threads (cpu backend; default: one per hardware thread)");
   cmd.add_flag("--decompose", o.load.decompose, "run composite ops through their reference decompositions");
+}
+
+Result<std::vector<int32_t>> parse_token_ids(const std::string& text) {
+  std::vector<int32_t> ids;
+  const char* p = text.data();
+  const char* end = p + text.size();
+  while (p < end) {
+    while (p < end && (*p == ',' || *p == ' ' || *p == '[' || *p == ']' || *p == '\n')) ++p;
+    if (p == end) break;
+    int32_t v = 0;
+    auto [next, ec] = std::from_chars(p, end, v);
+    if (ec != std::errc() || next == p)
+      return make_error(ErrorCode::InvalidArgument, fmt::format("cannot read a token id at '{}'", std::string(p, end)));
+    ids.push_back(v);
+    p = next;
+  }
+  if (ids.empty()) return make_error(ErrorCode::InvalidArgument, "no token ids given");
+  return ids;
 }
 
 int report(const Error& e) {

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "glass/llm.h"
 
@@ -18,7 +19,11 @@ void add_model_options(CLI::App& cmd, ModelOptions& o);
 std::shared_ptr<Model> load_or_report(const ModelOptions& o);
 int report(const Error& e);  // prints "glass: error: ..." and returns the exit code
 
+// Token ids from "1,403,407" (spaces and brackets allowed).
+Result<std::vector<int32_t>> parse_token_ids(const std::string& text);
+
 void add_run_command(CLI::App& app, int& exit_code);
+void add_verify_command(CLI::App& app, int& exit_code);
 void add_logits_command(CLI::App& app, int& exit_code);
 void add_graph_command(CLI::App& app, int& exit_code);
 void add_tokenize_command(CLI::App& app, int& exit_code);

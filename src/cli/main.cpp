@@ -8,6 +8,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;  // set by the subcommand that ran
   glass::cli::add_run_command(app, exit_code);
+  glass::cli::add_verify_command(app, exit_code);
   glass::cli::add_logits_command(app, exit_code);
   glass::cli::add_graph_command(app, exit_code);
   glass::cli::add_tokenize_command(app, exit_code);

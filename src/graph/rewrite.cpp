@@ -9,8 +9,7 @@ namespace glass::graph {
 namespace {
 
 // Rebuilds `g` node by node through a builder; `emit` decides how each node is reproduced.
-template <class Emit>
-Result<Graph> rebuild(const Graph& g, const std::vector<bool>& keep, Emit emit) {
+Result<Graph> rebuild(const Graph& g, const std::vector<bool>& keep, const NodeEmitter& emit) {
   Builder b;
   std::vector<Tensor> map(g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -27,13 +26,17 @@ Result<Graph> rebuild(const Graph& g, const std::vector<bool>& keep, Emit emit) 
   return b.finish();
 }
 
+}  // namespace
+
 Tensor copy_node(Builder& b, const Node& n, const std::vector<Tensor>& in) {
   std::vector<NodeId> ids;
   for (const Tensor& t : in) ids.push_back(t.id);
   return b.add_node(n.op, std::move(ids), n.attrs, n.shape, n.dtype, n.name);
 }
 
-}  // namespace
+Result<Graph> rewrite_nodes(const Graph& g, const NodeEmitter& emit) {
+  return rebuild(g, std::vector<bool>(g.nodes.size(), true), emit);
+}
 
 Result<Graph> decompose_composites(const Graph& g, const std::function<bool(const Node&)>& lower,
                                    RewriteLog& log) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "glass/result.h"
+#include "graph/builder.h"
 #include "graph/graph.h"
 
 namespace glass::graph {
@@ -13,6 +14,16 @@ namespace glass::graph {
 struct RewriteLog {
   std::vector<std::string> fired;  // "<pass>: <what changed>"
 };
+
+// How a rewrite reproduces one node in the new graph: `in` are its inputs, already rewritten.
+using NodeEmitter = std::function<Tensor(Builder& b, const Node& n, const std::vector<Tensor>& in)>;
+
+// Rebuilds the graph node by node through `emit` (outputs and state updates follow their nodes).
+// Every node is re-validated, so a rewrite cannot produce an ill-typed graph.
+Result<Graph> rewrite_nodes(const Graph& g, const NodeEmitter& emit);
+
+// Reproduces `n` unchanged on the rewritten inputs: the default case of an emitter.
+Tensor copy_node(Builder& b, const Node& n, const std::vector<Tensor>& in);
 
 // Replaces every composite node for which `lower(node)` is true by its reference decomposition.
 Result<Graph> decompose_composites(const Graph& g, const std::function<bool(const Node&)>& lower,

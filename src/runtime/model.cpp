@@ -39,6 +39,11 @@ backend::WeightResolver Model::Impl::weight_resolver() const {
 }
 
 Result<std::shared_ptr<Model>> load_llm(const std::string& path, const LoadOptions& options) {
+  return load_llm_rewritten(path, options, {});
+}
+
+Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const LoadOptions& options,
+                                                  const GraphRewrite& rewrite) {
   const auto t0 = std::chrono::steady_clock::now();
   auto impl = std::make_unique<Model::Impl>();
   impl->options = options;
@@ -69,13 +74,18 @@ Result<std::shared_ptr<Model>> load_llm(const std::string& path, const LoadOptio
   auto mg = arch->from_gguf(*impl->file, impl->weights, build);
   if (!mg) return mg.error();
   impl->model_graph = std::move(*mg);
+  if (rewrite) {
+    auto rewritten = rewrite(impl->model_graph.graph);
+    if (!rewritten) return rewritten.error();
+    impl->model_graph.graph = std::move(*rewritten);
+  }
   impl->graph_hash = impl->model_graph.graph.hash();
   if (impl->tokenizer->vocab_size() != impl->model_graph.vocab_size)
     return make_error(ErrorCode::InvalidFile,
                       fmt::format("model: tokenizer has {} tokens but the model's vocabulary is {}",
                                   impl->tokenizer->vocab_size(), impl->model_graph.vocab_size));
 
-  auto be = backend::make_backend(options.backend);
+  auto be = backend::make_backend(options.backend, {options.n_threads});
   if (!be) return be.error();
   impl->backend = std::move(*be);
 

@@ -1,6 +1,7 @@
 #pragma once
 // What a loaded Model holds: the mapped file, tokenizer, built graph, backend and plan cache.
 // Everything here is immutable after load except the plan cache, which is internally locked.
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -28,5 +29,12 @@ struct Model::Impl {
   Result<std::shared_ptr<backend::Plan>> plan(int64_t max_t) const;
   backend::WeightResolver weight_resolver() const;
 };
+
+// Loads like load_llm, but replaces the architecture's graph by rewrite(graph) before anything
+// compiles. For graph experiments, and for tests proving that the conformance checks catch broken
+// graphs; nothing in the normal load path passes a rewrite.
+using GraphRewrite = std::function<Result<graph::Graph>(const graph::Graph&)>;
+Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const LoadOptions& options,
+                                                  const GraphRewrite& rewrite);
 
 }  // namespace glass
