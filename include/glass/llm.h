@@ -8,6 +8,7 @@
 //   auto result = glass::generate(**session, "Once upon a time", cfg,
 //                                 [](std::string_view piece) { fputs(std::string(piece).c_str(), stdout);
 //                                 return true; });
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -101,50 +102,94 @@ class Session {
   void reset();  // forget the cache: the next eval starts at position 0
   const SessionStats& stats() const;
   const Model& model() const;
+  Impl* impl_for_batch() { return impl_.get(); }  // runtime internals (batched generation)
 
  private:
   std::unique_ptr<Impl> impl_;
 };
 
+// The sampler chain (llama.cpp's samplers and defaults). Tokens pass logit_bias, then the samplers
+// named in `order`, then a seeded draw from the softmax of what is left.
 struct SamplingConfig {
-  float temperature = 0.8f;  // <= 0: greedy (argmax, lowest id on ties)
-  int32_t top_k = 40;        // <= 0: off
-  float top_p = 0.95f;       // >= 1: off
-  float min_p = 0.05f;       // <= 0: off
-  uint64_t seed = 0xC0FFEE;  // the request's own generator
+  static constexpr uint64_t kRandomSeed = ~uint64_t{0};  // as `seed`: draw one; the chain reports it
+
+  float temperature = 0.8f;  // logits / temperature; <= 0: greedy (argmax, lowest id on ties)
+  int32_t top_k = 40;        // keep the k most likely tokens; <= 0: off
+  float top_p = 0.95f;       // keep the most likely tokens until their mass reaches p; >= 1: off
+  float min_p = 0.05f;       // drop tokens below min_p x the best token's probability; <= 0: off
+  uint64_t seed = 0xC0FFEE;  // the request's own generator; kRandomSeed: a random one
+  float typical_p = 1.0f;    // locally typical sampling (Meister et al. 2022) with mass p; >= 1: off
+  // Penalties on tokens seen in the last penalty_last_n accepted tokens (prompt and generated):
+  // a token seen `count` times has its logit divided by repeat_penalty when positive (multiplied
+  // when not), then lowered by count * frequency_penalty + presence_penalty.
+  float repeat_penalty = 1.0f;     // > 0; 1: off
+  float presence_penalty = 0.0f;   // 0: off
+  float frequency_penalty = 0.0f;  // 0: off
+  int32_t penalty_last_n = 64;     // window in tokens; 0: off, -1: the context size
+  std::vector<std::pair<int32_t, float>> logit_bias;  // (token id, added to its logit); -INFINITY bans
+  // Sampler names in the order they run: penalties, top_k, typical_p, top_p, min_p, temperature
+  // (llama.cpp's aliases typ_p, temp, '-' for '_' also read); unknown names are an error. Empty:
+  // llama.cpp's default order, the one listed. The seeded draw always comes last.
+  std::vector<std::string> order;
 };
 
 struct GenerateConfig {
   int32_t max_tokens = 128;
   SamplingConfig sampling;
-  bool stop_at_end_of_generation = true;
+  bool stop_at_end_of_generation = true;  // the model's end-of-generation tokens (EOS, EOT, ...)
+  std::vector<int32_t> stop_token_ids;     // more token ids that end generation (not emitted)
+  std::vector<std::string> stop;           // stop strings, matched across token boundaries; text up to
+                                           // (not including) the match is returned, nothing after it
+  // Set to true from any thread to cancel: the loop stops before its next decode step.
+  std::shared_ptr<std::atomic<bool>> cancel;
 };
 
+// Why generation ended. Precedence when several apply to one token: cancelled (the consumer asked),
+// then stop (end-of-generation token, stop token id or stop string), then length (max_tokens or a
+// full context). Errors are returned as Result errors, not as a finish reason.
 enum class FinishReason { Stop, Length, Cancelled };
 const char* finish_reason_name(FinishReason r);
 
 struct GenerateTimings {
-  double prompt_ms = 0;
-  double decode_ms = 0;
+  double prompt_ms = 0;  // prompt evaluation (prefill)
+  double ttft_ms = 0;    // from the call to the first generated token
+  double decode_ms = 0;  // everything after the prompt
   int64_t n_prompt_tokens = 0;
   int64_t n_decoded = 0;
 };
 
-struct GenerateResult {
-  std::vector<int32_t> tokens;  // generated ids (the end-of-generation token excluded)
-  std::string text;
-  FinishReason finish = FinishReason::Length;
-  GenerateTimings timings;
+struct GenerateCounters {
+  uint64_t plans_compiled = 0;          // by the model, in total (flat while generating)
+  uint64_t kv_rows_written = 0;         // by this request's evaluations
+  uint64_t prefix_tokens_recomputed = 0;  // always 0: decode never re-evaluates the prefix
 };
 
-// Called with each new piece of text as soon as it is valid UTF-8; return false to cancel.
+struct GenerateResult {
+  std::vector<int32_t> tokens;  // generated ids (a stopping token excluded)
+  std::string text;
+  FinishReason finish = FinishReason::Length;
+  uint64_t seed = 0;  // the sampler's seed (reproduces the run)
+  GenerateTimings timings;
+  GenerateCounters counters;
+};
+
+// Called with each new piece of text as soon as it is valid UTF-8 (and cannot be the start of a
+// stop string); return false to cancel.
 using PieceCallback = std::function<bool(std::string_view piece)>;
 
 // Continues the session with `prompt_ids` and generates up to max_tokens.
 Result<GenerateResult> generate(Session& session, const std::vector<int32_t>& prompt_ids,
                                 const GenerateConfig& config, const PieceCallback& on_piece = {});
-// Tokenizes `prompt` (BOS as the model says) and generates.
+// Tokenizes `prompt` (BOS as the model says when the session is empty) and generates.
 Result<GenerateResult> generate(Session& session, std::string_view prompt, const GenerateConfig& config,
                                 const PieceCallback& on_piece = {});
+
+// B independent sequences (own prompt, sampler, RNG, stop state) advanced together: one plan call
+// per step for all live sequences, each finishing on its own. configs holds one config per prompt,
+// or a single config for all. Results are in prompt order. Same seed, same tokens as alone.
+using BatchPieceCallback = std::function<bool(size_t index, std::string_view piece)>;
+Result<std::vector<GenerateResult>> generate_batch(const Model& model, const std::vector<std::vector<int32_t>>& prompts,
+                                                   const std::vector<GenerateConfig>& configs,
+                                                   const BatchPieceCallback& on_piece = {});
 
 }  // namespace glass

@@ -98,6 +98,10 @@ Tensor Builder::attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor q_pos
                           const AttentionAttrs& a) {
   return add_node(Op::Attention, {q.id, k_cache.id, v_cache.id, q_pos.id, kv_pos.id}, a);
 }
+Tensor Builder::attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor q_pos, Tensor kv_pos, Tensor q_seq,
+                          Tensor kv_seq, const AttentionAttrs& a) {
+  return add_node(Op::Attention, {q.id, k_cache.id, v_cache.id, q_pos.id, kv_pos.id, q_seq.id, kv_seq.id}, a);
+}
 Tensor Builder::kv_write(Tensor cache, Tensor rows, Tensor slots) {
   return add_node(Op::KvWrite, {cache.id, rows.id, slots.id}, NoAttrs{});
 }

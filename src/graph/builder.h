@@ -67,6 +67,9 @@ class Builder {
   Tensor rope(Tensor x, Tensor positions, const RopeAttrs& attrs, std::optional<Tensor> freq_factors = {});
   Tensor attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor q_pos, Tensor kv_pos,
                    const AttentionAttrs& a);
+  // With sequence ids: rows of other sequences are invisible (several sequences share one cache).
+  Tensor attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor q_pos, Tensor kv_pos, Tensor q_seq,
+                   Tensor kv_seq, const AttentionAttrs& a);
   Tensor kv_write(Tensor cache, Tensor rows, Tensor slots);
   Tensor silu(Tensor x) { return unary(Op::Silu, x); }
   Tensor swiglu(Tensor gate, Tensor up) { return binary(Op::SwiGlu, gate, up); }

@@ -1,9 +1,9 @@
 #pragma once
 // The contract between an architecture file and the runtime. Every architecture builds one graph
 // with the same step interface:
-//   inputs  tokens [T] i32, positions [T] i32, slots [T] i32 (cache rows to write)
-//   state   cache.pos [C] i32 and per layer blk.{i}.cache_k / blk.{i}.cache_v [C, n_kv_heads, head_dim]
-//   output  logits [T, vocab_size] f32
+//   inputs  tokens [T] i32, positions [T] i32, seq_ids [T] i32, slots [T] i32 (cache rows to write)
+//   state   cache.pos [C] i32, cache.seq [C] i32 (position and sequence of each row) and per layer
+//   blk.{i}.cache_k / blk.{i}.cache_v [C, n_kv_heads, head_dim] output  logits [T, vocab_size] f32
 // where T is the step's token count and S the cache rows attention reads (past + new).
 #include <string>
 #include <string_view>
@@ -27,7 +27,7 @@ inline constexpr int64_t kDefaultContext = 4096;  // like llama.cpp's default -c
 // The cache capacity an architecture builds for, given its training context.
 int64_t choose_context(const BuildOptions& opt, int64_t n_ctx_train);
 
-enum class StateKind : uint8_t { Positions, Keys, Values };
+enum class StateKind : uint8_t { RowMeta, Keys, Values };  // RowMeta: cache.pos and cache.seq
 
 struct ModelGraph {
   graph::Graph graph;

@@ -10,15 +10,24 @@ using graph::Shape;
 using graph::Sym;
 using graph::Tensor;
 
+StateKind state_kind(const std::string& name) {
+  if (name == "cache.pos" || name == "cache.seq") return StateKind::RowMeta;
+  return name.ends_with(".cache_k") ? StateKind::Keys : StateKind::Values;
+}
+
 Step declare_step(graph::Builder& b, int64_t n_ctx) {
   const Shape per_token{Dim::symbol(Sym::T)};
   Step s;
   s.tokens = b.input("tokens", per_token, DType::I32);
   s.positions = b.input("positions", per_token, DType::I32);
+  s.seq_ids = b.input("seq_ids", per_token, DType::I32);
   s.slots = b.input("slots", per_token, DType::I32);
   const Tensor cache_pos = b.state("cache.pos", Shape{Dim::constant(n_ctx)}, DType::I32);
+  const Tensor cache_seq = b.state("cache.seq", Shape{Dim::constant(n_ctx)}, DType::I32);
   s.kv_pos = b.kv_write(cache_pos, s.positions, s.slots).named("cache.pos.write");
+  s.kv_seq = b.kv_write(cache_seq, s.seq_ids, s.slots).named("cache.seq.write");
   b.update_state(cache_pos, s.kv_pos);
+  b.update_state(cache_seq, s.kv_seq);
   return s;
 }
 
@@ -42,7 +51,8 @@ Tensor self_attention(graph::Builder& b, const std::string& layer, const Attenti
   b.update_state(v_cache, v_all);
 
   const graph::AttentionAttrs attn{1.0f / std::sqrt(static_cast<float>(s.head_dim)), Dim::symbol(Sym::S)};
-  const Tensor o = b.attention(q, k_all, v_all, step.positions, step.kv_pos, attn).named(layer + ".attn");
+  const Tensor o = b.attention(q, k_all, v_all, step.positions, step.kv_pos, step.seq_ids, step.kv_seq, attn)
+                       .named(layer + ".attn");
   const Tensor flat = b.reshape(o, Shape{T, Dim::constant(s.n_heads * s.head_dim)});  // [T, n_heads*head_dim]
   return b.matmul(flat, w.wo).named(layer + ".attn_out");
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "graph/builder.h"
+#include "models/architecture.h"
 
 namespace glass::models {
 
@@ -12,12 +13,18 @@ namespace glass::models {
 struct Step {
   graph::Tensor tokens;     // [T] i32
   graph::Tensor positions;  // [T] i32
+  graph::Tensor seq_ids;    // [T] i32: the sequence each token belongs to
   graph::Tensor slots;      // [T] i32: cache rows this step writes
   graph::Tensor kv_pos;     // [C] i32: the position stored in each cache row, after this step's write
+  graph::Tensor kv_seq;     // [C] i32: the sequence of each cache row, after this step's write
 };
 
-// Declares the step inputs and the shared cache.pos state, and writes this step's positions.
+// Declares the step inputs and the shared cache.pos / cache.seq state, and writes this step's
+// positions and sequence ids into them.
 Step declare_step(graph::Builder& b, int64_t n_ctx);
+
+// The kind of a state tensor declared by these blocks, from its name.
+StateKind state_kind(const std::string& state_name);
 
 struct AttentionWeights {
   graph::Tensor wq, wk, wv, wo;  // [n_heads*head_dim, dim], [n_kv*head_dim, dim] x2, [dim, n_heads*head_dim]

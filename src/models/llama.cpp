@@ -183,10 +183,7 @@ Result<ModelGraph> llama_from_gguf(const formats::GgufFile& file, const WeightIn
   m.n_ctx = choose_context(opt, c->n_ctx_train);
   m.n_layers = c->n_layers;
   for (graph::NodeId id : m.graph.leaves(graph::Op::State)) {
-    const std::string& name = m.graph.node(id).name;
-    m.state_kinds.push_back(name == "cache.pos"         ? StateKind::Positions
-                            : name.ends_with("cache_k") ? StateKind::Keys
-                                                        : StateKind::Values);
+    m.state_kinds.push_back(state_kind(m.graph.node(id).name));
   }
   m.summary = fmt::format(
       "llama: {} layers, dim {}, {} heads ({} kv), head_dim {}, ffn {}, vocab {}, rope {} dims base {:g}",

@@ -1,12 +1,20 @@
-// The generation loop: prefill the prompt once, then one decode step per new token through the
-// KV cache; sample, stream valid UTF-8 pieces, stop on end-of-generation, max_tokens, a full
-// context or the consumer cancelling.
+// The generation loops: prefill the prompt once, then one decode step per new token through the KV
+// cache (for a batch: one step for all live sequences); each sequence samples, streams valid UTF-8
+// and stops on its own (runtime/sequence.cpp).
 #include <chrono>
 
-#include "runtime/model_impl.h"
-#include "runtime/sampler.h"
+#include "runtime/sequence.h"
+#include "runtime/session_impl.h"
 
 namespace glass {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+}  // namespace
 
 const char* finish_reason_name(FinishReason r) {
   switch (r) {
@@ -22,50 +30,33 @@ const char* finish_reason_name(FinishReason r) {
 
 Result<GenerateResult> generate(Session& session, const std::vector<int32_t>& prompt_ids,
                                 const GenerateConfig& config, const PieceCallback& on_piece) {
-  using Clock = std::chrono::steady_clock;
   const Model::Impl& m = session.model().impl();
-  GenerateResult r;
-  if (config.max_tokens < 0)
-    return make_error(ErrorCode::InvalidArgument, "generate: max_tokens must not be negative");
   if (prompt_ids.empty() && session.n_past() == 0)
     return make_error(ErrorCode::InvalidArgument, "generate: empty prompt and empty session");
-
+  auto seq = runtime::SequenceGen::create(m, config);
+  if (!seq) return seq.error();
+  const uint64_t rows_before = session.stats().kv_rows_written;
   const auto t0 = Clock::now();
   if (!prompt_ids.empty())
     if (auto st = session.eval(prompt_ids); !st) return st.error();
-  const auto t1 = Clock::now();
-  r.timings.prompt_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  (*seq)->accept_prompt(prompt_ids);
+  GenerateResult& r = (*seq)->result();
+  r.timings.prompt_ms = ms_since(t0);
   r.timings.n_prompt_tokens = static_cast<int64_t>(prompt_ids.size());
-
-  auto chain = runtime::SamplerChain::from_config(config.sampling, static_cast<size_t>(m.info.vocab_size));
-  // The continuation follows earlier text, so its first piece keeps its leading space.
-  tokenizer::StreamingDecoder stream(*m.tokenizer,
-                                     tokenizer::StreamOptions{.special = false, .continuation = true});
-  r.finish = FinishReason::Length;
-  for (int32_t i = 0; i < config.max_tokens; ++i) {
-    const int32_t id = chain.sample(session.last_logits());
-    chain.accept(id);
-    if (config.stop_at_end_of_generation && m.tokenizer->is_eog(id)) {
-      r.finish = FinishReason::Stop;
+  const auto t1 = Clock::now();
+  while (auto next = (*seq)->step(session.last_logits(), on_piece)) {
+    if (r.tokens.size() == 1) r.timings.ttft_ms = ms_since(t0);
+    if (session.n_past() >= m.info.n_ctx) {
+      (*seq)->finish(FinishReason::Length);  // context full
       break;
     }
-    r.tokens.push_back(id);
-    const std::string piece = stream.push(id);
-    r.text += piece;
-    if (!piece.empty() && on_piece && !on_piece(piece)) {
-      r.finish = FinishReason::Cancelled;
-      break;
-    }
-    if (i + 1 == config.max_tokens) break;
-    if (session.n_past() >= m.info.n_ctx) break;  // context full: finish "length"
-    if (auto st = session.eval(std::span<const int32_t>(&r.tokens.back(), 1)); !st) return st.error();
+    if (auto st = session.eval(std::span<const int32_t>(&*next, 1)); !st) return st.error();
   }
-  const std::string tail = stream.flush();
-  r.text += tail;
-  if (!tail.empty() && on_piece && r.finish != FinishReason::Cancelled) on_piece(tail);
+  if (r.tokens.size() == 1 && r.timings.ttft_ms == 0) r.timings.ttft_ms = ms_since(t0);
   r.timings.n_decoded = static_cast<int64_t>(r.tokens.size());
-  r.timings.decode_ms = std::chrono::duration<double, std::milli>(Clock::now() - t1).count();
-  return r;
+  r.timings.decode_ms = ms_since(t1);
+  r.counters = {m.plans.compiles(), session.stats().kv_rows_written - rows_before, 0};
+  return std::move(r);
 }
 
 Result<GenerateResult> generate(Session& session, std::string_view prompt, const GenerateConfig& config,
@@ -73,6 +64,74 @@ Result<GenerateResult> generate(Session& session, std::string_view prompt, const
   auto ids = session.model().tokenize(prompt, /*add_special=*/session.n_past() == 0, /*parse_special=*/true);
   if (!ids) return ids.error();
   return generate(session, *ids, config, on_piece);
+}
+
+Result<std::vector<GenerateResult>> generate_batch(const Model& model,
+                                                   const std::vector<std::vector<int32_t>>& prompts,
+                                                   const std::vector<GenerateConfig>& configs,
+                                                   const BatchPieceCallback& on_piece) {
+  const Model::Impl& m = model.impl();
+  const size_t n = prompts.size();
+  if (configs.size() != n && configs.size() != 1)
+    return make_error(ErrorCode::InvalidArgument,
+                      "generate_batch: give one config per prompt, or one for all");
+  if (static_cast<int64_t>(n) > m.info.n_batch)
+    return make_error(ErrorCode::CapacityExceeded, "generate_batch: more prompts than the batch size allows");
+  auto session = model.new_session();
+  if (!session) return session.error();
+  Session::Impl& s = *session.value()->impl_for_batch();
+
+  std::vector<std::unique_ptr<runtime::SequenceGen>> seqs;
+  std::vector<int32_t> tokens, ids;
+  for (size_t i = 0; i < n; ++i) {
+    if (prompts[i].empty()) return make_error(ErrorCode::InvalidArgument, "generate_batch: empty prompt");
+    auto seq = runtime::SequenceGen::create(m, configs.size() == 1 ? configs[0] : configs[i]);
+    if (!seq) return seq.error();
+    (*seq)->accept_prompt(prompts[i]);
+    (*seq)->result().timings.n_prompt_tokens = static_cast<int64_t>(prompts[i].size());
+    seqs.push_back(std::move(*seq));
+    tokens.insert(tokens.end(), prompts[i].begin(), prompts[i].end());
+    ids.insert(ids.end(), prompts[i].size(), static_cast<int32_t>(i));
+  }
+  const auto vocab = static_cast<size_t>(m.info.vocab_size);
+  std::vector<float> logits(tokens.size() * vocab);
+  const auto t0 = Clock::now();
+  if (auto st = s.eval_tokens(tokens, ids, logits); !st) return st.error();
+  // Each sequence continues from the logits of its last prompt token.
+  std::vector<size_t> row(n);
+  for (size_t i = 0, at = 0; i < n; ++i) row[i] = (at += prompts[i].size()) - 1;
+  const double prompt_ms = ms_since(t0);
+  while (true) {
+    tokens.clear();
+    ids.clear();
+    for (size_t i = 0; i < n; ++i) {
+      const PieceCallback piece =
+          on_piece ? PieceCallback([&, i](std::string_view p) { return on_piece(i, p); }) : PieceCallback{};
+      auto next = seqs[i]->step(std::span<const float>(logits.data() + row[i] * vocab, vocab), piece);
+      if (!next) continue;
+      if (seqs[i]->result().tokens.size() == 1) seqs[i]->result().timings.ttft_ms = ms_since(t0);
+      tokens.push_back(*next);
+      ids.push_back(static_cast<int32_t>(i));
+    }
+    if (tokens.empty()) break;
+    if (s.n_rows + static_cast<int64_t>(tokens.size()) > m.info.n_ctx) {
+      for (auto& seq : seqs) seq->finish(FinishReason::Length);  // the shared cache is full
+      break;
+    }
+    if (auto st = s.eval_tokens(tokens, ids, std::span<float>(logits.data(), tokens.size() * vocab)); !st)
+      return st.error();
+    for (size_t k = 0; k < ids.size(); ++k) row[static_cast<size_t>(ids[k])] = k;
+  }
+  std::vector<GenerateResult> results;
+  for (auto& seq : seqs) {
+    GenerateResult& r = seq->result();
+    r.timings.prompt_ms = prompt_ms;
+    r.timings.n_decoded = static_cast<int64_t>(r.tokens.size());
+    r.timings.decode_ms = ms_since(t0) - prompt_ms;
+    r.counters.plans_compiled = m.plans.compiles();
+    results.push_back(std::move(r));
+  }
+  return results;
 }
 
 }  // namespace glass

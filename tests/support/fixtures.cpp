@@ -7,7 +7,7 @@ namespace glass::test {
 
 std::filesystem::path source_dir() {
   if (const char* s = std::getenv("GLASS_SOURCE_DIR")) return s;
-  return std::filesystem::current_path();
+  return GLASS_SOURCE_DIR_DEFAULT;
 }
 
 std::filesystem::path shared_fixtures() {
@@ -15,7 +15,7 @@ std::filesystem::path shared_fixtures() {
   if (const char* s = std::getenv("GLASS_FIXTURES")) {
     p = s;
   } else {
-    p = source_dir() / ".." / "shared" / "fixtures";
+    p = GLASS_FIXTURES_DIR_DEFAULT;
   }
   std::error_code ec;
   if (std::filesystem::is_regular_file(p / "README.md", ec)) return std::filesystem::weakly_canonical(p);

@@ -73,14 +73,16 @@ Status attention(const KernelArgs& a) {
   float* scores = a.scratch;
   float* row = a.scratch + kv_len;
   float* acc = row + D;
+  const bool by_seq = a.node.inputs.size() == 7;
   for (int64_t t = 0; t < T; ++t) {
     const int32_t qpos = a.in[3].i32()[t];
+    const int32_t qseq = by_seq ? a.in[5].i32()[t] : 0;
     for (int64_t h = 0; h < H; ++h) {
       const int64_t hk = h / group;
       const float* qv = q.f32() + (t * H + h) * D;
       float max_score = -std::numeric_limits<float>::infinity();
       for (int64_t s = 0; s < kv_len; ++s) {
-        if (a.in[4].i32()[s] > qpos) {
+        if (a.in[4].i32()[s] > qpos || (by_seq && a.in[6].i32()[s] != qseq)) {
           scores[s] = -std::numeric_limits<float>::infinity();
           continue;
         }

@@ -22,7 +22,7 @@ struct TensorRef {
 struct KernelArgs {
   const graph::Node& node;
   TensorRef out;
-  std::array<TensorRef, 5> in;
+  std::array<TensorRef, 8> in;
   const graph::Bindings* bind = nullptr;
   float* scratch = nullptr;          // at least scratch_floats(node, max extents) floats
   uint64_t* rows_written = nullptr;  // the written state's counter, for row writes

@@ -1,7 +1,8 @@
 // Attention over a KV cache (Vaswani et al. 2017), grouped-query (Ainslie et al. 2023):
-//   q [T, H, D], k/v cache [C, Hkv, D], q_pos [T], kv_pos [C]  ->  out [T, H, D]
+//   q [T, H, D], k/v cache [C, Hkv, D], q_pos [T], kv_pos [C] [, q_seq [T], kv_seq [C]] -> out [T, H, D]
 // reads cache rows [0, kv_len); query t attends to row s iff kv_pos[s] <= q_pos[t] (causal by
-// position, so a short query block sees the whole cached prefix); query head h uses kv head
+// position, so a short query block sees the whole cached prefix) and, when sequence ids are given,
+// kv_seq[s] == q_seq[t] (several sequences share one cache and one step); query head h uses kv head
 // h / (H / Hkv). out = softmax(scale * q k^T + mask) v.
 // kv_write(cache [C, ...], rows [T, ...], slots [T]) stores row t at cache row slots[t].
 #include <fmt/format.h>
@@ -12,7 +13,8 @@ namespace glass::graph {
 
 Result<TypeInfo> infer_attention(const InferArgs& a) {
   if (a.node.op == Op::KvWrite) return infer_row_write(a, true);
-  if (a.inputs.size() != 5) return node_error(a, "expects (q, k_cache, v_cache, q_pos, kv_pos)");
+  if (a.inputs.size() != 5 && a.inputs.size() != 7)
+    return node_error(a, "expects (q, k_cache, v_cache, q_pos, kv_pos[, q_seq, kv_seq])");
   const Node& q = *a.inputs[0];
   const Node& k = *a.inputs[1];
   const Node& v = *a.inputs[2];
@@ -33,6 +35,12 @@ Result<TypeInfo> infer_attention(const InferArgs& a) {
     return node_error(a, "q_pos must be i32 [T]");
   if (kp.dtype != DType::I32 || kp.shape.size() != 1 || !(kp.shape[0] == k.shape[0]))
     return node_error(a, "kv_pos must be i32 [C]");
+  if (a.inputs.size() == 7) {
+    const Node& qs = *a.inputs[5];
+    const Node& ks = *a.inputs[6];
+    if (qs.dtype != DType::I32 || !(qs.shape == qp.shape)) return node_error(a, "q_seq must be i32 [T]");
+    if (ks.dtype != DType::I32 || !(ks.shape == kp.shape)) return node_error(a, "kv_seq must be i32 [C]");
+  }
   const auto& attrs = std::get<AttentionAttrs>(a.node.attrs);
   if (!attrs.kv_len.is_symbolic() && !k.shape[0].is_symbolic() && attrs.kv_len.value > k.shape[0].value)
     return node_error(a, "kv_len exceeds the cache");
@@ -64,7 +72,12 @@ Tensor decompose_attention(Builder& b, const Node& n, const std::vector<Tensor>&
 
   const Tensor q_pos = b.reshape(b.cast(in[3], DType::F32), Shape{T, one});
   const Tensor kv_pos = b.reshape(b.cast(b.slice(in[4], 0, 0, S), DType::F32), Shape{one, S});
-  const Tensor visible = b.less_equal(kv_pos, q_pos);  // [T, S]
+  Tensor visible = b.less_equal(kv_pos, q_pos).named(n.name + ".causal");  // [T, S]
+  if (in.size() == 7) {
+    const Tensor q_seq = b.reshape(b.cast(in[5], DType::F32), Shape{T, one});
+    const Tensor kv_seq = b.reshape(b.cast(b.slice(in[6], 0, 0, S), DType::F32), Shape{one, S});
+    visible = visible * b.less_equal(kv_seq, q_seq) * b.less_equal(q_seq, kv_seq);  // same sequence
+  }
   const Tensor masked = b.where(visible, scores, b.scalar(-1e30f));
 
   const Tensor e = b.exp(masked - b.reduce_max(masked));

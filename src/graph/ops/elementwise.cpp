@@ -53,8 +53,8 @@ Result<TypeInfo> infer_reduce(const InferArgs& a) {
   const Node& x = *a.inputs[0];
   if (x.dtype != DType::F32) return node_error(a, "operand must be f32");
   if (x.shape.empty()) return node_error(a, "cannot reduce a rank-0 tensor");
-  Shape s = x.shape;
-  s.back() = Dim::constant(1);
+  Shape s(x.shape.begin(), x.shape.end() - 1);
+  s.push_back(Dim::constant(1));
   return TypeInfo{s, DType::F32};
 }
 

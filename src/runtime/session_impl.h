@@ -1,0 +1,48 @@
+#pragma once
+// A Session's state: the KV cache (the graph's state tensors), the step input buffers and one
+// workspace per plan, all allocated once. Several sequences may share it (batched generation):
+// each cache row records its position and sequence, and attention only sees rows of its own
+// sequence, so one plan call can advance every live sequence.
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/model_impl.h"
+
+namespace glass {
+
+// One compiled plan as a session drives it: its workspace and step arguments, whose buffers
+// point at the session's inputs, states and logits.
+struct BoundPlan {
+  std::shared_ptr<backend::Plan> plan;
+  std::unique_ptr<backend::Workspace> workspace;
+  backend::StepArgs args;
+  backend::StepStats stats;
+  std::vector<models::StateKind> kinds;  // per state in args.states
+};
+
+struct Session::Impl {
+  std::shared_ptr<const Model> model;
+  const Model::Impl* m = nullptr;
+  std::vector<std::vector<float>> states;  // float-aligned storage for each state tensor
+  std::map<std::string, size_t> state_index;
+  std::vector<int32_t> tokens, positions, seq_ids, slots;  // n_batch each
+  std::vector<float> logits;                               // n_batch x vocab
+  std::vector<float> last;                                 // vocab: last row of the last eval
+  std::vector<int64_t> seq_pos;                            // next position of each sequence
+  std::vector<int32_t> zeros;                              // sequence ids of single-sequence evals
+  BoundPlan prefill, decode;
+  SessionStats stats;
+  int64_t n_rows = 0;  // cache rows in use (rows are handed out in order; reset() frees them all)
+
+  Status bind(BoundPlan& bp, int64_t max_t);
+  // Evaluates tokens[i] of sequence seqs[i] at that sequence's next position; `out` (when not
+  // empty) receives one row of logits per token. Splits into n_batch chunks.
+  Status eval_tokens(std::span<const int32_t> tokens, std::span<const int32_t> seqs, std::span<float> out);
+  Status run_chunk(std::span<const int32_t> chunk, std::span<const int32_t> seqs, std::span<float> out);
+  int64_t position(int32_t seq) const;
+};
+
+}  // namespace glass
