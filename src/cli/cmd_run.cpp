@@ -1,9 +1,10 @@
 // glass run: generate a continuation of a prompt, streamed to stdout as it is produced; load and
-// speed statistics go to stderr.
+// speed statistics go to stderr. --json prints the structured result instead of streaming.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "cli/common.h"
 
@@ -15,7 +16,31 @@ struct RunOptions {
   std::string prompt = "Once upon a time";
   GenerateConfig gen;
   bool echo = false;
+  bool json = false;
 };
+
+std::string result_json(const GenerateResult& r, const Model& model) {
+  const GenerateTimings& t = r.timings;
+  auto tps = [](int64_t n, double ms) { return ms > 0 ? 1000.0 * static_cast<double>(n) / ms : 0.0; };
+  const nlohmann::json j = {
+      {"text", r.text},
+      {"tokens", r.tokens},
+      {"finish_reason", finish_reason_name(r.finish)},
+      {"seed", r.seed},
+      {"usage", {{"prompt_tokens", t.n_prompt_tokens}, {"completion_tokens", t.n_decoded}}},
+      {"timings",
+       {{"load_ms", model.info().load_ms},
+        {"prompt_ms", t.prompt_ms},
+        {"decode_ms", t.decode_ms},
+        {"ttft_ms", t.ttft_ms},
+        {"prompt_tps", tps(t.n_prompt_tokens, t.prompt_ms)},
+        {"decode_tps", tps(t.n_decoded, t.decode_ms)}}},
+      {"counters",
+       {{"plans_compiled", r.counters.plans_compiled},
+        {"kv_rows_written", r.counters.kv_rows_written},
+        {"prefix_tokens_recomputed", r.counters.prefix_tokens_recomputed}}}};
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 int run(RunOptions o) {
   // Without -c, make room for the prompt (at most one token per byte, plus BOS/EOS) and the output.
@@ -26,15 +51,22 @@ int run(RunOptions o) {
   if (!session) return report(session.error());
   auto ids = model->tokenize(o.prompt);
   if (!ids) return report(ids.error());
-  if (o.echo) fmt::print("{}", o.prompt);
+  if (o.echo && !o.json) fmt::print("{}", o.prompt);
   std::fflush(stdout);
-  auto result = generate(**session, *ids, o.gen, [](std::string_view piece) {
-    std::fwrite(piece.data(), 1, piece.size(), stdout);
-    std::fflush(stdout);
-    return true;
-  });
-  std::fputc('\n', stdout);
+  PieceCallback stream;
+  if (!o.json)
+    stream = [](std::string_view piece) {
+      std::fwrite(piece.data(), 1, piece.size(), stdout);
+      std::fflush(stdout);
+      return true;
+    };
+  auto result = generate(**session, *ids, o.gen, stream);
   if (!result) return report(result.error());
+  if (o.json) {
+    fmt::print("{}\n", result_json(*result, *model));
+    return 0;
+  }
+  std::fputc('\n', stdout);
   const GenerateTimings& t = result->timings;
   fmt::print(stderr, "glass: prompt {} tokens in {:.1f} ms ({:.1f} tok/s)\n", t.n_prompt_tokens, t.prompt_ms,
              t.prompt_ms > 0 ? 1000.0 * static_cast<double>(t.n_prompt_tokens) / t.prompt_ms : 0.0);
@@ -50,16 +82,28 @@ int run(RunOptions o) {
 
 void add_run_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<RunOptions>();
+  SamplingConfig& s = o->gen.sampling;
   CLI::App* cmd = app.add_subcommand("run", "generate text from a prompt");
   add_model_options(*cmd, o->model);
   cmd->add_option("-p,--prompt", o->prompt, "prompt text")->capture_default_str();
   cmd->add_option("-n,--n-predict", o->gen.max_tokens, "most tokens to generate")->capture_default_str();
-  cmd->add_option("--temp", o->gen.sampling.temperature, "temperature; 0 = greedy")->capture_default_str();
-  cmd->add_option("--top-k", o->gen.sampling.top_k, "top-k (0 = off)")->capture_default_str();
-  cmd->add_option("--top-p", o->gen.sampling.top_p, "top-p (1 = off)")->capture_default_str();
-  cmd->add_option("--min-p", o->gen.sampling.min_p, "min-p (0 = off)")->capture_default_str();
-  cmd->add_option("-s,--seed", o->gen.sampling.seed, "sampling seed")->capture_default_str();
+  cmd->add_option("--temp", s.temperature, "temperature; 0 = greedy")->capture_default_str();
+  cmd->add_option("--top-k", s.top_k, "top-k (0 = off)")->capture_default_str();
+  cmd->add_option("--top-p", s.top_p, "top-p (1 = off)")->capture_default_str();
+  cmd->add_option("--min-p", s.min_p, "min-p (0 = off)")->capture_default_str();
+  cmd->add_option("--typical", s.typical_p, "locally typical sampling mass (1 = off)")->capture_default_str();
+  cmd->add_option("--repeat-penalty", s.repeat_penalty, "repetition penalty (1 = off)")
+      ->capture_default_str();
+  cmd->add_option("--repeat-last-n", s.penalty_last_n, "penalty window in tokens (0 = off, -1 = context)")
+      ->capture_default_str();
+  cmd->add_option("--presence-penalty", s.presence_penalty, "presence penalty (0 = off)")
+      ->capture_default_str();
+  cmd->add_option("--frequency-penalty", s.frequency_penalty, "frequency penalty (0 = off)")
+      ->capture_default_str();
+  cmd->add_option("-s,--seed", s.seed, "sampling seed")->capture_default_str();
+  cmd->add_option("--stop", o->gen.stop, "stop string (repeatable)");
   cmd->add_flag("--echo", o->echo, "print the prompt before the continuation");
+  cmd->add_flag("--json", o->json, "print the result as one JSON object instead of streaming");
   cmd->callback([o, &exit_code] { exit_code = run(*o); });
 }
 
