@@ -42,6 +42,9 @@ struct ModelInfo {
   int64_t n_layers = 0;
   int64_t n_batch = 0;
   uint64_t file_bytes = 0;
+  uint64_t n_params = 0;      // weight elements, all tensors
+  uint64_t weight_bytes = 0;  // weight storage, all tensors
+  std::string weight_type;    // the storage type holding most weight bytes ("q4_0")
   double load_ms = 0;
 };
 

@@ -1,0 +1,271 @@
+// The sampler chain: building it from SamplingConfig (llama.cpp's common_sampler order), running
+// and timing it, and snapshotting its samplers' state.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "runtime/sampler.h"
+#include "runtime/sampler_internal.h"
+
+namespace glass::runtime {
+namespace {
+
+enum class Kind { Penalties, TopK, TypicalP, TopP, MinP, Temperature };
+
+struct KindName {
+  std::string_view name;
+  Kind kind;
+};
+
+// Names accepted in SamplingConfig::order ('-' reads as '_'); the first row per kind is canonical
+// and the aliases are llama.cpp's (common_sampler_types_from_names).
+constexpr std::array kKindNames{
+    KindName{"penalties", Kind::Penalties}, KindName{"top_k", Kind::TopK},
+    KindName{"typical_p", Kind::TypicalP},  KindName{"top_p", Kind::TopP},
+    KindName{"min_p", Kind::MinP},          KindName{"temperature", Kind::Temperature},
+    KindName{"typ_p", Kind::TypicalP},      KindName{"typical", Kind::TypicalP},
+    KindName{"typ", Kind::TypicalP},        KindName{"nucleus", Kind::TopP},
+    KindName{"temp", Kind::Temperature},
+};
+
+// llama.cpp's default "penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;xtc;temperature"
+// restricted to the samplers glass has.
+constexpr std::array kDefaultOrder{Kind::Penalties, Kind::TopK, Kind::TypicalP,
+                                   Kind::TopP,      Kind::MinP, Kind::Temperature};
+
+// The penalty window is allocated up front: bound it (a context never holds more tokens).
+constexpr int32_t kMaxPenaltyWindow = 1 << 24;
+
+Error invalid(const std::string& message) {
+  return make_error(ErrorCode::InvalidArgument, "sampling: " + message);
+}
+
+std::string known_names() {
+  std::string out;
+  for (size_t i = 0; i < kDefaultOrder.size(); ++i)
+    out +=  // the canonical rows
+        (i ? ", " : "") + std::string(kKindNames[i].name);
+  return out;
+}
+
+Result<Kind> parse_kind(const std::string& name) {
+  std::string n = name;
+  std::replace(n.begin(), n.end(), '-', '_');
+  for (const KindName& k : kKindNames)
+    if (k.name == n) return k.kind;
+  return invalid("unknown sampler '" + name + "' in order (known: " + known_names() + ")");
+}
+
+std::string fmt(float v) { return std::to_string(v); }
+
+// Values no sampler can use; everything else is a valid setting (possibly "off").
+Status validate(const SamplingConfig& c, size_t vocab_size) {
+  const std::pair<const char*, float> numbers[] = {
+      {"temperature", c.temperature},
+      {"top_p", c.top_p},
+      {"min_p", c.min_p},
+      {"typical_p", c.typical_p},
+      {"repeat_penalty", c.repeat_penalty},
+      {"presence_penalty", c.presence_penalty},
+      {"frequency_penalty", c.frequency_penalty},
+  };
+  for (const auto& [name, v] : numbers)
+    if (std::isnan(v)) return invalid(std::string(name) + " must be a number, got nan");
+  if (!(c.repeat_penalty > 0.0f) || std::isinf(c.repeat_penalty))
+    return invalid("repeat_penalty must be > 0 and finite (1 = off), got " + fmt(c.repeat_penalty));
+  if (std::isinf(c.presence_penalty) || std::isinf(c.frequency_penalty))
+    return invalid("presence_penalty and frequency_penalty must be finite");
+  if (c.penalty_last_n > kMaxPenaltyWindow)
+    return invalid("penalty_last_n must be at most " + std::to_string(kMaxPenaltyWindow) + ", got " +
+                   std::to_string(c.penalty_last_n));
+  if (c.penalty_last_n < -1)
+    return invalid("penalty_last_n must be >= -1 (-1 = context size, 0 = off), got " +
+                   std::to_string(c.penalty_last_n));
+  for (const auto& [id, bias] : c.logit_bias) {
+    if (id < 0 || static_cast<size_t>(id) >= vocab_size)
+      return invalid("logit_bias token " + std::to_string(id) + " out of range [0, " +
+                     std::to_string(vocab_size) + ")");
+    if (std::isnan(bias)) return invalid("logit_bias for token " + std::to_string(id) + " is nan");
+  }
+  return {};
+}
+
+uint64_t draw_seed() {
+  std::random_device rd;
+  uint64_t seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  if (seed == SamplingConfig::kRandomSeed) seed = 0;  // so the reported seed replays
+  return seed;
+}
+
+}  // namespace
+
+SamplerChain::SamplerChain(std::vector<std::unique_ptr<Sampler>> samplers, size_t vocab_size, uint64_t seed)
+    : samplers_(std::move(samplers)), seed_(seed) {
+  buf_.items.reserve(vocab_size);
+}
+
+SamplerChain::SamplerChain(const SamplerChain& other)
+    : Sampler(other), seed_(other.seed_), stats_(other.stats_) {
+  samplers_.reserve(other.samplers_.size());
+  for (const auto& s : other.samplers_) samplers_.push_back(s->clone());
+  buf_.items.reserve(other.buf_.items.capacity());
+}
+
+SamplerChain& SamplerChain::operator=(const SamplerChain& other) {
+  if (this != &other) *this = SamplerChain(other);
+  return *this;
+}
+
+Result<SamplerChain> SamplerChain::from_config(const SamplingConfig& c, size_t vocab_size,
+                                               size_t context_size) {
+  if (auto st = validate(c, vocab_size); !st) return st.error();
+  std::vector<Kind> order;
+  if (c.order.empty()) {
+    order.assign(kDefaultOrder.begin(), kDefaultOrder.end());
+  } else {
+    for (const std::string& name : c.order) {
+      auto kind = parse_kind(name);
+      if (!kind) return kind.error();
+      order.push_back(*kind);
+    }
+  }
+
+  size_t window = 0;
+  if (c.penalty_last_n == -1) {
+    if (context_size == 0)
+      return invalid("penalty_last_n = -1 (the context size) needs a known context size");
+    window = context_size;
+  } else {
+    window = static_cast<size_t>(c.penalty_last_n);
+    if (context_size > 0) window = std::min(window, context_size);  // no more tokens fit anyway
+  }
+  const bool penalties_on =
+      window > 0 && (c.repeat_penalty != 1.0f || c.frequency_penalty != 0.0f || c.presence_penalty != 0.0f);
+
+  std::vector<std::unique_ptr<Sampler>> s;
+  if (!c.logit_bias.empty()) s.push_back(make_logit_bias(c.logit_bias));
+  for (const Kind k : order) {
+    switch (k) {
+      case Kind::Penalties:
+        if (penalties_on)
+          s.push_back(
+              make_penalties(window, c.repeat_penalty, c.frequency_penalty, c.presence_penalty, vocab_size));
+        break;
+      case Kind::TopK:
+        if (c.top_k > 0) s.push_back(make_top_k(c.top_k));
+        break;
+      case Kind::TypicalP:
+        if (c.typical_p < 1.0f) s.push_back(make_typical_p(c.typical_p, vocab_size));
+        break;
+      case Kind::TopP:
+        if (c.top_p < 1.0f) s.push_back(make_top_p(c.top_p));
+        break;
+      case Kind::MinP:
+        if (c.min_p > 0.0f) s.push_back(make_min_p(c.min_p));
+        break;
+      case Kind::Temperature:
+        s.push_back(make_temperature(c.temperature));
+        break;
+    }
+  }
+  const uint64_t seed = c.seed == SamplingConfig::kRandomSeed ? draw_seed() : c.seed;
+  s.push_back(make_dist(seed));
+  return SamplerChain(std::move(s), vocab_size, seed);
+}
+
+void SamplerChain::apply(Candidates& c) {
+  GLASS_CHECK(!c.items.empty());
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto& s : samplers_) {
+    s->apply(c);
+    if (c.selected >= 0) break;
+  }
+  if (c.selected < 0) c.selected = c.items[detail::best_index(c)].id;
+  ++stats_.n_sample;
+  stats_.sample_us += static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
+}
+
+int32_t SamplerChain::sample(std::span<const float> logits) {
+  GLASS_CHECK(!logits.empty());
+  buf_.items.resize(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) {
+    const float l = logits[i];
+    buf_.items[i] = Candidate{static_cast<int32_t>(i), std::isnan(l) ? -INFINITY : l, 0.0f};
+  }
+  buf_.selected = -1;
+  apply(buf_);
+  return buf_.selected;
+}
+
+void SamplerChain::accept(int32_t token) {
+  for (auto& s : samplers_) s->accept(token);
+}
+
+void SamplerChain::reset() {
+  for (auto& s : samplers_) s->reset();
+}
+
+std::unique_ptr<Sampler> SamplerChain::clone() const { return std::make_unique<SamplerChain>(*this); }
+
+std::string SamplerChain::describe() const {
+  std::string out;
+  for (const auto& s : samplers_) out += (out.empty() ? "" : " -> ") + std::string(s->name());
+  return out;
+}
+
+// Format: "glass-sampler-chain 1 <n>\n" then per sampler "<name> <bytes>\n<state>\n".
+std::string SamplerChain::save_state() const {
+  std::string out = "glass-sampler-chain 1 " + std::to_string(samplers_.size()) + "\n";
+  for (const auto& s : samplers_) {
+    const std::string state = s->save_state();
+    out += std::string(s->name()) + " " + std::to_string(state.size()) + "\n" + state + "\n";
+  }
+  return out;
+}
+
+Status SamplerChain::load_state(std::string_view state) {
+  std::string_view rest = state;
+  auto line = [&rest]() -> std::optional<std::string_view> {
+    const size_t nl = rest.find('\n');
+    if (nl == std::string_view::npos) return std::nullopt;
+    const std::string_view l = rest.substr(0, nl);
+    rest.remove_prefix(nl + 1);
+    return l;
+  };
+  auto bad = [](const std::string& what) {
+    return make_error(ErrorCode::InvalidArgument, "sampler chain state: " + what);
+  };
+  const std::string header = "glass-sampler-chain 1 " + std::to_string(samplers_.size());
+  const auto first = line();
+  if (!first || *first != header)
+    return bad("expected header '" + header + "', got '" + std::string(first.value_or(rest).substr(0, 80)) +
+               "'");
+  // Load into copies and swap them in at the end, so a bad state changes nothing.
+  std::vector<std::unique_ptr<Sampler>> loaded;
+  loaded.reserve(samplers_.size());
+  for (const auto& s : samplers_) {
+    const auto l = line();
+    const std::string want = std::string(s->name()) + " ";
+    if (!l || !l->starts_with(want))
+      return bad("expected sampler '" + std::string(s->name()) + "', got '" +
+                 std::string(l.value_or("").substr(0, 80)) + "'");
+    uint64_t n = 0;
+    detail::StateReader len(l->substr(want.size()));
+    if (!len.next(n) || !len.done() || n + 1 > rest.size() || rest[n] != '\n')
+      return bad("sampler '" + std::string(s->name()) + "': bad length line '" + std::string(*l) + "'");
+    auto copy = s->clone();
+    if (auto st = copy->load_state(rest.substr(0, n)); !st) return st.error();
+    rest.remove_prefix(n + 1);
+    loaded.push_back(std::move(copy));
+  }
+  if (!rest.empty()) return bad(std::to_string(rest.size()) + " bytes after the last sampler");
+  samplers_ = std::move(loaded);
+  return {};
+}
+
+}  // namespace glass::runtime
