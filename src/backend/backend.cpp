@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/cpu/cpu_backend.h"
 #include "backend/ref/ref_backend.h"
 
 namespace glass::backend {
@@ -29,10 +30,11 @@ Result<Lowered> lower_for(const Backend& backend, const graph::Graph& g, const C
   return out;
 }
 
-Result<std::unique_ptr<Backend>> make_backend(std::string_view name) {
+Result<std::unique_ptr<Backend>> make_backend(std::string_view name, const BackendOptions& options) {
   if (name == "ref") return std::unique_ptr<Backend>(std::make_unique<ref::RefBackend>());
+  if (name == "cpu") return std::unique_ptr<Backend>(std::make_unique<cpu::CpuBackend>(cpu::CpuOptions{options.n_threads}));
   return make_error(ErrorCode::Unsupported,
-                    fmt::format("backend '{}' is not available (available: ref)", name));
+                    fmt::format("backend '{}' is not available (available: ref, cpu)", name));
 }
 
 }  // namespace glass::backend

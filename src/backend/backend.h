@@ -80,6 +80,9 @@ Result<Lowered> lower_for(const Backend& backend, const graph::Graph& g, const C
 // Operand dtypes of a node as printed in kernel tables and errors: "matmul(f32, q4_0)".
 std::string kernel_signature(const graph::Graph& g, const graph::Node& n);
 
-Result<std::unique_ptr<Backend>> make_backend(std::string_view name);
+struct BackendOptions {
+  int n_threads = 0;  // compute threads for backends that use them (cpu); <= 0: one per hardware thread
+};
+Result<std::unique_ptr<Backend>> make_backend(std::string_view name, const BackendOptions& options = {});
 
 }  // namespace glass::backend

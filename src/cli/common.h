@@ -27,5 +27,9 @@ void add_verify_command(CLI::App& app, int& exit_code);
 void add_logits_command(CLI::App& app, int& exit_code);
 void add_graph_command(CLI::App& app, int& exit_code);
 void add_tokenize_command(CLI::App& app, int& exit_code);
+void add_chat_template_command(CLI::App& app, int& exit_code);
+void add_detokenize_command(CLI::App& app, int& exit_code);
+void add_bench_command(CLI::App& app, int& exit_code);
+void add_synth_command(CLI::App& app, int& exit_code);
 
 }  // namespace glass::cli

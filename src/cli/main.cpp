@@ -12,6 +12,10 @@ int main(int argc, char** argv) {
   glass::cli::add_logits_command(app, exit_code);
   glass::cli::add_graph_command(app, exit_code);
   glass::cli::add_tokenize_command(app, exit_code);
+  glass::cli::add_chat_template_command(app, exit_code);
+  glass::cli::add_detokenize_command(app, exit_code);
+  glass::cli::add_bench_command(app, exit_code);
+  glass::cli::add_synth_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -8,7 +8,9 @@
 #include <limits>
 #include <string>
 
+#include "tokenizer/pipeline.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/unicode.h"
 
 namespace glass::formats {
 namespace {
@@ -21,35 +23,60 @@ constexpr std::string_view kScores = "tokenizer.ggml.scores";
 constexpr std::string_view kTokenType = "tokenizer.ggml.token_type";
 constexpr std::string_view kAddBos = "tokenizer.ggml.add_bos_token";
 constexpr std::string_view kAddEos = "tokenizer.ggml.add_eos_token";
+constexpr std::string_view kAddSep = "tokenizer.ggml.add_sep_token";
 constexpr std::string_view kAddSpacePrefix = "tokenizer.ggml.add_space_prefix";
+constexpr std::string_view kPre = "tokenizer.ggml.pre";
+constexpr std::string_view kMerges = "tokenizer.ggml.merges";
+constexpr std::string_view kLowercase = "tokenizer.ggml.normalizer.lowercase";
+constexpr std::string_view kStripAccents = "tokenizer.ggml.normalizer.strip_accents";
 
-// Where a special token id lives and what it defaults to when the key is absent (llama.cpp's
-// SentencePiece defaults; -1 = none). Later rows win over earlier ones for the same slot, as the
+// Where a special token id lives. Later rows win over earlier ones for the same slot, as the
 // deprecated prefix/suffix/middle keys do in llama.cpp.
-enum class Slot { Bos, Eos, Unk, Pad, Eot, Eom, FimPre, FimSuf, FimMid, FimPad, FimRep, FimSep };
+enum class Slot { Bos, Eos, Unk, Sep, Pad, Eot, Eom, FimPre, FimSuf, FimMid, FimPad, FimRep, FimSep, kCount };
 struct IdKey {
   std::string_view key;
   Slot slot;
-  int32_t spm_default;
   bool out_of_range_is_none;  // llama.cpp ignores a bad id; glass does too where models ship one
 };
-constexpr std::array<IdKey, 15> kIdKeys = {{
-    {"tokenizer.ggml.bos_token_id", Slot::Bos, 1, false},
-    {"tokenizer.ggml.eos_token_id", Slot::Eos, 2, false},
-    {"tokenizer.ggml.unknown_token_id", Slot::Unk, 0, false},
-    {"tokenizer.ggml.padding_token_id", Slot::Pad, -1, true},
-    {"tokenizer.ggml.eot_token_id", Slot::Eot, -1, false},
-    {"tokenizer.ggml.eom_token_id", Slot::Eom, -1, false},
-    {"tokenizer.ggml.fim_pre_token_id", Slot::FimPre, -1, false},
-    {"tokenizer.ggml.fim_suf_token_id", Slot::FimSuf, -1, false},
-    {"tokenizer.ggml.fim_mid_token_id", Slot::FimMid, -1, false},
-    {"tokenizer.ggml.fim_pad_token_id", Slot::FimPad, -1, false},
-    {"tokenizer.ggml.fim_rep_token_id", Slot::FimRep, -1, false},
-    {"tokenizer.ggml.fim_sep_token_id", Slot::FimSep, -1, false},
-    {"tokenizer.ggml.prefix_token_id", Slot::FimPre, -1, false},
-    {"tokenizer.ggml.suffix_token_id", Slot::FimSuf, -1, false},
-    {"tokenizer.ggml.middle_token_id", Slot::FimMid, -1, false},
+constexpr std::array<IdKey, 16> kIdKeys = {{
+    {"tokenizer.ggml.bos_token_id", Slot::Bos, false},
+    {"tokenizer.ggml.eos_token_id", Slot::Eos, false},
+    {"tokenizer.ggml.unknown_token_id", Slot::Unk, false},
+    {"tokenizer.ggml.seperator_token_id", Slot::Sep, false},  // sic: llama.cpp's key
+    {"tokenizer.ggml.padding_token_id", Slot::Pad, true},
+    {"tokenizer.ggml.eot_token_id", Slot::Eot, false},
+    {"tokenizer.ggml.eom_token_id", Slot::Eom, false},
+    {"tokenizer.ggml.fim_pre_token_id", Slot::FimPre, false},
+    {"tokenizer.ggml.fim_suf_token_id", Slot::FimSuf, false},
+    {"tokenizer.ggml.fim_mid_token_id", Slot::FimMid, false},
+    {"tokenizer.ggml.fim_pad_token_id", Slot::FimPad, false},
+    {"tokenizer.ggml.fim_rep_token_id", Slot::FimRep, false},
+    {"tokenizer.ggml.fim_sep_token_id", Slot::FimSep, false},
+    {"tokenizer.ggml.prefix_token_id", Slot::FimPre, false},
+    {"tokenizer.ggml.suffix_token_id", Slot::FimSuf, false},
+    {"tokenizer.ggml.middle_token_id", Slot::FimMid, false},
 }};
+
+// llama.cpp's per-model defaults (llama_vocab::impl::load), used when a key is absent.
+struct ModelDefaults {
+  std::array<int32_t, static_cast<size_t>(Slot::kCount)> ids;  // -1: none
+  bool add_bos, add_sep, add_space_prefix;
+};
+ModelDefaults defaults_for(std::string_view model) {
+  ModelDefaults d{};
+  d.ids.fill(-1);
+  auto set = [&](Slot s, int32_t id) { d.ids[static_cast<size_t>(s)] = id; };
+  if (model == "llama") {  // SentencePiece
+    set(Slot::Bos, 1), set(Slot::Eos, 2), set(Slot::Unk, 0);
+    d.add_bos = true, d.add_space_prefix = true;
+  } else if (model == "bert") {  // WordPiece
+    set(Slot::Bos, 101), set(Slot::Unk, 100), set(Slot::Sep, 102), set(Slot::Pad, 0);
+    d.add_bos = true, d.add_sep = true;
+  } else if (model == "gpt2") {  // BPE
+    set(Slot::Bos, 11), set(Slot::Eos, 11);
+  }
+  return d;
+}
 
 bool is_signed_integer(GgufValueType t) {
   return t == GgufValueType::I8 || t == GgufValueType::I16 || t == GgufValueType::I32 ||
@@ -91,6 +118,36 @@ void apply_phi3_rstrip(const GgufFile& file, tokenizer::Vocab& v) {
   }
 }
 
+// tokenizer.ggml.pre (BPE models): its llama.cpp defaults, checked before anything else is read.
+Result<tokenizer::LlamaPre> read_pre(const GgufFile& file, tokenizer::Vocab& v) {
+  if (file.find(kPre) != nullptr) {
+    Result<std::string> pre = file.get_string(kPre);
+    if (!pre) return pre.error();
+    v.pre = std::move(pre).value();
+  }
+  Result<tokenizer::LlamaPre> pre = tokenizer::llama_pre(v.model == "gemma4" ? "gemma4" : v.pre);
+  if (!pre)
+    return make_error(pre.error().code, fmt::format("{} (gguf: {})", pre.error().message, file.path()));
+  return pre;
+}
+
+// tokenizer.ggml.merges: "left right" split at the first space after the first byte (llama.cpp).
+Status read_merges(const GgufFile& file, tokenizer::Vocab& v) {
+  if (file.find(kMerges) == nullptr)
+    return invalid(file, kMerges, "missing: a BPE vocabulary needs its merges");
+  Result<std::vector<std::string>> merges = file.get_string_array(kMerges);
+  if (!merges) return merges.error();
+  v.merges.reserve(merges->size());
+  for (size_t i = 0; i < merges->size(); ++i) {
+    const std::string& m = (*merges)[i];
+    const size_t space = m.size() > 1 ? m.find(' ', 1) : std::string::npos;
+    if (space == std::string::npos)
+      return invalid(file, kMerges, fmt::format("merge {} ('{}') has no space", i, m));
+    v.merges.emplace_back(m.substr(0, space), m.substr(space + 1));
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<tokenizer::Vocab> vocab_from_gguf(const GgufFile& file) {
@@ -102,6 +159,14 @@ Result<tokenizer::Vocab> vocab_from_gguf(const GgufFile& file) {
   }
   if (Status s = tokenizer::check_supported_model(v.model); !s) {
     return make_error(s.error().code, fmt::format("{} (gguf: {})", s.error().message, file.path()));
+  }
+  ModelDefaults defaults = defaults_for(v.model);
+  const bool bpe = v.model == "gpt2" || v.model == "gemma4";
+  if (bpe) {
+    Result<tokenizer::LlamaPre> pre = read_pre(file, v);
+    if (!pre) return pre.error();
+    defaults.add_bos = pre->add_bos;
+    defaults.add_sep = pre->add_sep;
   }
 
   {
@@ -116,6 +181,14 @@ Result<tokenizer::Vocab> vocab_from_gguf(const GgufFile& file) {
   }
   for (size_t i = 0; i < n; ++i) {
     if (v.tokens[i].empty()) v.tokens[i] = fmt::format("[EMPTY_{}]", i);
+    if (const size_t bad = tokenizer::unicode::first_invalid(v.tokens[i]); bad != std::string::npos) {
+      return invalid(file, kTokens,
+                     fmt::format("token {} is not valid UTF-8 (byte 0x{:02X} at offset {})", i,
+                                 static_cast<uint8_t>(v.tokens[i][bad]), bad));
+    }
+  }
+  if (bpe) {
+    if (Status s = read_merges(file, v); !s) return s.error();
   }
 
   if (file.find(kScores) != nullptr) {
@@ -139,14 +212,14 @@ Result<tokenizer::Vocab> vocab_from_gguf(const GgufFile& file) {
     v.types.assign(n, TokenType::Normal);
   }
 
-  std::array<int32_t, 12> slots{};
-  slots.fill(-1);
+  // Defaults first (one out of range means none, as llama.cpp), then the keys.
+  std::array<int32_t, static_cast<size_t>(Slot::kCount)> slots = defaults.ids;
+  for (int32_t& id : slots) {
+    if (id >= 0 && static_cast<size_t>(id) >= n) id = -1;
+  }
   for (const IdKey& k : kIdKeys) {
     int32_t& id = slots[static_cast<size_t>(k.slot)];
-    if (file.find(k.key) == nullptr) {
-      if (k.spm_default >= 0 && static_cast<size_t>(k.spm_default) < n && id < 0) id = k.spm_default;
-      continue;
-    }
+    if (file.find(k.key) == nullptr) continue;
     const GgufValue* raw = file.find(k.key);
     if (is_signed_integer(raw->type) && raw->i64 < 0) {
       id = -1;
@@ -168,14 +241,23 @@ Result<tokenizer::Vocab> vocab_from_gguf(const GgufFile& file) {
   v.eos_id = slots[static_cast<size_t>(Slot::Eos)];
   v.unk_id = slots[static_cast<size_t>(Slot::Unk)];
   v.pad_id = slots[static_cast<size_t>(Slot::Pad)];
+  v.sep_id = slots[static_cast<size_t>(Slot::Sep)];
 
-  // SentencePiece defaults, as llama.cpp: BOS yes, EOS no, space prefix yes.
+  // The model's defaults (SentencePiece: BOS yes, space prefix yes; BPE: as its pre-tokenizer says).
   for (auto [key, flag, fallback] :
-       {std::tuple{kAddBos, &v.add_bos, true}, std::tuple{kAddEos, &v.add_eos, false},
-        std::tuple{kAddSpacePrefix, &v.add_space_prefix, true}}) {
+       {std::tuple{kAddBos, &v.add_bos, defaults.add_bos}, std::tuple{kAddEos, &v.add_eos, false},
+        std::tuple{kAddSep, &v.add_sep, defaults.add_sep},
+        std::tuple{kAddSpacePrefix, &v.add_space_prefix, defaults.add_space_prefix},
+        std::tuple{kLowercase, &v.normalizer_lowercase, true}}) {
     Result<bool> value = get_bool_or(file, key, fallback);
     if (!value) return value.error();
     *flag = *value;
+  }
+  // strip_accents follows lowercase unless given (llama.cpp).
+  {
+    Result<bool> strip = get_bool_or(file, kStripAccents, v.normalizer_lowercase);
+    if (!strip) return strip.error();
+    v.normalizer_strip_accents = *strip;
   }
 
   tokenizer::SpecialTokenIds special;

@@ -14,6 +14,7 @@
 
 #include "support/fixtures.h"
 #include "support/gguf_writer.h"
+#include "support/vocab_cases.h"
 #include "tokenizer/tokenizer.h"
 
 namespace glass::formats {
@@ -23,14 +24,9 @@ using Ids = std::vector<int32_t>;
 using tokenizer::Tokenizer;
 using tokenizer::TokenType;
 using Json = nlohmann::json;
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::read_text;
+using test::read_vocab_cases;
+using test::VocabCase;
 
 Json read_json(const std::filesystem::path& path) { return Json::parse(read_text(path)); }
 
@@ -54,34 +50,6 @@ Ids encode(const Tokenizer& t, std::string_view text, bool add_special, bool par
   Result<Ids> r = t.encode(text, add_special, parse_special);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
   return r.ok() ? r.value() : Ids{};
-}
-
-// llama.cpp's test-tokenizer-0 format (tokenizers/README.md): cases separated (and the file ended)
-// by "\n__ggml_vocab_test__\n"; one line of " id id ..." per case.
-struct VocabCase {
-  std::string text;
-  Ids ids;
-};
-std::vector<VocabCase> read_vocab_cases(const std::filesystem::path& inp) {
-  const std::string sep = "\n__ggml_vocab_test__\n";
-  const std::string all = read_text(inp);
-  std::vector<VocabCase> cases;
-  size_t pos = 0;
-  while (pos < all.size()) {
-    size_t end = all.find(sep, pos);
-    if (end == std::string::npos) end = all.size();
-    cases.push_back({all.substr(pos, end - pos), {}});
-    pos = end == all.size() ? end : end + sep.size();
-  }
-  std::istringstream out(read_text(std::filesystem::path(inp).replace_extension(".out")));
-  std::string line;
-  for (VocabCase& c : cases) {
-    EXPECT_TRUE(std::getline(out, line)) << "missing .out line";
-    std::istringstream ids(line);
-    for (int32_t id = 0; ids >> id;) c.ids.push_back(id);
-  }
-  EXPECT_FALSE(std::getline(out, line) && !line.empty()) << "extra .out lines";
-  return cases;
 }
 
 class GgufVocabFixtures : public test::WithSharedFixtures {
@@ -235,18 +203,13 @@ TEST_F(GgufVocabFixtures, Phi3SpecialTokens) {
   EXPECT_EQ(encode(t, "<|user|>\nHi<|end|>\n<|assistant|>\n", false, true), (Ids{32010, 6324, 32007, 32001}));
 }
 
-TEST_F(GgufVocabFixtures, ByteLevelBpeIsUnsupported) {
-  for (const char* name : {"gpt-2", "starcoder"}) {
+TEST_F(GgufVocabFixtures, EveryFixtureModelIsSupported) {
+  // Byte-level BPE and WordPiece vocabularies load now; their vectors are in gguf_vocab_vectors_test.
+  for (const char* name : {"gpt-2", "starcoder", "bert-bge"}) {
     Result<tokenizer::Vocab> v = load_vocab(vocab_gguf(name));
-    ASSERT_FALSE(v.ok()) << name;
-    EXPECT_EQ(v.error().code, ErrorCode::Unsupported);
-    EXPECT_NE(v.error().message.find("model 'gpt2' (byte-level BPE) is not supported yet"), std::string::npos)
-        << v.error().message;
+    ASSERT_TRUE(v.ok()) << name << ": " << v.error().message;
+    EXPECT_TRUE(Tokenizer::create(std::move(v).value()).ok()) << name;
   }
-  Result<tokenizer::Vocab> bert = load_vocab(vocab_gguf("bert-bge"));
-  ASSERT_FALSE(bert.ok());
-  EXPECT_EQ(bert.error().code, ErrorCode::Unsupported);
-  EXPECT_NE(bert.error().message.find("'bert'"), std::string::npos) << bert.error().message;
 }
 
 // Small vocabularies written with the test GGUF writer: defaults, "none" ids and errors.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 
 #include "formats/gguf_vocab.h"
 #include "graph/printer.h"
@@ -85,7 +86,7 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
                       fmt::format("model: tokenizer has {} tokens but the model's vocabulary is {}",
                                   impl->tokenizer->vocab_size(), impl->model_graph.vocab_size));
 
-  auto be = backend::make_backend(options.backend);
+  auto be = backend::make_backend(options.backend, {options.n_threads});
   if (!be) return be.error();
   impl->backend = std::move(*be);
 
@@ -102,6 +103,17 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   info.n_batch = std::min(options.n_batch > 0 ? options.n_batch : kDefaultBatch, info.n_ctx);
   std::error_code ec;
   info.file_bytes = std::filesystem::file_size(path, ec);
+  std::map<graph::DType, uint64_t> bytes_by_type;
+  for (const formats::GgufTensorInfo& t : impl->file->tensors()) {
+    uint64_t n = 1;
+    for (int64_t d : t.shape) n *= static_cast<uint64_t>(d);
+    info.n_params += n;
+    info.weight_bytes += t.nbytes;
+    bytes_by_type[t.dtype] += t.nbytes;
+  }
+  const auto most = std::max_element(bytes_by_type.begin(), bytes_by_type.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (most != bytes_by_type.end()) info.weight_type = std::string(graph::dtype_name(most->first));
   for (int64_t max_t : {info.n_batch, int64_t{1}})
     if (auto plan = impl->plan(max_t); !plan) return plan.error();
   info.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -77,9 +77,10 @@ SpmAlgorithm::SpmAlgorithm(const Vocab& vocab, const TokenIndex& index) : vocab_
   }
 }
 
-Status SpmAlgorithm::encode(std::string_view raw, bool segment_start, std::vector<int32_t>& out) const {
+Status SpmAlgorithm::encode(std::string_view raw, Segment segment, std::vector<int32_t>& out,
+                            EncodeScratch*) const {
   std::string text;
-  if (vocab_.add_space_prefix && segment_start) text = kSpace;
+  if (vocab_.add_space_prefix && segment.segment_start) text = kSpace;
   text += escape_whitespace(raw);
   if (text.size() >= static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     return make_error(ErrorCode::CapacityExceeded,

@@ -21,7 +21,8 @@ class SpmAlgorithm final : public Algorithm {
   // `vocab` and `index` must outlive this object (the Tokenizer owns all three).
   SpmAlgorithm(const Vocab& vocab, const TokenIndex& index);
 
-  Status encode(std::string_view text, bool segment_start, std::vector<int32_t>& out) const override;
+  Status encode(std::string_view text, Segment segment, std::vector<int32_t>& out,
+                EncodeScratch* scratch = nullptr) const override;
   std::string normal_piece(std::string_view token_text) const override;
 
   // The token for one raw byte: "<0xXX>", else the one-byte text itself, else -1 (llama.cpp's

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer_impl.h"
 
 namespace glass::tokenizer {
 namespace {
@@ -43,12 +44,32 @@ size_t incomplete_tail(const std::string& s) {
   return 0;
 }
 
+bool ends_with_replacement(const std::string& s) {
+  return s.size() >= 3 && s.compare(s.size() - 3, 3, "\xEF\xBF\xBD") == 0;
+}
+
 }  // namespace
 
 StreamingDecoder::StreamingDecoder(const Tokenizer& tokenizer, StreamOptions options)
-    : tokenizer_(tokenizer), options_(options), first_(!options.continuation) {}
+    : tokenizer_(tokenizer), options_(options), first_(!options.continuation) {
+  reset();
+}
+
+void StreamingDecoder::reset() {
+  first_ = !options_.continuation;
+  ids_.clear();
+  prefix_.clear();
+  prefix_index_ = 0;
+  const int32_t context = tokenizer_.impl_->stream_context;
+  if (tokenizer_.flavor() == Flavor::HuggingFace && options_.continuation && context >= 0) {
+    ids_.push_back(context);
+    prefix_ = tokenizer_.hf_decode(ids_, options_.special);
+    prefix_index_ = 1;
+  }
+}
 
 std::string StreamingDecoder::push(int32_t id) {
+  if (tokenizer_.flavor() == Flavor::HuggingFace) return push_hf(id);
   std::string piece = tokenizer_.token_to_piece(id, options_.special);
   // Same first-token rule as Tokenizer::decode.
   if (first_ && tokenizer_.add_space_prefix() && !piece.empty() && piece[0] == ' ') piece.erase(0, 1);
@@ -60,10 +81,40 @@ std::string StreamingDecoder::push(int32_t id) {
   return out;
 }
 
+// HF tokenizers' step_decode_stream: decode the ids since the anchor; once the text grows past the
+// anchor's text and does not end in U+FFFD (an unfinished byte sequence), return the new suffix and
+// move the anchor to the ids that produced the previous output.
+std::string StreamingDecoder::push_hf(int32_t id) {
+  if (prefix_.empty() && !ids_.empty()) {
+    std::string p = tokenizer_.hf_decode(ids_, options_.special);
+    if (!ends_with_replacement(p)) {
+      prefix_ = std::move(p);
+      prefix_index_ = ids_.size();
+    }
+  }
+  ids_.push_back(id);
+  const std::string text = tokenizer_.hf_decode(ids_, options_.special);
+  if (text.size() <= prefix_.size() || ends_with_replacement(text)) return {};
+  size_t common = 0;  // HF fails on a text that does not extend the anchor's; this returns what differs
+  while (common < prefix_.size() && text[common] == prefix_[common]) ++common;
+  std::string out = text.substr(common);
+  const size_t new_prefix_index = ids_.size() - prefix_index_;
+  ids_.erase(ids_.begin(), ids_.begin() + static_cast<ptrdiff_t>(prefix_index_));
+  prefix_ = tokenizer_.hf_decode(ids_, options_.special);
+  prefix_index_ = new_prefix_index;
+  return out;
+}
+
 std::string StreamingDecoder::flush() {
   std::string out;
-  out.swap(pending_);
-  first_ = !options_.continuation;
+  if (tokenizer_.flavor() == Flavor::HuggingFace) {
+    const std::string text = tokenizer_.hf_decode(ids_, options_.special);
+    if (text.size() > prefix_.size() && text.compare(0, prefix_.size(), prefix_) == 0)
+      out = text.substr(prefix_.size());
+  } else {
+    out.swap(pending_);
+  }
+  reset();
   return out;
 }
 

@@ -1,3 +1,5 @@
+// Tokenizer::create: validation of a vocabulary and its pipeline, and the state both flavours share.
+// Encoding and decoding are in tokenizer_codec.cpp.
 #include "tokenizer/tokenizer.h"
 
 #include <fmt/format.h>
@@ -5,24 +7,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_set>
 
-#include "tokenizer/algorithm.h"
 #include "tokenizer/special.h"
 #include "tokenizer/spm.h"
-#include "tokenizer/token_index.h"
+#include "tokenizer/tokenizer_impl.h"
 
 namespace glass::tokenizer {
-
-struct Tokenizer::Impl {
-  Vocab vocab;
-  TokenIndex index;
-  std::unique_ptr<Algorithm> algorithm;  // refers to vocab and index
-  std::vector<int32_t> special_order;    // split_special_tokens candidates
-  std::vector<std::string> pieces;       // token_to_piece(id, special = true)
-  std::vector<bool> hidden;              // Control / Unknown: "" unless special
-  std::vector<int32_t> eog_sorted;
-};
-
 namespace {
 
 Error invalid(std::string message) { return make_error(ErrorCode::InvalidArgument, "tokenizer: " + message); }
@@ -41,8 +32,7 @@ int byte_of_token(std::string_view text) {
   return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
 }
 
-Status validate(const Vocab& v) {
-  if (Status s = check_supported_model(v.model); !s) return s;
+Status validate(const Vocab& v, const Pipeline& p) {
   const size_t n = v.tokens.size();
   if (n == 0) return invalid("the vocabulary has no tokens");
   if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
@@ -61,120 +51,183 @@ Status validate(const Vocab& v) {
     }
   }
   const auto n32 = static_cast<int32_t>(n);
-  const std::pair<const char*, int32_t> ids[] = {
-      {"bos_id", v.bos_id}, {"eos_id", v.eos_id}, {"unk_id", v.unk_id}, {"pad_id", v.pad_id}};
+  auto check_id = [&](std::string_view name, int32_t id, bool none_ok) -> Status {
+    if ((none_ok && id == -1) || (id >= 0 && id < n32)) return {};
+    return invalid(fmt::format("{} {} is out of range [0, {})", name, id, n));
+  };
+  const std::pair<const char*, int32_t> ids[] = {{"bos_id", v.bos_id},
+                                                 {"eos_id", v.eos_id},
+                                                 {"unk_id", v.unk_id},
+                                                 {"pad_id", v.pad_id},
+                                                 {"sep_id", v.sep_id}};
   for (const auto& [name, id] : ids) {
-    if (id < -1 || id >= n32) return invalid(fmt::format("{} {} is out of range [0, {})", name, id, n));
+    if (Status s = check_id(name, id, true); !s) return s;
   }
   for (int32_t id : v.eog_ids) {
-    if (id < 0 || id >= n32)
-      return invalid(fmt::format("end-of-generation id {} is out of range [0, {})", id, n));
+    if (Status s = check_id("end-of-generation id", id, false); !s) return s;
   }
-  if (v.add_bos && v.bos_id < 0) return invalid("add_bos is set but the vocabulary has no BOS token");
-  if (v.add_eos && v.eos_id < 0) return invalid("add_eos is set but the vocabulary has no EOS token");
+  for (int32_t id : p.prefix) {
+    if (Status s = check_id("added special token", id, false); !s) return s;
+  }
+  for (int32_t id : p.suffix) {
+    if (Status s = check_id("added special token", id, false); !s) return s;
+  }
+  for (const AddedToken& t : p.added_tokens) {
+    if (Status s = check_id(fmt::format("added token '{}': id", t.content), t.id, false); !s) return s;
+  }
+  if (Status s = check_id("BPE unk_id", p.bpe.unk_id, true); !s) return s;
+  if (Status s = check_id("WordPiece unk_id", p.wordpiece.unk_id, true); !s) return s;
+  if (p.flavor == Flavor::LlamaCpp) {
+    if (v.add_bos && v.bos_id < 0) return invalid("add_bos is set but the vocabulary has no BOS token");
+    if (v.add_eos && v.eos_id < 0) return invalid("add_eos is set but the vocabulary has no EOS token");
+  }
   return {};
 }
 
-}  // namespace
-
-Status check_supported_model(std::string_view model) {
-  if (model == "llama") return {};
-  const std::string_view family = model == "gpt2"   ? " (byte-level BPE)"
-                                  : model == "bert" ? " (WordPiece)"
-                                  : model == "t5"   ? " (Unigram)"
-                                  : model == "rwkv" ? " (RWKV)"
-                                                    : "";
-  return make_error(ErrorCode::Unsupported,
-                    fmt::format("tokenizer: model '{}'{} is not supported yet", model, family));
+Result<std::unique_ptr<Algorithm>> make_algorithm(const Tokenizer::Impl& impl) {
+  const Vocab& v = impl.vocab;
+  const Pipeline& p = impl.pipeline;
+  std::vector<bool> excluded;
+  for (const AddedToken& t : p.added_tokens) {
+    if (t.in_model_vocab) continue;
+    excluded.resize(v.tokens.size());
+    excluded[static_cast<size_t>(t.id)] = true;
+  }
+  switch (p.model) {
+    case ModelKind::Spm:
+      return std::unique_ptr<Algorithm>(std::make_unique<SpmAlgorithm>(v, impl.index));
+    case ModelKind::Bpe: {
+      Result<BpeModel> bpe = BpeModel::build(v.merges, ModelVocab(impl.index, std::move(excluded)), p.bpe);
+      if (!bpe) return bpe.error();
+      return std::unique_ptr<Algorithm>(std::make_unique<PipelineAlgorithm>(
+          p.pre_tokenizer, std::make_unique<BpeModel>(std::move(bpe).value()), p.pieces));
+    }
+    case ModelKind::WordPiece:
+      return std::unique_ptr<Algorithm>(std::make_unique<PipelineAlgorithm>(
+          p.pre_tokenizer,
+          std::make_unique<WordPieceModel>(ModelVocab(impl.index, std::move(excluded)), p.wordpiece),
+          p.pieces));
+    case ModelKind::Wpm: {
+      size_t max_len = 0;
+      for (const std::string& t : v.tokens) max_len = std::max(max_len, t.size());
+      return std::unique_ptr<Algorithm>(std::make_unique<WpmAlgorithm>(impl.index, v.unk_id, max_len,
+                                                                       p.wpm_lowercase, p.wpm_strip_accents));
+    }
+  }
+  return invalid("unknown model kind");
 }
 
-Result<Tokenizer> Tokenizer::create(Vocab vocab) {
-  if (Status s = validate(vocab); !s) return s.error();
-  Result<TokenIndex> index = TokenIndex::build(vocab);
-  if (!index) return index.error();
-
-  auto impl = std::make_shared<Impl>();
-  impl->vocab = std::move(vocab);
-  impl->index = std::move(index).value();
-  impl->algorithm = std::make_unique<SpmAlgorithm>(impl->vocab, impl->index);
-  impl->special_order = special_token_order(impl->vocab);
-
-  const Vocab& v = impl->vocab;
+void build_llama_pieces(Tokenizer::Impl& impl) {
+  const Vocab& v = impl.vocab;
   const size_t n = v.tokens.size();
-  impl->pieces.resize(n);
-  impl->hidden.resize(n);
+  impl.special_order = special_token_order(v);
+  impl.pieces.resize(n);
+  impl.hidden.resize(n);
   for (size_t i = 0; i < n; ++i) {
     const std::string& text = v.tokens[i];
     switch (v.types[i]) {
       case TokenType::Control:
       case TokenType::Unknown:
-        impl->hidden[i] = true;
-        impl->pieces[i] = text;
+        impl.hidden[i] = true;
+        impl.pieces[i] = text;
         break;
       case TokenType::UserDefined:
-        impl->pieces[i] = text;
+        impl.pieces[i] = text;
         break;
       case TokenType::Normal:
-        impl->pieces[i] = impl->algorithm->normal_piece(text);
+        impl.pieces[i] = impl.algorithm->normal_piece(text);
         break;
       case TokenType::Byte:
         // llama.cpp reads the two hex digits at [3, 5) of "<0xXX>"; a malformed byte token reads as "".
-        if (const int b = byte_of_token(text); b >= 0) impl->pieces[i] = std::string(1, static_cast<char>(b));
+        if (const int b = byte_of_token(text); b >= 0) impl.pieces[i] = std::string(1, static_cast<char>(b));
         break;
       case TokenType::Undefined:
       case TokenType::Unused:
         break;  // llama.cpp renders these as nothing
     }
   }
-  impl->eog_sorted = v.eog_ids;
-  std::sort(impl->eog_sorted.begin(), impl->eog_sorted.end());
-  return Tokenizer(std::move(impl));
 }
 
-Result<std::vector<int32_t>> Tokenizer::encode(std::string_view text, bool add_special,
-                                               bool parse_special) const {
-  const Vocab& v = impl_->vocab;
-  std::vector<int32_t> out;
-  if (add_special && v.add_bos) out.push_back(v.bos_id);
-
-  // The first fragment, and every fragment after a special token, starts a segment (llama.cpp's
-  // is_prev_special): SentencePiece gives it a space prefix.
-  bool segment_start = true;
-  for (const Fragment& f : split_special_tokens(text, v, impl_->special_order, parse_special)) {
-    if (f.token >= 0) {
-      out.push_back(f.token);
-      segment_start = true;
+Status build_hf_state(Tokenizer::Impl& impl) {
+  const Pipeline& p = impl.pipeline;
+  std::vector<const AddedToken*> raw, normalized;
+  std::vector<std::string> raw_patterns, normalized_patterns;
+  std::unordered_set<std::string> special_contents;
+  for (const AddedToken& t : p.added_tokens) {
+    if (t.special) special_contents.insert(t.content);
+    if (!t.normalized) {
+      raw.push_back(&t);
+      raw_patterns.push_back(t.content);
       continue;
     }
-    if (Status s = impl_->algorithm->encode(text.substr(f.offset, f.length), segment_start, out); !s) {
-      return s.error();
-    }
-    segment_start = false;
+    // HF matches (and decodes) such a token in its normalized form.
+    Result<std::string> form = p.normalizer.apply(t.content);
+    if (!form) return form.error();
+    if (*form != t.content) impl.hf_string[t.id] = *form;
+    normalized.push_back(&t);
+    normalized_patterns.push_back(std::move(form).value());
   }
-
-  if (add_special && v.add_eos) out.push_back(v.eos_id);
-  return out;
+  for (const AddedToken& t : p.added_tokens) {
+    if (!t.normalized && t.content != impl.vocab.tokens[static_cast<size_t>(t.id)])
+      impl.hf_string[t.id] = t.content;
+  }
+  impl.added_raw = AddedTokenMatcher(raw, raw_patterns);
+  impl.added_normalized = AddedTokenMatcher(normalized, normalized_patterns);
+  const size_t n = impl.vocab.tokens.size();
+  impl.hf_skip.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    impl.hf_skip[i] = special_contents.contains(impl.decode_string(static_cast<int32_t>(i)));
+  }
+  return {};
 }
 
-std::string Tokenizer::token_to_piece(int32_t id, bool special) const {
-  if (id < 0 || id >= vocab_size()) return {};
-  const auto i = static_cast<size_t>(id);
-  if (!special && impl_->hidden[i]) return {};
-  return impl_->pieces[i];
+}  // namespace
+
+Status check_supported_model(std::string_view model) {
+  if (model == "llama" || model == "gpt2" || model == "bert" || model == "gemma4") return {};
+  const std::string_view family = model == "t5"       ? " (Unigram)"
+                                  : model == "rwkv"   ? " (RWKV)"
+                                  : model == "plamo2" ? " (PLaMo-2)"
+                                                      : "";
+  return make_error(ErrorCode::Unsupported,
+                    fmt::format("tokenizer: model '{}'{} is not supported yet", model, family));
 }
 
-std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool special) const {
-  std::string out;
-  bool first = true;
-  for (int32_t id : ids) {
-    std::string piece = token_to_piece(id, special);
-    // llama.cpp strips the space its encoder prepended, from the first token only, even when that
-    // token renders as nothing (a hidden BOS): "<s>▁Hello" decodes to " Hello".
-    if (first && add_space_prefix() && !piece.empty() && piece[0] == ' ') piece.erase(0, 1);
-    first = false;
-    out += piece;
+Result<Tokenizer> Tokenizer::create(Vocab vocab) {
+  if (Status s = check_supported_model(vocab.model); !s) return s.error();
+  Result<Pipeline> pipeline = llama_cpp_pipeline(vocab);
+  if (!pipeline) return pipeline.error();
+  return create(std::move(vocab), std::move(pipeline).value());
+}
+
+Result<Tokenizer> Tokenizer::create(Vocab vocab, Pipeline pipeline) {
+  if (Status s = validate(vocab, pipeline); !s) return s.error();
+  Result<TokenIndex> index = TokenIndex::build(vocab);
+  if (!index) return index.error();
+
+  auto impl = std::make_shared<Impl>();
+  impl->vocab = std::move(vocab);
+  impl->index = std::move(index).value();
+  impl->pipeline = std::move(pipeline);
+  Result<std::unique_ptr<Algorithm>> algorithm = make_algorithm(*impl);
+  if (!algorithm) return algorithm.error();
+  impl->algorithm = std::move(algorithm).value();
+  if (impl->pipeline.flavor == Flavor::LlamaCpp) {
+    build_llama_pieces(*impl);
+  } else if (Status s = build_hf_state(*impl); !s) {
+    return s.error();
   }
-  return out;
+  impl->eog_sorted = impl->vocab.eog_ids;
+  std::sort(impl->eog_sorted.begin(), impl->eog_sorted.end());
+
+  Tokenizer t(impl);
+  if (t.flavor() == Flavor::HuggingFace) {
+    // The stream context: an ordinary token whose text is plain ("a" as this tokenizer encodes it).
+    // Set before the tokenizer is shared with anyone.
+    Result<std::vector<int32_t>> a = t.encode("a", false, false);
+    if (a && a->size() == 1) impl->stream_context = a->front();
+  }
+  return t;
 }
 
 bool Tokenizer::is_eog(int32_t id) const {
@@ -183,8 +236,25 @@ bool Tokenizer::is_eog(int32_t id) const {
 int32_t Tokenizer::bos_id() const { return impl_->vocab.bos_id; }
 int32_t Tokenizer::eos_id() const { return impl_->vocab.eos_id; }
 int32_t Tokenizer::vocab_size() const { return static_cast<int32_t>(impl_->vocab.tokens.size()); }
-bool Tokenizer::add_bos() const { return impl_->vocab.add_bos; }
-bool Tokenizer::add_space_prefix() const { return impl_->vocab.add_space_prefix; }
+bool Tokenizer::add_bos() const {
+  const std::vector<int32_t>& prefix = impl_->pipeline.prefix;
+  return !prefix.empty() && prefix.front() == impl_->vocab.bos_id;
+}
+bool Tokenizer::add_space_prefix() const {
+  return impl_->pipeline.flavor == Flavor::LlamaCpp && impl_->vocab.add_space_prefix;
+}
+Flavor Tokenizer::flavor() const { return impl_->pipeline.flavor; }
+CleanUp Tokenizer::clean_up() const { return impl_->pipeline.clean_up; }
 const Vocab& Tokenizer::vocab() const { return impl_->vocab; }
+
+bool Tokenizer::begins_with_bos(const std::vector<int32_t>& ids) const {
+  return add_bos() && !ids.empty() && ids.front() == impl_->vocab.bos_id;
+}
+
+std::string Tokenizer::token_text(int32_t id) const {
+  if (id < 0 || id >= vocab_size()) return {};
+  return impl_->pipeline.flavor == Flavor::HuggingFace ? impl_->decode_string(id)
+                                                       : impl_->vocab.tokens[static_cast<size_t>(id)];
+}
 
 }  // namespace glass::tokenizer

@@ -295,8 +295,15 @@ TEST(Tokenizer, CreateRejectsBadVocabularies) {
   ASSERT_TRUE(Tokenizer::create(good).ok());
 
   Vocab v = good;
+  v.model = "t5";
+  expect_error(v, ErrorCode::Unsupported, "model 't5' (Unigram) is not supported yet");
+  v = good;
   v.model = "gpt2";
-  expect_error(v, ErrorCode::Unsupported, "model 'gpt2' (byte-level BPE) is not supported yet");
+  v.pre = "gpt-2";
+  expect_error(v, ErrorCode::InvalidArgument, "a BPE vocabulary needs merges");
+  v.pre = "no-such-pre";
+  v.merges = {{"a", "b"}};
+  expect_error(v, ErrorCode::Unsupported, "unknown pre-tokenizer type 'no-such-pre'");
   v = good;
   v.scores.pop_back();
   expect_error(v, ErrorCode::InvalidArgument, "scores");

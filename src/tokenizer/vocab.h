@@ -1,9 +1,10 @@
 #pragma once
-// The vocabulary a tokenizer is built from: plain data, filled by a loader (formats/gguf_vocab.h now,
-// HF tokenizer.json later) and validated by Tokenizer::create. Ids are int32 (llama.cpp's llama_token);
-// -1 means "none".
+// The vocabulary a tokenizer is built from: plain data, filled by a loader (formats/gguf_vocab.h,
+// tokenizer/hf_tokenizer.h) and validated by Tokenizer::create. Ids are int32 (llama.cpp's
+// llama_token); -1 means "none".
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace glass::tokenizer {
@@ -24,14 +25,22 @@ enum class TokenType : int32_t {
 enum StripFlags : uint8_t { kStripNone = 0, kStripLeft = 1, kStripRight = 2 };
 
 struct Vocab {
-  std::string model;  // tokenizer.ggml.model: "llama" (SentencePiece) is the one supported now
+  // tokenizer.ggml.model: "llama" (SentencePiece), "gpt2" (BPE), "bert" (WordPiece), "gemma4" (BPE
+  // over U+2581 text); an HF tokenizer.json's model type ("BPE", "WordPiece").
+  std::string model;
+  std::string pre;  // tokenizer.ggml.pre: the pre-tokenizer family of a GGUF BPE vocabulary
   std::vector<std::string> tokens;
   std::vector<float> scores;     // one per token (SPM merge priority: higher merges first)
   std::vector<TokenType> types;  // one per token
   std::vector<uint8_t> strip;    // empty (no token strips) or one StripFlags value per token
-  int32_t bos_id = -1, eos_id = -1, unk_id = -1, pad_id = -1;
+  // BPE merges by rank (first = merged first): GGUF tokenizer.ggml.merges, HF model.merges.
+  std::vector<std::pair<std::string, std::string>> merges;
+  int32_t bos_id = -1, eos_id = -1, unk_id = -1, pad_id = -1, sep_id = -1;
   std::vector<int32_t> eog_ids;  // end-of-generation set (eos + e.g. eot/eom when present)
   bool add_bos = true, add_eos = false, add_space_prefix = true;
+  bool add_sep = false;  // llama.cpp: append the separator token (BERT-style encoders)
+  // GGUF tokenizer.ggml.normalizer.lowercase / .strip_accents (llama.cpp's WordPiece preprocessing).
+  bool normalizer_lowercase = true, normalizer_strip_accents = true;
 };
 
 // Ids of special tokens a loader read from its metadata (-1: not given). They feed

@@ -1,0 +1,350 @@
+// The cpu plan: compiled once into a flat schedule of kernel calls whose operands are bound to
+// fixed locations (an arena offset, a weight pointer into the mapping, the n-th step input, state
+// or output); run() resolves the step's extents and walks it. Nothing in run() allocates.
+//
+// Buffers: every intermediate gets an arena offset from the memory planner, by liveness. Reshapes
+// and row writes into state are aliases (no buffer); an in-place kernel (norm, rope, swiglu, add)
+// writes over input 0's buffer when this node is its last reader; output nodes write straight into
+// the caller's output buffer.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <map>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/kernel.h"
+#include "backend/cpu/memory_planner.h"
+
+namespace glass::backend::cpu {
+namespace {
+
+using graph::Node;
+using graph::NodeId;
+using graph::Op;
+
+constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
+constexpr size_t kAlign = 64;
+
+struct Location {
+  enum Kind : uint8_t { Arena, Fixed, Input, State, Output } kind = Arena;
+  uint32_t index = 0;  // input, state or output index
+  size_t offset = 0;   // arena offset
+  const void* fixed = nullptr;
+};
+
+struct Step {
+  KernelFn fn = nullptr;
+  const Node* node = nullptr;
+  Location out;
+  std::array<Location, kMaxInputs> in{};
+  std::array<const Node*, kMaxInputs> in_node{};
+  const void* data = nullptr;
+  size_t prepared = 0;     // offset into prepared_ (+1; 0 = none)
+  int state = -1;          // rows_written counter of a row write into state
+  int64_t converted = -1;  // arena offset of input 0's converted copy, or -1
+  bool convert_now = false;
+};
+
+struct AlignedBuffer {
+  std::unique_ptr<std::byte[]> raw;
+  std::byte* data = nullptr;
+  explicit AlignedBuffer(size_t bytes) : raw(new std::byte[bytes + kAlign]) {
+    auto p = reinterpret_cast<uintptr_t>(raw.get());
+    data = raw.get() + ((kAlign - p % kAlign) % kAlign);
+  }
+};
+
+class CpuWorkspace final : public Workspace {
+ public:
+  CpuWorkspace(size_t arena, size_t scratch) : arena_(arena), scratch_(scratch) {}
+  std::byte* arena() { return arena_.data; }
+  std::byte* scratch() { return scratch_.data; }
+
+ private:
+  AlignedBuffer arena_, scratch_;
+};
+
+class CpuPlan final : public Plan {
+ public:
+  CpuPlan(graph::Graph g, graph::RewriteLog log, graph::Bindings max, Isa isa,
+          std::shared_ptr<ThreadPool> pool)
+      : g_(std::move(g)), log_(std::move(log)), max_(max), isa_(isa), pool_(std::move(pool)) {}
+
+  Status build(const WeightResolver& weights);
+
+  std::unique_ptr<Workspace> make_workspace() const override {
+    return std::make_unique<CpuWorkspace>(info_.arena_bytes, info_.scratch_bytes);
+  }
+  Status run(const StepArgs& args, Workspace& workspace, StepStats& stats) const override;
+  const graph::Graph& compiled_graph() const override { return g_; }
+  const graph::RewriteLog& rewrites() const override { return log_; }
+  const graph::Bindings& max_bindings() const override { return max_; }
+  const CpuPlanInfo& info() const { return info_; }
+
+ private:
+  size_t bytes_at_max(const Node& n) const {
+    return *graph::dtype_bytes(n.dtype, static_cast<uint64_t>(graph::resolve(n.shape, max_).numel()));
+  }
+  Status check_args(const StepArgs& a, StepStats& stats) const;
+
+  graph::Graph g_;
+  graph::RewriteLog log_;
+  graph::Bindings max_;
+  Isa isa_;
+  std::shared_ptr<ThreadPool> pool_;
+  std::vector<Step> steps_;
+  std::vector<float> prepared_;
+  std::vector<std::pair<size_t, Location>> copies_;  // outputs not written in place: (output, source)
+  std::vector<const Node*> copy_nodes_;
+  CpuPlanInfo info_;
+  size_t n_inputs_ = 0, n_states_ = 0;
+};
+
+Status CpuPlan::build(const WeightResolver& weights) {
+  const size_t n = g_.nodes.size();
+  const auto inputs = g_.leaves(Op::Input);
+  const auto states = g_.leaves(Op::State);
+  n_inputs_ = inputs.size();
+  n_states_ = states.size();
+  for (const graph::Output& o : g_.outputs)
+    if (g_.node(o.node).dtype != graph::DType::F32)
+      return make_error(ErrorCode::Unsupported, fmt::format("cpu: output '{}' must be f32", o.name));
+
+  // Last reader of every node (outputs live to the end of the step).
+  std::vector<int64_t> last(n, -1);
+  for (size_t i = 0; i < n; ++i)
+    for (NodeId in : g_.nodes[i].inputs) last[static_cast<size_t>(in)] = static_cast<int64_t>(i);
+  std::vector<int> output_of(n, -1);
+  for (size_t k = 0; k < g_.outputs.size(); ++k) {
+    const auto id = static_cast<size_t>(g_.outputs[k].node);
+    last[id] = kForever;
+    if (output_of[id] < 0) output_of[id] = static_cast<int>(k);
+  }
+
+  std::vector<size_t> root(n);      // the node whose buffer this node's data lives in
+  std::vector<int64_t> end(n, -1);  // per root: the last step reading it or an alias of it
+  std::vector<Location> loc(n);     // per root
+  std::vector<KernelChoice> choice(n);
+  std::vector<int> written_state(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    const Node& nd = g_.nodes[i];
+    root[i] = i;
+    switch (nd.op) {
+      case Op::Input:
+        loc[i] = {Location::Input,
+                  static_cast<uint32_t>(std::find(inputs.begin(), inputs.end(), static_cast<NodeId>(i)) -
+                                        inputs.begin())};
+        continue;
+      case Op::State:
+        loc[i] = {Location::State,
+                  static_cast<uint32_t>(std::find(states.begin(), states.end(), static_cast<NodeId>(i)) -
+                                        states.begin())};
+        continue;
+      case Op::Constant:
+        loc[i] = {Location::Fixed, 0, 0, std::get<graph::ConstantAttrs>(nd.attrs).values.data()};
+        continue;
+      case Op::Parameter: {
+        auto data = weights(nd);
+        if (!data) return data.error();
+        loc[i] = {Location::Fixed, 0, 0, *data};
+        continue;
+      }
+      default:
+        break;
+    }
+    if (nd.inputs.size() > kMaxInputs)
+      return make_error(ErrorCode::Unsupported, fmt::format("cpu: {} has more than {} operands",
+                                                            kernel_signature(g_, nd), kMaxInputs));
+    auto k = find_kernel(g_, nd, isa_);
+    if (!k)
+      return make_error(ErrorCode::Unsupported,
+                        fmt::format("cpu: no kernel for {}", kernel_signature(g_, nd)));
+    choice[i] = *k;
+    const size_t r0 = root[static_cast<size_t>(nd.inputs[0])];
+    const bool row_write = nd.op == Op::KvWrite || nd.op == Op::ScatterRows;
+    const bool into_state = row_write && loc[r0].kind == Location::State;
+    const bool in_place = k->in_place && output_of[i] < 0 && loc[r0].kind == Location::Arena &&
+                          end[r0] == static_cast<int64_t>(i) &&
+                          bytes_at_max(g_.nodes[r0]) == bytes_at_max(nd);
+    if (nd.op == Op::Reshape || into_state || in_place) {
+      root[i] = r0;
+      if (into_state) written_state[i] = static_cast<int>(loc[r0].index);
+      if (in_place) ++info_.n_in_place;
+    } else if (output_of[i] >= 0) {
+      loc[i] = {Location::Output, static_cast<uint32_t>(output_of[i])};
+    }
+    for (NodeId in : nd.inputs) {
+      const size_t r = root[static_cast<size_t>(in)];
+      end[r] = std::max(end[r], last[static_cast<size_t>(in)]);
+    }
+    end[root[i]] = std::max(end[root[i]], last[i]);
+  }
+  // A reader extends its input's root; recompute ends over the final roots.
+  std::fill(end.begin(), end.end(), -1);
+  for (size_t i = 0; i < n; ++i)
+    end[root[i]] = std::max(end[root[i]], std::max(last[i], static_cast<int64_t>(i)));
+
+  std::vector<BufferLife> lives;
+  std::vector<size_t> owners;  // per life: the node whose buffer it is (n + k: conversion k)
+  for (size_t i = 0; i < n; ++i) {
+    if (root[i] != i || graph::is_leaf(g_.nodes[i].op) || loc[i].kind != Location::Arena) continue;
+    if (choice[i].fn == nullptr && g_.nodes[i].op == Op::Reshape) continue;
+    lives.push_back({bytes_at_max(g_.nodes[i]), static_cast<int64_t>(i), end[i]});
+    owners.push_back(i);
+  }
+  // Converted inputs (quantized activations), one per (input node, conversion), live from the
+  // first node using it to the last.
+  std::map<std::pair<graph::NodeId, uintptr_t>, size_t> conversions;  // -> index into lives
+  std::vector<int64_t> conversion_of(n, -1);
+  std::vector<bool> converts(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    if (choice[i].convert == nullptr) continue;
+    const InputConversion c = choice[i].convert(g_, g_.nodes[i], max_, choice[i].data);
+    if (c.bytes == 0) continue;
+    const auto key = std::make_pair(g_.nodes[i].inputs[0], c.key);
+    auto it = conversions.find(key);
+    if (it == conversions.end()) {
+      it = conversions.emplace(key, lives.size()).first;
+      lives.push_back({c.bytes, static_cast<int64_t>(i), static_cast<int64_t>(i)});
+      owners.push_back(n + it->second);
+      converts[i] = true;
+    }
+    lives[it->second].last = static_cast<int64_t>(i);
+    conversion_of[i] = static_cast<int64_t>(it->second);
+  }
+  const MemoryPlan mp = plan_memory(lives, kAlign);
+  for (size_t b = 0; b < owners.size(); ++b)
+    if (owners[b] < n) loc[owners[b]].offset = mp.offsets[b];
+  info_.arena_bytes = mp.arena_bytes;
+  info_.arena_unshared = mp.total_bytes;
+
+  const int threads = pool_->size();
+  for (size_t i = 0; i < n; ++i) {
+    const Node& nd = g_.nodes[i];
+    if (graph::is_leaf(nd.op) || choice[i].fn == nullptr) continue;
+    Step s;
+    s.fn = choice[i].fn;
+    s.node = &nd;
+    s.out = loc[root[i]];
+    for (size_t k = 0; k < nd.inputs.size(); ++k) {
+      s.in[k] = loc[root[static_cast<size_t>(nd.inputs[k])]];
+      s.in_node[k] = &g_.node(nd.inputs[k]);
+    }
+    s.data = choice[i].data;
+    s.state = written_state[i];
+    if (conversion_of[i] >= 0) {
+      s.converted = static_cast<int64_t>(mp.offsets[static_cast<size_t>(conversion_of[i])]);
+      s.convert_now = converts[i];
+    }
+    if (choice[i].prepare != nullptr) {
+      const std::vector<float> values = choice[i].prepare(nd);
+      s.prepared = prepared_.size() + 1;
+      prepared_.insert(prepared_.end(), values.begin(), values.end());
+    }
+    if (choice[i].scratch != nullptr)
+      info_.scratch_bytes =
+          std::max(info_.scratch_bytes, choice[i].scratch(g_, nd, max_, threads, choice[i].data));
+    steps_.push_back(s);
+  }
+  info_.n_kernels = steps_.size();
+  for (size_t k = 0; k < g_.outputs.size(); ++k) {
+    const auto id = static_cast<size_t>(g_.outputs[k].node);
+    const Location& l = loc[root[id]];
+    if (l.kind == Location::Output && l.index == k) continue;
+    copies_.emplace_back(k, l);
+    copy_nodes_.push_back(&g_.nodes[id]);
+  }
+  return {};
+}
+
+Status CpuPlan::check_args(const StepArgs& a, StepStats& stats) const {
+  for (int s = 0; s < static_cast<int>(graph::Sym::kSentinel); ++s) {
+    const auto sym = static_cast<graph::Sym>(s);
+    if (sym == graph::Sym::None) continue;
+    if (a.bind[sym] < 0 || a.bind[sym] > max_[sym])
+      return make_error(ErrorCode::CapacityExceeded,
+                        fmt::format("cpu: {} = {} outside this plan's bucket [0, {}]", graph::sym_name(sym),
+                                    a.bind[sym], max_[sym]));
+  }
+  if (a.inputs.size() != n_inputs_ || a.states.size() != n_states_ || a.outputs.size() != g_.outputs.size())
+    return make_error(ErrorCode::InvalidArgument,
+                      "cpu: step arguments do not match the plan's inputs/states/outputs");
+  if (stats.state_rows_written.size() < a.states.size()) stats.state_rows_written.resize(a.states.size());
+  return {};
+}
+
+Status CpuPlan::run(const StepArgs& args, Workspace& workspace, StepStats& stats) const {
+  if (auto st = check_args(args, stats); !st) return st;
+  auto& ws = static_cast<CpuWorkspace&>(workspace);
+  std::byte* arena = ws.arena();
+  auto ptr = [&](const Location& l) -> void* {
+    switch (l.kind) {
+      case Location::Arena:
+        return arena + l.offset;
+      case Location::Fixed:
+        return const_cast<void*>(l.fixed);
+      case Location::Input:
+        return const_cast<void*>(args.inputs[l.index]);
+      case Location::State:
+        return args.states[l.index];
+      case Location::Output:
+        return args.outputs[l.index];
+    }
+    return nullptr;
+  };
+  const auto lock = pool_->lock();
+  for (const Step& s : steps_) {
+    KernelArgs ka{*s.node,
+                  TensorView{ptr(s.out), graph::resolve(s.node->shape, args.bind), s.node->dtype},
+                  {},
+                  args.bind,
+                  *pool_,
+                  ws.scratch(),
+                  s.state >= 0 ? &stats.state_rows_written[static_cast<size_t>(s.state)] : nullptr,
+                  s.data,
+                  s.prepared != 0 ? prepared_.data() + (s.prepared - 1) : nullptr,
+                  s.converted >= 0 ? arena + s.converted : nullptr,
+                  s.convert_now};
+    for (size_t k = 0; k < s.node->inputs.size(); ++k)
+      ka.in[k] =
+          TensorView{ptr(s.in[k]), graph::resolve(s.in_node[k]->shape, args.bind), s.in_node[k]->dtype};
+    if (auto st = s.fn(ka); !st) return st;
+  }
+  for (size_t c = 0; c < copies_.size(); ++c) {
+    const auto bytes =
+        static_cast<size_t>(graph::resolve(copy_nodes_[c]->shape, args.bind).numel()) * sizeof(float);
+    std::memcpy(args.outputs[copies_[c].first], ptr(copies_[c].second), bytes);
+  }
+  return {};
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(const CpuOptions& options)
+    : isa_(std::min(options.max_isa.value_or(Isa::kSentinel), detect_isa())),
+      pool_(std::make_shared<ThreadPool>(options.n_threads)) {}
+
+bool CpuBackend::supports(const graph::Graph& g, const graph::Node& n) const {
+  return graph::is_leaf(n.op) || find_kernel(g, n, isa_).has_value();
+}
+
+std::vector<std::string> CpuBackend::kernel_table() const { return kernel_table_lines(); }
+
+Result<std::unique_ptr<Plan>> CpuBackend::compile(const graph::Graph& g, const WeightResolver& weights,
+                                                  const CompileOptions& options) const {
+  auto lowered = lower_for(*this, g, options);
+  if (!lowered) return lowered.error();
+  auto plan =
+      std::make_unique<CpuPlan>(std::move(lowered->graph), std::move(lowered->log), options.max, isa_, pool_);
+  if (auto st = plan->build(weights); !st) return st.error();
+  return std::unique_ptr<Plan>(std::move(plan));
+}
+
+std::optional<CpuPlanInfo> cpu_plan_info(const Plan& plan) {
+  if (const auto* p = dynamic_cast<const CpuPlan*>(&plan)) return p->info();
+  return std::nullopt;
+}
+
+}  // namespace glass::backend::cpu

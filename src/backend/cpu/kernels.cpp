@@ -1,0 +1,163 @@
+// The cpu backend's kernel table: (op, operand dtypes, ISA) -> kernel. Plan compilation looks every
+// node up here and takes the entry of the highest ISA the backend runs; a miss is a compile-time
+// error naming the op and dtypes ("cpu: no kernel for matmul(f32, q4_k)"). The table also decides
+// which composite ops stay fused: lower_for decomposes only composites without an entry.
+#include "backend/cpu/kernels/kernels.h"
+
+#include <fmt/format.h>
+
+#include "backend/cpu/kernel.h"
+#include "backend/cpu/kernels/matmul.h"
+#include "backend/cpu/kernels/vec_ops.h"
+
+namespace glass::backend::cpu {
+namespace {
+
+using graph::DType;
+using graph::Op;
+namespace k = kernels;
+
+using DTypeSet = uint32_t;
+constexpr DTypeSet bit(DType t) { return 1u << static_cast<unsigned>(t); }
+constexpr DTypeSet kF32 = bit(DType::F32);
+constexpr DTypeSet kI32 = bit(DType::I32);
+constexpr DTypeSet kHalf = bit(DType::F16) | bit(DType::BF16);
+constexpr DTypeSet kQuant = bit(DType::Q4_0) | bit(DType::Q4_1) | bit(DType::Q5_0) | bit(DType::Q5_1) |
+                            bit(DType::Q8_0) | bit(DType::Q2_K) | bit(DType::Q3_K) | bit(DType::Q4_K) |
+                            bit(DType::Q5_K) | bit(DType::Q6_K);
+constexpr DTypeSet kWeights = kF32 | kHalf | kQuant;
+constexpr DTypeSet kKv = kF32 | bit(DType::F16);
+constexpr DTypeSet kPlain = kF32 | kHalf | kI32;
+
+struct Entry {
+  Op op;
+  std::vector<DTypeSet> operands;
+  Isa isa;
+  KernelFn fn;
+  const void* data = nullptr;
+  ScratchFn scratch = nullptr;
+  PrepareFn prepare = nullptr;
+  bool in_place = false;
+  const char* note = "";
+  ConvertFn convert = nullptr;
+};
+
+const k::VecOps& vec_ops(Isa isa) {
+  switch (isa) {
+    case Isa::Avx512:
+      return k::vec_ops_avx512();
+    case Isa::Avx2:
+      return k::vec_ops_avx2();
+    default:
+      return k::vec_ops_scalar();
+  }
+}
+
+const k::MatmulKernel* matmul_kernel(Isa isa, DType w) {
+  switch (isa) {
+    case Isa::Avx512:
+      return k::matmul_kernel_avx512(w);
+    case Isa::Avx2:
+      return k::matmul_kernel_avx2(w);
+    default:
+      return k::matmul_kernel_scalar(w);
+  }
+}
+
+std::vector<Entry> build_table() {
+  std::vector<Entry> t;
+  for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+    for (int w = 0; w < static_cast<int>(DType::kSentinel); ++w) {
+      const auto wt = static_cast<DType>(w);
+      if ((kWeights & bit(wt)) == 0) continue;
+      if (const k::MatmulKernel* mk = matmul_kernel(isa, wt))
+        t.push_back({Op::MatMul,
+                     {kF32, bit(wt)},
+                     isa,
+                     k::matmul,
+                     mk,
+                     k::matmul_scratch,
+                     nullptr,
+                     false,
+                     "",
+                     k::matmul_conversion});
+    }
+    const k::VecOps* ops = &vec_ops(isa);
+    t.push_back({Op::RmsNorm, {kF32, kF32}, isa, k::rms_norm, ops, nullptr, nullptr, true});
+    t.push_back({Op::SwiGlu, {kF32, kF32}, isa, k::swiglu, ops, nullptr, nullptr, true});
+    t.push_back({Op::Silu, {kF32}, isa, k::swiglu, ops, nullptr, nullptr, true});
+    t.push_back({Op::Add, {kF32, kF32}, isa, k::binary, ops, nullptr, nullptr, true});
+    t.push_back({Op::Mul, {kF32, kF32}, isa, k::binary, ops, nullptr, nullptr, true});
+    t.push_back({Op::Attention, {kF32, kKv, kKv, kI32, kI32}, isa, k::attention, ops, k::attention_scratch});
+    t.push_back({Op::Attention,
+                 {kF32, kKv, kKv, kI32, kI32, kI32, kI32},
+                 isa,
+                 k::attention,
+                 ops,
+                 k::attention_scratch});
+  }
+  const Isa s = Isa::Scalar;
+  t.push_back({Op::Rope, {kF32, kI32}, s, k::rope, nullptr, k::rope_scratch, k::rope_prepare, true});
+  t.push_back({Op::Rope, {kF32, kI32, kF32}, s, k::rope, nullptr, k::rope_scratch, k::rope_prepare, true});
+  t.push_back({Op::Embedding, {kWeights, kI32}, s, k::embedding});
+  t.push_back({Op::Reshape, {kPlain}, s, nullptr});  // aliases its input: no kernel runs
+  // Primitives off every supported model's hot path: the ref kernels, on the calling thread.
+  auto ref = [&](Op op, std::vector<DTypeSet> operands, const k::RefKernel& fn) {
+    t.push_back({op, std::move(operands), s, k::ref_kernel, &fn, nullptr, nullptr, false, " (ref)"});
+  };
+  ref(Op::KvWrite, {kKv | kI32, kF32 | kI32, kI32}, k::kRefWriteRows);
+  ref(Op::ScatterRows, {kKv | kI32, kKv | kI32, kI32}, k::kRefWriteRows);
+  for (Op op : {Op::Sub, Op::Div, Op::LessEqual}) ref(op, {kF32, kF32}, k::kRefElementwise);
+  ref(Op::Where, {kF32, kF32, kF32}, k::kRefElementwise);
+  for (Op op : {Op::Neg, Op::Exp, Op::Sqrt, Op::Recip, Op::Sin, Op::Cos, Op::Tanh})
+    ref(op, {kF32}, k::kRefElementwise);
+  ref(Op::ReduceSum, {kF32}, k::kRefReduce);
+  ref(Op::ReduceMax, {kF32}, k::kRefReduce);
+  ref(Op::Permute, {kPlain}, k::kRefCopyLayout);
+  ref(Op::Slice, {kPlain}, k::kRefCopyLayout);
+  ref(Op::Concat, {kPlain, kPlain}, k::kRefCopyLayout);
+  ref(Op::Gather, {kWeights, kI32}, k::kRefGather);
+  ref(Op::Cast, {kWeights | kI32}, k::kRefCast);
+  return t;
+}
+
+const std::vector<Entry>& table() {
+  static const std::vector<Entry> kTable = build_table();
+  return kTable;
+}
+
+std::string set_name(DTypeSet s) {
+  std::vector<std::string> names;
+  for (int t = 0; t < static_cast<int>(DType::kSentinel); ++t)
+    if (s & bit(static_cast<DType>(t))) names.emplace_back(graph::dtype_name(static_cast<DType>(t)));
+  return names.size() == 1 ? names[0] : fmt::format("{{{}}}", fmt::join(names, "|"));
+}
+
+}  // namespace
+
+std::optional<KernelChoice> find_kernel(const graph::Graph& g, const graph::Node& n, Isa max_isa) {
+  const Entry* best = nullptr;
+  for (const Entry& e : table()) {
+    if (e.op != n.op || e.operands.size() != n.inputs.size() || e.isa > max_isa) continue;
+    bool match = true;
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      match = match && (e.operands[i] & bit(g.node(n.inputs[i]).dtype)) != 0;
+    if (match && (best == nullptr || e.isa > best->isa)) best = &e;
+  }
+  if (best == nullptr) return std::nullopt;
+  return KernelChoice{best->fn,      best->data,     best->scratch, best->prepare,
+                      best->convert, best->in_place, best->isa};
+}
+
+std::vector<std::string> kernel_table_lines() {
+  std::vector<std::string> lines;
+  for (const Entry& e : table()) {
+    std::vector<std::string> ops;
+    for (DTypeSet s : e.operands) ops.push_back(set_name(s));
+    lines.push_back(
+        fmt::format("{}({}) {}{}", graph::op_name(e.op), fmt::join(ops, ", "), isa_name(e.isa), e.note));
+  }
+  return lines;
+}
+
+}  // namespace glass::backend::cpu

@@ -1,0 +1,177 @@
+#pragma once
+// Attention streaming over the KV cache (flash attention's online softmax, Dao et al. 2022; Milakov
+// & Gimelshein 2018), written once against vec.h and compiled per ISA. Semantics are the attention
+// op's (graph/ops/attention.cpp): query t of head h reads cache rows [0, S) of kv head h / group;
+// row s is visible iff kv_pos[s] <= q_pos[t] and, with sequence ids, kv_seq[s] == q_seq[t];
+// out = softmax(scale * q k^T) v.
+//
+// One call handles the `group` query heads of one kv head for a block of query rows, walking the
+// cache in blocks of kKeyBlock rows. For each block: scores = scale * Q K^T (K transposed into
+// scratch, so 16 scores come from one vector FMA per element of d), masked; then per query row the
+// running max m, normaliser l and accumulator acc are rescaled by e^(m_old - m_new) and the block's
+// e^(score - m_new) v rows are added. No [T, S] score matrix exists; memory is O(rows x kKeyBlock).
+#include <cmath>
+#include <limits>
+
+#include "backend/cpu/kernels/vec.h"
+#include "backend/cpu/kernels/vec_ops.h"
+
+namespace glass::backend::cpu::kernels {
+namespace {
+
+constexpr int64_t kKeyBlock = 64;
+constexpr int kKeyVecs = static_cast<int>(kKeyBlock / kLanes);
+
+inline float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (man << 13) | (man != 0 ? 0x00400000u : 0u);
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112) << 23) | (man << 13);
+  } else {
+    const float mag = static_cast<float>(man) * 0x1.0p-24f;
+    return sign ? -mag : mag;
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+inline const float* cache_row_f32(const void* cache, const AttentionJob& j, int64_t s, int64_t hk,
+                                  float* tmp) {
+  const int64_t off = (s * j.Hkv + hk) * j.D;
+  if (!j.f16_cache) return static_cast<const float*>(cache) + off;
+  const auto* src = static_cast<const uint16_t*>(cache) + off;
+  for (int64_t d = 0; d < j.D; ++d) tmp[d] = half_to_float(src[d]);
+  return tmp;
+}
+
+// K rows [s0, s0 + kKeyBlock) of kv head hk transposed to out[d * kKeyBlock + s] (rows past S as
+// zeros); for f16 caches the V rows follow as f32 [kKeyBlock, D].
+void attention_pack(const AttentionJob& j, int64_t hk, int64_t s0, float* out) {
+  const int64_t D = j.D, n = j.S - s0 < kKeyBlock ? j.S - s0 : kKeyBlock;
+  float* vb = out + D * kKeyBlock;
+  for (int64_t s = 0; s < kKeyBlock; ++s) {
+    if (s >= n) {
+      for (int64_t d = 0; d < D; ++d) out[d * kKeyBlock + s] = 0.0f;
+      continue;
+    }
+    const float* row = cache_row_f32(j.k, j, s0 + s, hk, vb);
+    for (int64_t d = 0; d < D; ++d) out[d * kKeyBlock + s] = row[d];
+  }
+  if (j.f16_cache)
+    for (int64_t s = 0; s < n; ++s) cache_row_f32(j.v, j, s0 + s, hk, vb + s * D);
+}
+
+void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, float* scratch) {
+  const int64_t group = j.H / j.Hkv, D = j.D, R = (t1 - t0) * group;
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  float* acc = scratch;        // [R, D]
+  float* m = acc + R * D;      // [R] running max
+  float* l = m + R;            // [R] running normaliser
+  float* p = l + R;            // [kKeyBlock] one row's probabilities
+  float* own = p + kKeyBlock;  // one packed block, when the job packs its own
+  for (int64_t i = 0; i < R * D; ++i) acc[i] = 0.0f;
+  for (int64_t r = 0; r < R; ++r) {
+    m[r] = neg_inf;
+    l[r] = 0.0f;
+  }
+  int32_t q_max = j.q_pos[t0];
+  for (int64_t t = t0; t < t1; ++t) q_max = j.q_pos[t] > q_max ? j.q_pos[t] : q_max;
+
+  alignas(64) int32_t kpos[kKeyBlock], kseq[kKeyBlock];
+  for (int64_t s0 = 0; s0 < j.S; s0 += kKeyBlock) {
+    const int64_t n = j.S - s0 < kKeyBlock ? j.S - s0 : kKeyBlock;
+    int32_t k_min = j.kv_pos[s0];
+    for (int64_t s = 0; s < kKeyBlock; ++s) {  // rows past S are never visible
+      kpos[s] = s < n ? j.kv_pos[s0 + s] : 0x7fffffff;
+      kseq[s] = s < n && j.kv_seq != nullptr ? j.kv_seq[s0 + s] : 0;
+      k_min = s < n && kpos[s] < k_min ? kpos[s] : k_min;
+    }
+    if (k_min > q_max) continue;  // no query of this job sees any row of the block
+
+    const float* kt = own;  // [D, kKeyBlock]
+    if (j.packed != nullptr) {
+      const int64_t n_blocks = (j.S + kKeyBlock - 1) / kKeyBlock;
+      kt = j.packed + (hk * n_blocks + s0 / kKeyBlock) * attention_block_floats(D);
+    } else {
+      attention_pack(j, hk, s0, own);
+    }
+    const float* vrows = kt + D * kKeyBlock;
+    int64_t v_stride = D;
+    if (!j.f16_cache) {
+      vrows = static_cast<const float*>(j.v) + (s0 * j.Hkv + hk) * D;
+      v_stride = j.Hkv * D;
+    }
+
+    for (int64_t r = 0; r < R; ++r) {
+      const int64_t t = t0 + r / group, h = hk * group + r % group;
+      const float* qv = j.q + (t * j.H + h) * D;
+      const i32v qp = i32v{} + j.q_pos[t];
+      const i32v qs = i32v{} + (j.q_seq != nullptr ? j.q_seq[t] : 0);
+      f32v sc[kKeyVecs];
+      for (auto& v : sc) v = splat(0.0f);
+      for (int64_t d = 0; d < D; ++d) {
+        const f32v qd = splat(qv[d]);
+        for (int i = 0; i < kKeyVecs; ++i) sc[i] = fmadd(qd, load(kt + d * kKeyBlock + i * kLanes), sc[i]);
+      }
+      // Scores, with invisible rows at -inf; the block's maximum.
+      f32v vmx = splat(neg_inf);
+      for (int i = 0; i < kKeyVecs; ++i) {
+        i32v kp, ks;
+        std::memcpy(&kp, kpos + i * kLanes, sizeof(kp));
+        std::memcpy(&ks, kseq + i * kLanes, sizeof(ks));
+        const i32v visible = (kp <= qp) & (ks == qs);
+        sc[i] = visible ? sc[i] * splat(j.scale) : splat(neg_inf);
+        vmx = vmax(vmx, sc[i]);
+      }
+      const float block_max = hmax(vmx);
+      if (block_max == neg_inf) continue;
+      const float m_new = block_max > m[r] ? block_max : m[r];
+      const float c = m[r] == neg_inf ? 0.0f : sexp(m[r] - m_new);
+      f32v vsum = splat(0.0f);
+      for (int i = 0; i < kKeyVecs; ++i) {
+        const f32v e = vexp(sc[i] - splat(m_new));
+        const f32v pe = sc[i] == splat(neg_inf) ? splat(0.0f) : e;
+        store(p + i * kLanes, pe);
+        vsum += pe;
+      }
+      const float sum = hsum(vsum);
+      m[r] = m_new;
+      l[r] = l[r] * c + sum;
+      // acc = c * acc + sum_s p_s v_s, 64 columns at a time in registers.
+      float* a = acc + r * D;
+      int64_t d = 0;
+      for (; d + 4 * kLanes <= D; d += 4 * kLanes) {
+        f32v v[4];
+        for (int i = 0; i < 4; ++i) v[i] = load(a + d + i * kLanes) * splat(c);
+        for (int64_t s = 0; s < n; ++s) {
+          const f32v ps = splat(p[s]);
+          for (int i = 0; i < 4; ++i) v[i] = fmadd(ps, load(vrows + s * v_stride + d + i * kLanes), v[i]);
+        }
+        for (int i = 0; i < 4; ++i) store(a + d + i * kLanes, v[i]);
+      }
+      for (; d + kLanes <= D; d += kLanes) {
+        f32v v = load(a + d) * splat(c);
+        for (int64_t s = 0; s < n; ++s) v = fmadd(splat(p[s]), load(vrows + s * v_stride + d), v);
+        store(a + d, v);
+      }
+      for (; d < D; ++d) {
+        float v = a[d] * c;
+        for (int64_t s = 0; s < n; ++s) v += p[s] * vrows[s * v_stride + d];
+        a[d] = v;
+      }
+    }
+  }
+  for (int64_t r = 0; r < R; ++r) {
+    const int64_t t = t0 + r / group, h = hk * group + r % group;
+    float* o = j.out + (t * j.H + h) * D;
+    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+    for (int64_t d = 0; d < D; ++d) o[d] = acc[r * D + d] * inv;
+  }
+}
+
+}  // namespace
+}  // namespace glass::backend::cpu::kernels

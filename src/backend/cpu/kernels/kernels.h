@@ -1,0 +1,35 @@
+#pragma once
+// The cpu backend's kernel functions (the ISA-neutral halves; per-ISA routines arrive as the table
+// entry's data). kernels.cpp maps (op, dtypes, ISA) to these.
+#include "backend/cpu/kernel.h"
+
+namespace glass::backend::ref {
+struct KernelArgs;
+}
+
+namespace glass::backend::cpu::kernels {
+
+// data: VecOps of the ISA
+Status rms_norm(const KernelArgs& a);
+Status swiglu(const KernelArgs& a);  // swiglu and silu
+Status binary(const KernelArgs& a);  // add and mul, numpy broadcasting
+Status attention(const KernelArgs& a);
+size_t attention_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int threads,
+                         const void* data);
+
+// ISA-neutral
+Status rope(const KernelArgs& a);  // prepared: the rotation's base frequencies
+std::vector<float> rope_prepare(const graph::Node& n);
+size_t rope_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int threads,
+                    const void* data);
+Status embedding(const KernelArgs& a);
+
+// The ref backend's kernel for the primitives the cpu backend does not specialise (layout, casts,
+// the remaining elementwise ops, reductions, row writes): data is a RefKernel.
+struct RefKernel {
+  Status (*fn)(const ref::KernelArgs& a);
+};
+Status ref_kernel(const KernelArgs& a);
+extern const RefKernel kRefElementwise, kRefReduce, kRefCopyLayout, kRefGather, kRefCast, kRefWriteRows;
+
+}  // namespace glass::backend::cpu::kernels

@@ -1,0 +1,123 @@
+// The ISA-neutral half of matmul: activation conversion, batching and the work split. Decode-sized
+// products (few activation rows) split the weight rows across threads, so each thread streams its
+// share of the weights once; prefill-sized ones split into tiles of weight rows x activation rows
+// that fit in cache, each computed by the ISA's gemm.
+#include "backend/cpu/kernels/matmul.h"
+
+#include <algorithm>
+
+namespace glass::backend::cpu::kernels {
+namespace {
+
+constexpr int64_t kSmallM = 4;     // up to this many activation rows: split weight rows only
+constexpr int64_t kTileRows = 64;  // weight rows per prefill tile
+constexpr int64_t kTileActs = 64;  // activation rows per prefill tile
+constexpr int64_t kPackMinM = 16;  // activation rows from which the packed path pays for its packing
+constexpr int64_t kPackRows = 16;
+
+struct Dims {
+  int64_t M, N, K;
+  std::array<int64_t, 2> ob{1, 1}, xb{1, 1}, wb{1, 1};  // batch extents (output, x, w)
+};
+
+Dims dims_of(const TensorView& x, const TensorView& w, const TensorView& out) {
+  Dims d;
+  d.K = x.last();
+  d.M = x.dim(x.ext.rank - 2);
+  d.N = w.dim(w.ext.rank - 2);
+  const int nb = out.ext.rank - 2;
+  for (int i = 0; i < nb; ++i) d.ob[static_cast<size_t>(2 - nb + i)] = out.dim(i);
+  for (int i = 0; i < x.ext.rank - 2; ++i) d.xb[static_cast<size_t>(2 - (x.ext.rank - 2) + i)] = x.dim(i);
+  for (int i = 0; i < w.ext.rank - 2; ++i) d.wb[static_cast<size_t>(2 - (w.ext.rank - 2) + i)] = w.dim(i);
+  return d;
+}
+
+// One matrix of the batch: act holds its M activation rows, a_stride bytes apart.
+void product(const KernelArgs& a, const MatmulKernel& mk, const std::byte* act, size_t a_stride,
+             const std::byte* wm, float* om, const Dims& d) {
+  const size_t w_stride = *graph::dtype_bytes(a.in[1].dtype, static_cast<uint64_t>(d.K));
+  const auto N = static_cast<size_t>(d.N);
+  if (d.M <= kSmallM) {
+    // Enough chunks per thread to balance, each at least 16 rows (one cache-friendly stream).
+    const int64_t grain = std::max<int64_t>(16, d.N / (static_cast<int64_t>(a.pool.size()) * 8));
+    parallel_for(a.pool, d.N, grain, [&](int64_t n0, int64_t n1, int) {
+      mk.gemm(d.K, wm + static_cast<size_t>(n0) * w_stride, w_stride, n1 - n0, act, a_stride, d.M, om + n0,
+              N);
+    });
+    return;
+  }
+  if (mk.packed_gemm != nullptr && d.M >= kPackMinM) {
+    const size_t per_thread = mk.packed_bytes(d.K);
+    parallel_for(a.pool, (d.N + kPackRows - 1) / kPackRows, 1, [&](int64_t g0, int64_t g1, int thread) {
+      std::byte* buf = a.scratch + static_cast<size_t>(thread) * per_thread;
+      for (int64_t g = g0; g < g1; ++g) {
+        const int64_t n0 = g * kPackRows, rows = std::min(kPackRows, d.N - n0);
+        mk.pack(d.K, wm + static_cast<size_t>(n0) * w_stride, w_stride, rows, buf);
+        mk.packed_gemm(d.K, buf, rows, act, a_stride, d.M, om + n0, N);
+      }
+    });
+    return;
+  }
+  const int64_t n_tiles = (d.N + kTileRows - 1) / kTileRows;
+  const int64_t m_tiles = (d.M + kTileActs - 1) / kTileActs;
+  parallel_for(a.pool, n_tiles * m_tiles, 1, [&](int64_t t0, int64_t t1, int) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n0 = (t / m_tiles) * kTileRows, m0 = (t % m_tiles) * kTileActs;
+      const int64_t nn = std::min(kTileRows, d.N - n0), mm = std::min(kTileActs, d.M - m0);
+      mk.gemm(d.K, wm + static_cast<size_t>(n0) * w_stride, w_stride, nn,
+              act + static_cast<size_t>(m0) * a_stride, a_stride, mm,
+              om + static_cast<size_t>(m0) * N + static_cast<size_t>(n0), N);
+    }
+  });
+}
+
+}  // namespace
+
+Status matmul(const KernelArgs& a) {
+  const auto& mk = *static_cast<const MatmulKernel*>(a.data);
+  const TensorView& x = a.in[0];
+  const TensorView& w = a.in[1];
+  const Dims d = dims_of(x, w, a.out);
+  if (d.M == 0 || d.N == 0) return {};
+  const size_t w_bytes = *graph::dtype_bytes(w.dtype, static_cast<uint64_t>(d.N * d.K));
+  const std::byte* act = x.bytes();
+  size_t a_stride = static_cast<size_t>(d.K) * sizeof(float);
+  if (mk.quantize != nullptr) {  // every row of x, once per step (nodes sharing x share the copy)
+    a_stride = act_row_bytes(mk.act, d.K);
+    act = a.converted;
+    if (a.convert_now)
+      parallel_for(a.pool, x.rows(), 4, [&](int64_t m0, int64_t m1, int) {
+        for (int64_t m = m0; m < m1; ++m)
+          mk.quantize(x.f32() + m * d.K, a.converted + static_cast<size_t>(m) * a_stride, d.K);
+      });
+  }
+  for (int64_t b0 = 0; b0 < d.ob[0]; ++b0)
+    for (int64_t b1 = 0; b1 < d.ob[1]; ++b1) {
+      const int64_t xbi = (d.xb[0] == 1 ? 0 : b0) * d.xb[1] + (d.xb[1] == 1 ? 0 : b1);
+      const int64_t wbi = (d.wb[0] == 1 ? 0 : b0) * d.wb[1] + (d.wb[1] == 1 ? 0 : b1);
+      product(a, mk, act + static_cast<size_t>(xbi * d.M) * a_stride, a_stride,
+              w.bytes() + static_cast<size_t>(wbi) * w_bytes, a.out.f32() + (b0 * d.ob[1] + b1) * d.M * d.N,
+              d);
+    }
+  return {};
+}
+
+size_t matmul_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings&, int threads,
+                      const void* data) {
+  const auto& mk = *static_cast<const MatmulKernel*>(data);
+  if (mk.packed_bytes == nullptr) return 0;
+  const graph::Shape& x = g.node(n.inputs[0]).shape;
+  return static_cast<size_t>(threads) * ((mk.packed_bytes(x.back().value) + 63) / 64 * 64);
+}
+
+InputConversion matmul_conversion(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max,
+                                  const void* data) {
+  const auto& mk = *static_cast<const MatmulKernel*>(data);
+  if (mk.quantize == nullptr) return {};
+  const graph::Extents x = graph::resolve(g.node(n.inputs[0]).shape, max);
+  const int64_t K = x.dims[static_cast<size_t>(x.rank - 1)];
+  return {static_cast<size_t>(x.numel() / K) * act_row_bytes(mk.act, K),
+          reinterpret_cast<uintptr_t>(mk.quantize)};
+}
+
+}  // namespace glass::backend::cpu::kernels

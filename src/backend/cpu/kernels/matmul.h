@@ -1,0 +1,89 @@
+#pragma once
+// Matrix products out[m, n] = sum_k x[m, k] * w[n, k] with weights read straight from their packed
+// storage (the mapped file) and activations converted once per call to the type the weight's dot
+// product wants, as llama.cpp does (ggml's vec_dot_type), so results agree with its references:
+//   f32 weights  : f32 activations          q4_0 q5_0 q8_0 : q8_0 blocks (32, one scale)
+//   f16 weights  : f16 activations          q4_1 q5_1      : q8_1 blocks (q8_0 + d * sum(q))
+//   bf16 weights : bf16 activations         q2_k .. q6_k   : q8_k blocks (256, f32 scale, 16 sums)
+// Integer block sums are exact, so a kernel's result depends only on float rounding order.
+//
+// A MatmulKernel is the per-(weight type, ISA) part: the activation converter and a gemm over a
+// tile of weight rows x activation rows. matmul() (ISA-neutral) quantizes, splits tiles over the
+// thread pool and calls it.
+#include <cstddef>
+#include <cstdint>
+
+#include "backend/cpu/kernel.h"
+
+namespace glass::backend::cpu::kernels {
+
+enum class ActType : uint8_t { F32, F16, BF16, Q8_0, Q8_1, Q8_K };
+
+// Activation blocks (internal layouts, not ggml's bytes; same values). d is the f16-rounded scale
+// as f32 (q8_0 / q8_1) or the f32 scale (q8_k). F16 / BF16 activations are stored as f32 values
+// rounded through the half type, so kernels widen only the weights.
+struct ActQ8 {
+  int8_t qs[32];
+  float d;
+  float s;      // q8_1: f16(d_exact * sum(qs)) as f32, the term q4_1/q5_1 minimums multiply
+  int32_t sum;  // sum(qs), for kernels that compute with unsigned weights and correct afterwards
+  int32_t pad;
+};
+struct ActQ8K {
+  int8_t qs[256];
+  int16_t bsums[16];  // sums of each 16 quants
+  float d;
+  int32_t pad[3];
+};
+static_assert(sizeof(ActQ8) == 48 && sizeof(ActQ8K) == 304);
+
+size_t act_row_bytes(ActType act, int64_t k);
+
+// Converts one row of k floats to the activation type (k a multiple of its block size).
+using QuantizeFn = void (*)(const float* x, void* y, int64_t k);
+
+// out[a * out_stride + w] = dot(weight row w, activation row a) for w < n_w, a < n_a. Rows are
+// w_stride / a_stride bytes apart; k is the row length in elements.
+using GemmFn = void (*)(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const std::byte* a,
+                        size_t a_stride, int64_t n_a, float* out, size_t out_stride);
+
+// The packed prefill path (optional): 16 weight rows unpacked once into per-thread scratch, then
+// multiplied with every activation row (matmul_x86_packed.h).
+using PackedBytesFn = size_t (*)(int64_t k);
+using PackFn = void (*)(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, std::byte* packed);
+using PackedGemmFn = void (*)(int64_t k, const std::byte* packed, int64_t rows, const std::byte* a,
+                              size_t a_stride, int64_t n_a, float* out, size_t out_stride);
+
+struct MatmulKernel {
+  graph::DType weight = graph::DType::F32;
+  ActType act = ActType::F32;
+  QuantizeFn quantize = nullptr;  // null: activations used as they are (f32)
+  GemmFn gemm = nullptr;
+  PackedBytesFn packed_bytes = nullptr;
+  PackFn pack = nullptr;
+  PackedGemmFn packed_gemm = nullptr;
+};
+
+// Kernels per ISA; nullptr when the ISA has no kernel of its own for the weight type.
+const MatmulKernel* matmul_kernel_scalar(graph::DType weight);
+const MatmulKernel* matmul_kernel_avx2(graph::DType weight);
+const MatmulKernel* matmul_kernel_avx512(graph::DType weight);
+
+// Activation converters (scalar; exact emulation of llama.cpp's x86 quantize_row_q8_0/q8_1 and
+// quantize_row_q8_K_ref, and of its f16/bf16 rounding).
+void quantize_row_f16(const float* x, void* y, int64_t k);
+void quantize_row_bf16(const float* x, void* y, int64_t k);
+void quantize_row_q8_0(const float* x, void* y, int64_t k);
+void quantize_row_q8_1(const float* x, void* y, int64_t k);
+void quantize_row_q8_k(const float* x, void* y, int64_t k);
+
+// The kernel-table functions (data: a MatmulKernel).
+Status matmul(const KernelArgs& a);
+// Per-thread scratch of the packed path.
+size_t matmul_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int threads,
+                      const void* data);
+// The activations converted for the weight type: all rows of input 0.
+InputConversion matmul_conversion(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max,
+                                  const void* data);
+
+}  // namespace glass::backend::cpu::kernels

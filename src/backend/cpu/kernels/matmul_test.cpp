@@ -1,0 +1,183 @@
+// cpu matmul at every ISA tier this machine runs, for every weight type, against two yardsticks:
+//  * an emulation: the dequantized weights times the dequantized activation blocks the kernel
+//    itself quantized, summed in double. The kernels' integer block sums are exact, so the only
+//    differences are float rounding: tolerance 2e-5 of sum |w x| per output.
+//  * the ref backend (f32 activations): NMSE below the activation rounding's size: 1e-10 for f32
+//    weights, 1e-6 for f16, 2e-5 for bf16, 2e-4 for the 8-bit activation blocks.
+// Shapes have tails: odd row counts, 1 and 3 activation rows (the decode split) and 70 (tiles).
+#include "backend/cpu/kernels/matmul.h"
+
+#include <gtest/gtest.h>
+
+#include "backend/cpu/cpu_test_support.h"
+#include "backend/ref/ref_backend.h"
+#include "formats/quant.h"
+#include "graph/builder.h"
+
+namespace glass::backend::cpu {
+namespace {
+
+using graph::DType;
+using kernels::ActQ8;
+using kernels::ActQ8K;
+using kernels::ActType;
+
+// The activation values the kernel multiplies: its own quantization of x, dequantized.
+std::vector<double> activation_values(const kernels::MatmulKernel& mk, const float* x, int64_t k) {
+  std::vector<double> v(static_cast<size_t>(k));
+  if (mk.quantize == nullptr) {
+    for (int64_t i = 0; i < k; ++i) v[static_cast<size_t>(i)] = x[i];
+    return v;
+  }
+  std::vector<std::byte> q(kernels::act_row_bytes(mk.act, k));
+  mk.quantize(x, q.data(), k);
+  for (int64_t i = 0; i < k; ++i) {
+    const auto u = static_cast<size_t>(i);
+    switch (mk.act) {
+      case ActType::F16:
+      case ActType::BF16:
+        v[u] = reinterpret_cast<const float*>(q.data())[i];
+        break;
+      case ActType::Q8_0:
+      case ActType::Q8_1: {
+        const auto& b = reinterpret_cast<const ActQ8*>(q.data())[i / 32];
+        v[u] = static_cast<double>(b.d) * b.qs[i % 32];
+        break;
+      }
+      case ActType::Q8_K: {
+        const auto& b = reinterpret_cast<const ActQ8K*>(q.data())[i / 256];
+        v[u] = static_cast<double>(b.d) * b.qs[i % 256];
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return v;
+}
+
+// q4_1 / q5_1 add m * s per block, s = f16(d_exact * sum(q)); the dequantized product has
+// m * d * sum(q). The difference, per block, so the emulation is exact for them too.
+double min_term_correction(DType wt, const kernels::MatmulKernel& mk, const uint8_t* wrow, const float* x,
+                           int64_t k) {
+  if (mk.act != ActType::Q8_1) return 0.0;
+  std::vector<ActQ8> q(static_cast<size_t>(k / 32));
+  mk.quantize(x, q.data(), k);
+  const size_t bb = static_cast<size_t>(graph::traits(wt).block_bytes);
+  double c = 0;
+  for (size_t b = 0; b < q.size(); ++b) {
+    uint16_t m;
+    std::memcpy(&m, wrow + b * bb + 2, 2);
+    c += static_cast<double>(formats::f16_to_f32(m)) *
+         (static_cast<double>(q[b].s) - static_cast<double>(q[b].d) * q[b].sum);
+  }
+  return c;
+}
+
+struct Case {
+  DType weight;
+  int64_t M, N, K;
+};
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << graph::dtype_name(c.weight) << " M=" << c.M << " N=" << c.N << " K=" << c.K;
+}
+
+class CpuMatmul : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CpuMatmul, MatchesEmulationAndRef) {
+  const Case c = GetParam();
+  graph::Builder b;
+  auto x =
+      b.input("x", graph::Shape{graph::Dim::symbol(graph::Sym::T), graph::Dim::constant(c.K)}, DType::F32);
+  auto w = b.parameter("w", graph::make_shape({c.N, c.K}), c.weight);
+  b.output("y", b.matmul(x, w));
+  auto g = b.finish();
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const std::vector<uint8_t> wdata = testing::random_weights(c.weight, c.N, c.K, 11);
+  const std::map<std::string, const void*> weights{{"w", wdata.data()}};
+  test::GraphRun run;
+  const std::vector<float> xs = test::random_floats(static_cast<size_t>(c.M * c.K), 12);
+  run.inputs["x"] = xs;
+  run.bind = testing::bindings(c.M, 0);
+
+  test::GraphRun want = run;
+  ASSERT_TRUE(testing::run_on(ref::RefBackend{}, *g, want, testing::bindings(c.M, 0), weights).ok());
+  const size_t row_bytes = *graph::dtype_bytes(c.weight, static_cast<uint64_t>(c.K));
+  std::vector<float> wrow(static_cast<size_t>(c.K));
+  const double ref_tol = c.weight == DType::F32    ? 1e-10
+                         : c.weight == DType::F16  ? 1e-6
+                         : c.weight == DType::BF16 ? 2e-5
+                                                   : 2e-4;
+
+  for (Isa isa : testing::runnable_isas()) {
+    SCOPED_TRACE(std::string(isa_name(isa)));
+    CpuBackend cpu({3, isa});
+    auto choice = find_kernel(*g, g->nodes.back(), isa);
+    ASSERT_TRUE(choice.has_value());
+    const auto& mk = *static_cast<const kernels::MatmulKernel*>(choice->data);
+    test::GraphRun got = run;
+    auto st = testing::run_on(cpu, *g, got, testing::bindings(c.M + 5, 0), weights);
+    ASSERT_TRUE(st.ok()) << st.error().message;
+    ASSERT_EQ(got.outputs[0].size(), static_cast<size_t>(c.M * c.N));
+    for (int64_t m = 0; m < c.M; ++m) {
+      const std::vector<double> a = activation_values(mk, xs.data() + m * c.K, c.K);
+      for (int64_t n = 0; n < c.N; ++n) {
+        ASSERT_TRUE(formats::dequantize_row(c.weight, wdata.data() + static_cast<size_t>(n) * row_bytes,
+                                            wrow.data(), c.K)
+                        .ok());
+        double dot = 0, mag = 0;
+        for (int64_t i = 0; i < c.K; ++i) {
+          dot += wrow[static_cast<size_t>(i)] * a[static_cast<size_t>(i)];
+          mag += std::fabs(wrow[static_cast<size_t>(i)] * a[static_cast<size_t>(i)]);
+        }
+        dot += min_term_correction(c.weight, mk, wdata.data() + static_cast<size_t>(n) * row_bytes,
+                                   xs.data() + m * c.K, c.K);
+        ASSERT_NEAR(got.outputs[0][static_cast<size_t>(m * c.N + n)], dot, 2e-5 * mag + 1e-6)
+            << "m=" << m << " n=" << n;
+      }
+    }
+    EXPECT_LE(testing::nmse(got.outputs[0], want.outputs[0]), ref_tol);
+  }
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> v;
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+                  DType::Q8_0, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    const int64_t K =
+        graph::traits(t).block_size == 256 ? 512 : (graph::traits(t).block_size == 32 ? 96 : 67);
+    for (int64_t M : {1, 3, 70}) v.push_back({t, M, M == 70 ? 133 : 37, K});
+  }
+  v.push_back({DType::Q4_0, 2, 1, 32});
+  v.push_back({DType::Q4_K, 5, 9, 256});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypes, CpuMatmul, ::testing::ValuesIn(cases()));
+
+// Every tier's activation converter writes the scalar one's bytes (ties and zero blocks included).
+TEST(CpuMatmulActivations, EveryTierConvertsBitExactly) {
+  const int64_t k = 512;
+  std::vector<float> x = test::random_floats(static_cast<size_t>(k), 21, 3.0f);
+  for (size_t i = 0; i < 64; ++i) x[i] = static_cast<float>(static_cast<int>(i % 9) - 4) * 0.25f;  // ties
+  for (size_t i = 256; i < 288; ++i) x[i] = 0.0f;  // a zero block
+  for (DType t : {DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q4_K}) {
+    const kernels::MatmulKernel* ref = kernels::matmul_kernel_scalar(t);
+    for (Isa isa : testing::runnable_isas()) {
+      const kernels::MatmulKernel* mk = isa == Isa::Avx512 ? kernels::matmul_kernel_avx512(t)
+                                        : isa == Isa::Avx2 ? kernels::matmul_kernel_avx2(t)
+                                                           : ref;
+      ASSERT_NE(mk, nullptr);
+      const size_t bytes = kernels::act_row_bytes(mk->act, k);
+      std::vector<std::byte> got(bytes), want(bytes);
+      mk->quantize(x.data(), got.data(), k);
+      ref->quantize(x.data(), want.data(), k);
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), bytes), 0)
+          << graph::dtype_name(t) << " " << isa_name(isa);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace glass::backend::cpu

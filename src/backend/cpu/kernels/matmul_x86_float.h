@@ -1,0 +1,141 @@
+#pragma once
+// x86 matmul kernels for f32 / f16 / bf16 weights: weights widened to f32 and fused-multiply-added
+// with f32 activations (for f16 / bf16 weights already rounded through the half type, as llama.cpp
+// rounds them). A register tile of RW weight rows x RA activation rows keeps RW * RA accumulator
+// vectors, so every load feeds several FMAs: 4 x 6 tiles of 16-lane vectors with AVX-512 (32
+// registers), 3 x 4 of 8 lanes with AVX2 (16). Decode (one activation row) runs RW x 1.
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "backend/cpu/kernels/matmul.h"
+
+namespace glass::backend::cpu::kernels {
+namespace {
+
+#if defined(__AVX512F__)
+struct FVec {
+  using V = __m512;
+  static constexpr int kN = 16, kRW = 4, kRA = 6;
+  static V zero() { return _mm512_setzero_ps(); }
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static float sum(V v) { return _mm512_reduce_add_ps(v); }
+  static V f16(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  static V bf16(const uint16_t* p) {
+    const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+  }
+};
+#else
+struct FVec {
+  using V = __m256;
+  static constexpr int kN = 8, kRW = 3, kRA = 4;
+  static V zero() { return _mm256_setzero_ps(); }
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static float sum(V v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+  static V f16(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static V bf16(const uint16_t* p) {
+    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+  }
+};
+#endif
+
+struct F32W {
+  using T = float;
+  static FVec::V load(const float* p) { return FVec::load(p); }
+  static float one(const float* p) { return *p; }
+};
+struct F16W {
+  using T = uint16_t;
+  static FVec::V load(const uint16_t* p) { return FVec::f16(p); }
+  static float one(const uint16_t* p) { return _cvtsh_ss(*p); }
+};
+struct BF16W {
+  using T = uint16_t;
+  static FVec::V load(const uint16_t* p) { return FVec::bf16(p); }
+  static float one(const uint16_t* p) {
+    const uint32_t bits = static_cast<uint32_t>(*p) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+};
+
+template <class W, int RW, int RA>
+inline void float_tile(int64_t k, const typename W::T* w, size_t ws, const float* a, size_t as, float* out,
+                       size_t os) {
+  typename FVec::V acc[RW][RA];
+  for (auto& r : acc)
+    for (auto& c : r) c = FVec::zero();
+  int64_t j = 0;
+  for (; j + FVec::kN <= k; j += FVec::kN) {
+    typename FVec::V wv[RW];
+    for (int r = 0; r < RW; ++r) wv[r] = W::load(w + r * ws + j);
+    for (int c = 0; c < RA; ++c) {
+      const typename FVec::V av = FVec::load(a + c * as + j);
+      for (int r = 0; r < RW; ++r) acc[r][c] = FVec::fma(wv[r], av, acc[r][c]);
+    }
+  }
+  for (int r = 0; r < RW; ++r)
+    for (int c = 0; c < RA; ++c) {
+      float sum = FVec::sum(acc[r][c]);
+      for (int64_t t = j; t < k; ++t) sum += W::one(w + r * ws + t) * a[c * as + t];
+      out[c * os + r] = sum;
+    }
+}
+
+// The weight rows [r, r + RW) against every activation row: full RA tiles, then one tile of the rest.
+template <class W, int RW>
+inline void float_rows(int64_t k, const typename W::T* w, size_t ws, const float* a, size_t as, int64_t n_a,
+                       float* out, size_t os) {
+  constexpr int RA = FVec::kRA;
+  int64_t c = 0;
+  for (; c + RA <= n_a; c += RA) float_tile<W, RW, RA>(k, w, ws, a + c * as, as, out + c * os, os);
+  const float* ar = a + c * as;
+  float* o = out + c * os;
+  switch (n_a - c) {
+    case 1:
+      return float_tile<W, RW, 1>(k, w, ws, ar, as, o, os);
+    case 2:
+      return float_tile<W, RW, 2>(k, w, ws, ar, as, o, os);
+    case 3:
+      return float_tile<W, RW, 3>(k, w, ws, ar, as, o, os);
+    case 4:
+      if constexpr (RA > 4) return float_tile<W, RW, 4>(k, w, ws, ar, as, o, os);
+      break;
+    case 5:
+      if constexpr (RA > 5) return float_tile<W, RW, 5>(k, w, ws, ar, as, o, os);
+      break;
+    default:
+      break;
+  }
+}
+
+template <class W>
+void float_gemm(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w, const std::byte* ab,
+                size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
+  constexpr int RW = FVec::kRW;
+  const auto* w = reinterpret_cast<const typename W::T*>(wb);
+  const auto* a = reinterpret_cast<const float*>(ab);
+  const size_t ws = w_stride / sizeof(typename W::T), as = a_stride / sizeof(float);
+  int64_t r = 0;
+  for (; r + RW <= n_w; r += RW) float_rows<W, RW>(k, w + r * ws, ws, a, as, n_a, out + r, out_stride);
+  for (; r < n_w; ++r) float_rows<W, 1>(k, w + r * ws, ws, a, as, n_a, out + r, out_stride);
+}
+
+}  // namespace
+}  // namespace glass::backend::cpu::kernels

@@ -1,0 +1,371 @@
+#pragma once
+// x86 matmul kernels for every weight type, written once and compiled per ISA tier (matmul_avx2.cpp,
+// matmul_avx512.cpp; the latter gets VNNI's dpbusd / dpwssd through x86_simd.h).
+//
+// Each weight block is unpacked into registers once and multiplied with RA activation rows (RA = 1
+// for decode, 4 for prefill tiles), integer sums exact as in ggml's vec_dot_*:
+//  * legacy blocks (32): signed quants q and |q|; dot(|q|, sign(x, q)) sums q * x without int16
+//    saturation; acc += float(sum) * (d_w * d_x); q4_1 / q5_1 add m * s per block.
+//  * k-quants (256): 8 groups of 32 quants with int16 scales per 16 (two halves of a vector);
+//    sum_j scale_j * <q, x>_j exact in int32; acc += float(sum) * d_w * d_x; the minimum term
+//    dmin_w * d_x * sum_j min_j * bsum_j is subtracted at the end.
+//  * f32 / f16 / bf16 weights: matmul_x86_float.h.
+#include "backend/cpu/kernels/act_quant_x86.h"
+#include "backend/cpu/kernels/matmul.h"
+#include "backend/cpu/kernels/matmul_x86_float.h"
+#include "backend/cpu/kernels/matmul_x86_packed.h"
+#include "backend/cpu/kernels/unpack.h"
+#include "backend/cpu/kernels/x86_simd.h"
+
+namespace glass::backend::cpu::kernels {
+namespace {
+
+constexpr int kRA = 4;  // activation rows per weight-block unpack in prefill tiles
+
+// ---- legacy types ---------------------------------------------------------------------------
+struct Q4_0P {
+  using Block = q::BlockQ4_0;
+  static constexpr bool kSigned = true, kMin = false;
+  static __m256i quants(const Block& b) { return _mm256_sub_epi8(nibbles32(b.qs), _mm256_set1_epi8(8)); }
+};
+struct Q4_1P {
+  using Block = q::BlockQ4_1;
+  static constexpr bool kSigned = false, kMin = true;
+  static __m256i quants(const Block& b) { return nibbles32(b.qs); }
+};
+struct Q5_0P {
+  using Block = q::BlockQ5_0;
+  static constexpr bool kSigned = true, kMin = false;
+  // A clear fifth bit sets the high nibble to 0xF: (q | 0xF0) as int8 is q - 16.
+  static __m256i quants(const Block& b) {
+    return _mm256_or_si256(nibbles32(b.qs),
+                           _mm256_andnot_si256(bits32(b.qh), _mm256_set1_epi8(static_cast<char>(0xF0))));
+  }
+};
+struct Q5_1P {
+  using Block = q::BlockQ5_1;
+  static constexpr bool kSigned = false, kMin = true;
+  static __m256i quants(const Block& b) {
+    return _mm256_or_si256(nibbles32(b.qs), _mm256_and_si256(bits32(b.qh), _mm256_set1_epi8(0x10)));
+  }
+};
+struct Q8_0P {
+  using Block = q::BlockQ8_0;
+  static constexpr bool kSigned = true, kMin = false;
+  static __m256i quants(const Block& b) { return load256(b.qs); }
+};
+
+template <class P, int RA>
+inline void legacy_rows(int64_t nb, const typename P::Block* w, const std::byte* a, size_t a_stride,
+                        float* out, size_t out_stride) {
+  __m256 acc[RA];
+  float summ[RA];
+  for (int i = 0; i < RA; ++i) {
+    acc[i] = _mm256_setzero_ps();
+    summ[i] = 0.0f;
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    const auto& blk = w[b];
+    const __m256i q = P::quants(blk);
+    const __m256i qa = P::kSigned ? _mm256_abs_epi8(q) : q;
+    const float dw = half(blk.d);
+    for (int i = 0; i < RA; ++i) {
+      const ActQ8& x = reinterpret_cast<const ActQ8*>(a + static_cast<size_t>(i) * a_stride)[b];
+      const __m256i xq = load256(x.qs);
+      const __m256i p = dot_u8s8(qa, P::kSigned ? _mm256_sign_epi8(xq, q) : xq);
+      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * x.d), acc[i]);
+      if constexpr (P::kMin) summ[i] += half(blk.m) * x.s;
+    }
+  }
+  for (int i = 0; i < RA; ++i) out[static_cast<size_t>(i) * out_stride] = hsum(acc[i]) + summ[i];
+}
+
+// ---- k-quants -------------------------------------------------------------------------------
+// How a type's constant terms enter the sum, each exactly as ggml's AVX2 vec_dot does it (same
+// integer lanes, same float accumulation), so results track llama.cpp's to the last bits:
+//   Lanes8First (q2_k): acc += -dmin * (mins . bsums in 8 lanes), before the quant sum
+//   Lanes4 (q4_k): a second 4-lane accumulator of -dmin * (mins . pairwise bsums)
+//   Scalar (q5_k): a float sum of -dmin * (mins . bsums)
+//   Offset32 (q6_k): unsigned quants; the sum loses 32 * (scales . bsums) in its lanes
+enum class Terms { None, Lanes8First, Lanes4, Scalar, Offset32 };
+
+struct KUnpacked {
+  __m256i q[8];    // weights 32g .. 32g + 31
+  __m256i sc[8];   // int16 scales: lanes 0-7 for weights 32g..+15, 8-15 for 32g+16..+31
+  __m256i mins16;  // q2_k: int16 minimum per 16 weights; q6_k: the 16 scales as int16
+  __m128i mins8;   // q4_k / q5_k: int16 minimum per 32 weights
+  float d, dmin;
+};
+
+inline __m256i widen16(const uint8_t* v) {
+  return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v)));
+}
+
+// sc[g] from 16 int8 scales (one per 16 weights): lanes 0-7 scale 2g, lanes 8-15 scale 2g + 1.
+inline void spread_scales(__m128i s8, __m256i* sc) {
+  for (int g = 0; g < 8; ++g) {
+    const __m128i pick = _mm_set_epi64x(0x0101010101010101ll * (2 * g + 1), 0x0101010101010101ll * (2 * g));
+    sc[g] = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(s8, pick));
+  }
+}
+
+// The 8 scales and 8 minimums of q4_k / q5_k (6 bits each, 12 bytes): scales in bytes 0-7,
+// minimums in bytes 8-15 (ggml's utmp unpacking).
+inline __m128i scales_mins_k4(const uint8_t* packed) {
+  uint32_t u[4];
+  std::memcpy(u, packed, 12);
+  constexpr uint32_t kmask1 = 0x3f3f3f3f, kmask2 = 0x0f0f0f0f, kmask3 = 0x03030303;
+  u[3] = ((u[2] >> 4) & kmask2) | (((u[1] >> 6) & kmask3) << 4);
+  const uint32_t aux = u[1] & kmask1;
+  u[1] = (u[2] & kmask2) | (((u[0] >> 6) & kmask3) << 4);
+  u[2] = aux;
+  u[0] &= kmask1;
+  return _mm_set_epi32(static_cast<int>(u[3]), static_cast<int>(u[2]), static_cast<int>(u[1]), static_cast<int>(u[0]));
+}
+
+struct Q2_KP {
+  using Block = q::BlockQ2_K;
+  static constexpr bool kSigned = false;
+  static constexpr Terms kTerms = Terms::Lanes8First;
+  static void unpack(const Block& b, KUnpacked& u) {
+    const __m256i m3 = _mm256_set1_epi8(3);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i qs = load256(b.qs + 32 * h);
+      for (int k = 0; k < 4; ++k) u.q[4 * h + k] = _mm256_and_si256(_mm256_srli_epi16(qs, 2 * k), m3);
+    }
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
+    spread_scales(_mm_and_si128(raw, _mm_set1_epi8(0x0F)), u.sc);
+    u.mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), _mm_set1_epi8(0x0F)));
+    u.d = half(b.d);
+    u.dmin = half(b.dmin);
+  }
+};
+
+struct Q3_KP {
+  using Block = q::BlockQ3_K;
+  static constexpr bool kSigned = true;
+  static constexpr Terms kTerms = Terms::None;
+  static void unpack(const Block& b, KUnpacked& u) {
+    const __m256i m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1), four = _mm256_set1_epi8(4);
+    const __m256i hm = load256(b.hmask);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i qs = load256(b.qs + 32 * h);
+      for (int k = 0; k < 4; ++k) {
+        const __m256i lo = _mm256_and_si256(_mm256_srli_epi16(qs, 2 * k), m3);
+        const __m256i hb = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + k), one);
+        u.q[4 * h + k] = _mm256_sub_epi8(_mm256_or_si256(lo, _mm256_slli_epi16(hb, 2)), four);
+      }
+    }
+    uint32_t aux[4];  // the 12-byte packing of 16 6-bit scales, as unpack_q3_k reads it
+    std::memcpy(aux, b.scales, 12);
+    const uint32_t tmp = aux[2];
+    aux[2] = ((aux[0] >> 4) & 0x0f0f0f0f) | (((tmp >> 4) & 0x03030303) << 4);
+    aux[3] = ((aux[1] >> 4) & 0x0f0f0f0f) | (((tmp >> 6) & 0x03030303) << 4);
+    aux[0] = (aux[0] & 0x0f0f0f0f) | (((tmp >> 0) & 0x03030303) << 4);
+    aux[1] = (aux[1] & 0x0f0f0f0f) | (((tmp >> 2) & 0x03030303) << 4);
+    const __m128i s8 = _mm_set_epi32(static_cast<int>(aux[3]), static_cast<int>(aux[2]), static_cast<int>(aux[1]),
+                                     static_cast<int>(aux[0]));
+    spread_scales(_mm_sub_epi8(s8, _mm_set1_epi8(32)), u.sc);
+    u.d = half(b.d);
+    u.dmin = 0.0f;
+  }
+};
+
+struct Q4_KP {
+  using Block = q::BlockQ4_K;
+  static constexpr bool kSigned = false;
+  static constexpr Terms kTerms = Terms::Lanes4;
+  static void unpack(const Block& b, KUnpacked& u) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    for (int g = 0; g < 4; ++g) {
+      const __m256i qs = load256(b.qs + 32 * g);
+      u.q[2 * g] = _mm256_and_si256(qs, m4);
+      u.q[2 * g + 1] = _mm256_and_si256(_mm256_srli_epi16(qs, 4), m4);
+    }
+    scales(b.scales, u);
+    u.d = half(b.d);
+    u.dmin = half(b.dmin);
+  }
+  static void scales(const uint8_t* packed, KUnpacked& u) {
+    const __m128i sm = scales_mins_k4(packed);
+    spread_scales(_mm_unpacklo_epi8(sm, sm), u.sc);  // each 32-weight scale serves two 16s
+    u.mins8 = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
+  }
+};
+
+struct Q5_KP {
+  using Block = q::BlockQ5_K;
+  static constexpr bool kSigned = false;
+  static constexpr Terms kTerms = Terms::Scalar;
+  static void unpack(const Block& b, KUnpacked& u) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
+    const __m256i qh = load256(b.qh);
+    for (int g = 0; g < 4; ++g) {
+      const __m256i qs = load256(b.qs + 32 * g);
+      const __m256i h0 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g), one), 4);
+      const __m256i h1 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g + 1), one), 4);
+      u.q[2 * g] = _mm256_or_si256(_mm256_and_si256(qs, m4), h0);
+      u.q[2 * g + 1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qs, 4), m4), h1);
+    }
+    Q4_KP::scales(b.scales, u);
+    u.d = half(b.d);
+    u.dmin = half(b.dmin);
+  }
+};
+
+struct Q6_KP {
+  using Block = q::BlockQ6_K;
+  static constexpr bool kSigned = false;  // quants 0..63; the -32 comes back through Terms::Offset32
+  static constexpr Terms kTerms = Terms::Offset32;
+  static void unpack(const Block& b, KUnpacked& u) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(3);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i l0 = load256(b.ql + 64 * h), l1 = load256(b.ql + 64 * h + 32),
+                    qh = load256(b.qh + 32 * h);
+      auto hi = [&](int shift) {
+        return _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, shift), m3), 4);
+      };
+      u.q[4 * h + 0] = _mm256_or_si256(_mm256_and_si256(l0, m4), hi(0));
+      u.q[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(l1, m4), hi(2));
+      u.q[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), hi(4));
+      u.q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), hi(6));
+    }
+    const __m128i s8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
+    spread_scales(s8, u.sc);
+    u.mins16 = _mm256_cvtepi8_epi16(s8);
+    u.d = half(b.d);
+    u.dmin = 0.0f;
+  }
+};
+
+template <class P, int RA>
+inline void k_rows(int64_t nb, const typename P::Block* w, const std::byte* a, size_t a_stride, float* out,
+                   size_t out_stride) {
+  __m256 acc[RA];
+  __m128 acc4[RA];
+  float summs[RA];
+  for (int i = 0; i < RA; ++i) {
+    acc[i] = _mm256_setzero_ps();
+    acc4[i] = _mm_setzero_ps();
+    summs[i] = 0.0f;
+  }
+  KUnpacked u;
+  __m256i qa[8];
+  for (int64_t b = 0; b < nb; ++b) {
+    P::unpack(w[b], u);
+    for (int g = 0; g < 8; ++g) qa[g] = P::kSigned ? _mm256_abs_epi8(u.q[g]) : u.q[g];
+    for (int i = 0; i < RA; ++i) {
+      const ActQ8K& x = reinterpret_cast<const ActQ8K*>(a + static_cast<size_t>(i) * a_stride)[b];
+      const float d = x.d * u.d, dmin = -x.d * u.dmin;
+      const __m256i bsums = load256(x.bsums);
+      if constexpr (P::kTerms == Terms::Lanes8First)
+        acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(_mm256_madd_epi16(u.mins16, bsums)),
+                                 acc[i]);
+      if constexpr (P::kTerms == Terms::Lanes4 || P::kTerms == Terms::Scalar) {
+        const __m128i q8s = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
+        const __m128i prod = _mm_madd_epi16(u.mins8, q8s);
+        if constexpr (P::kTerms == Terms::Lanes4) {
+          acc4[i] = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(prod), acc4[i]);
+        } else {
+          const __m128i h = _mm_hadd_epi32(_mm_hadd_epi32(prod, _mm_setzero_si128()), _mm_setzero_si128());
+          summs[i] += dmin * static_cast<float>(_mm_cvtsi128_si32(h));
+        }
+      }
+      __m256i isum = _mm256_setzero_si256();
+      for (int g = 0; g < 8; ++g) {
+        const __m256i xq = load256(x.qs + 32 * g);
+        const __m256i p = _mm256_maddubs_epi16(qa[g], P::kSigned ? _mm256_sign_epi8(xq, u.q[g]) : xq);
+        isum = madd_acc(isum, p, u.sc[g]);
+      }
+      if constexpr (P::kTerms == Terms::Offset32)
+        isum = _mm256_sub_epi32(isum, _mm256_slli_epi32(_mm256_madd_epi16(bsums, u.mins16), 5));
+      acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(isum), acc[i]);
+    }
+  }
+  for (int i = 0; i < RA; ++i) {
+    float r = hsum(acc[i]);
+    if constexpr (P::kTerms == Terms::Lanes4) {
+      __m128 m = _mm_add_ps(acc4[i], _mm_movehl_ps(acc4[i], acc4[i]));
+      m = _mm_add_ss(m, _mm_movehdup_ps(m));
+      r += _mm_cvtss_f32(m);
+    }
+    if constexpr (P::kTerms == Terms::Scalar) r += summs[i];
+    out[static_cast<size_t>(i) * out_stride] = r;
+  }
+}
+
+// ---- gemm drivers -----------------------------------------------------------------------------
+template <void (*Rows1)(int64_t, const std::byte*, const std::byte*, size_t, float*, size_t),
+          void (*RowsN)(int64_t, const std::byte*, const std::byte*, size_t, float*, size_t)>
+void gemm(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const std::byte* a, size_t a_stride,
+          int64_t n_a, float* out, size_t out_stride) {
+  for (int64_t r = 0; r < n_w; ++r) {
+    const std::byte* wr = w + static_cast<size_t>(r) * w_stride;
+    int64_t i = 0;
+    for (; i + kRA <= n_a; i += kRA)
+      RowsN(k, wr, a + static_cast<size_t>(i) * a_stride, a_stride,
+            out + static_cast<size_t>(i) * out_stride + r, out_stride);
+    for (; i < n_a; ++i)
+      Rows1(k, wr, a + static_cast<size_t>(i) * a_stride, a_stride,
+            out + static_cast<size_t>(i) * out_stride + r, out_stride);
+  }
+}
+
+template <class P, int RA>
+void legacy(int64_t k, const std::byte* w, const std::byte* a, size_t a_stride, float* out,
+            size_t out_stride) {
+  legacy_rows<P, RA>(k / 32, reinterpret_cast<const typename P::Block*>(w), a, a_stride, out, out_stride);
+}
+template <class P, int RA>
+void kquant(int64_t k, const std::byte* w, const std::byte* a, size_t a_stride, float* out,
+            size_t out_stride) {
+  k_rows<P, RA>(k / 256, reinterpret_cast<const typename P::Block*>(w), a, a_stride, out, out_stride);
+}
+
+template <class P>
+constexpr GemmFn kLegacy = gemm<legacy<P, 1>, legacy<P, kRA>>;
+template <class P>
+constexpr GemmFn kKQuant = gemm<kquant<P, 1>, kquant<P, kRA>>;
+
+using graph::DType;
+#if defined(__AVX512F__) && defined(__AVX512VNNI__)
+constexpr bool kPackedPath = true;
+#else
+constexpr bool kPackedPath = false;  // the packed kernels are AVX-512 VNNI code
+#endif
+
+// k with the packed prefill path of pack policy P, where this tier has it.
+template <class P>
+constexpr MatmulKernel packed(MatmulKernel k) {
+  if constexpr (kPackedPath) {
+    k.packed_bytes = packed_bytes<P>;
+    k.pack = pack<P>;
+    k.packed_gemm = packed_gemm<P>;
+  }
+  return k;
+}
+
+const MatmulKernel kX86Kernels[] = {
+    {DType::F32, ActType::F32, nullptr, float_gemm<F32W>},
+    {DType::F16, ActType::F16, quantize_f16_x86, float_gemm<F16W>},
+    {DType::BF16, ActType::BF16, quantize_bf16_x86, float_gemm<BF16W>},
+    packed<PQ4_0>({DType::Q4_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q4_0P>}),
+    packed<PQ4_1>({DType::Q4_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q4_1P>}),
+    packed<PQ5_0>({DType::Q5_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q5_0P>}),
+    packed<PQ5_1>({DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q5_1P>}),
+    packed<PQ8_0>({DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q8_0P>}),
+    packed<PQ2_K>({DType::Q2_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q2_KP>}),
+    packed<PQ3_K>({DType::Q3_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q3_KP>}),
+    packed<PQ4_K>({DType::Q4_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q4_KP>}),
+    packed<PQ5_K>({DType::Q5_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q5_KP>}),
+    packed<PQ6_K>({DType::Q6_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q6_KP>}),
+};
+
+const MatmulKernel* x86_kernel(DType weight) {
+  for (const MatmulKernel& k : kX86Kernels)
+    if (k.weight == weight) return &k;
+  return nullptr;
+}
+
+}  // namespace
+}  // namespace glass::backend::cpu::kernels

@@ -1,0 +1,53 @@
+#pragma once
+// Row-level compute routines of the non-matmul kernels, one set per ISA (vec_ops_<isa>.cpp compile
+// the same source, vec_ops_impl.h and attention_impl.h, with that ISA's flags). The kernel
+// functions in row_kernels.cpp and attention.cpp split work over the thread pool and call these;
+// the kernel table passes the chosen ISA's set as the entry's data.
+#include <cstdint>
+
+namespace glass::backend::cpu::kernels {
+
+// One attention work item: query rows [t0, t1) of the heads that share kv head `hk`.
+struct AttentionJob {
+  const float* q;  // [T, H, D]
+  const void* k;   // cache [C, Hkv, D], f32 or f16
+  const void* v;
+  bool f16_cache;
+  const int32_t* q_pos;   // [T]
+  const int32_t* kv_pos;  // [C]
+  const int32_t* q_seq;   // [T] sequence ids, or null: one sequence
+  const int32_t* kv_seq;  // [C]
+  float* out;             // [T, H, D]
+  int64_t H, Hkv, D, S;   // S: cache rows read, [0, S)
+  float scale;
+  // Packed key/value blocks shared by all jobs (attention_pack), or null: each job packs its own.
+  const float* packed = nullptr;
+};
+
+// Floats of one packed block of kKeyBlock cache rows: K transposed [D, kKeyBlock], then V as f32
+// [kKeyBlock, D] (f16 caches only; f32 V rows are read in place).
+inline int64_t attention_block_floats(int64_t D) { return 2 * D * 64; }
+
+struct VecOps {
+  // y = x / sqrt(mean(x^2) + eps) * w over one row of n.
+  void (*rms_norm)(const float* x, const float* w, float* y, int64_t n, float eps);
+  // y = silu(g) * u, silu(g) = g / (1 + e^-g).
+  void (*swiglu)(const float* g, const float* u, float* y, int64_t n);
+  void (*silu)(const float* g, float* y, int64_t n);
+  void (*add)(const float* a, const float* b, float* y, int64_t n);
+  void (*mul)(const float* a, const float* b, float* y, int64_t n);
+  // Attention of one job for query rows [t0, t1); scratch holds attention_scratch_floats().
+  void (*attention)(const AttentionJob& job, int64_t hk, int64_t t0, int64_t t1, float* scratch);
+  // Packs cache rows [s0, s0 + kKeyBlock) of kv head hk into `out` (attention_block_floats(D)).
+  void (*attention_pack)(const AttentionJob& job, int64_t hk, int64_t s0, float* out);
+};
+
+const VecOps& vec_ops_scalar();
+const VecOps& vec_ops_avx2();
+const VecOps& vec_ops_avx512();
+
+// Query rows per attention work item, and the per-thread scratch it needs.
+int64_t attention_rows_per_job(int64_t group);
+int64_t attention_scratch_floats(int64_t group, int64_t D);
+
+}  // namespace glass::backend::cpu::kernels

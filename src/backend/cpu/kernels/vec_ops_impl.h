@@ -1,0 +1,60 @@
+#pragma once
+// Row routines of VecOps, written once against vec.h and compiled per ISA by vec_ops_<isa>.cpp.
+// Formulas are the ref backend's (backend/ref/composites.cpp); sums use 16 f32 lanes, summed at
+// the end (the ref sums in double: the difference is far inside the stated tolerances).
+#include <cmath>
+
+#include "backend/cpu/kernels/vec.h"
+#include "backend/cpu/kernels/vec_ops.h"
+
+namespace glass::backend::cpu::kernels {
+namespace {
+
+// RMSNorm (Zhang & Sennrich 2019): y = x * (1 / sqrt(mean(x^2) + eps)) * w. As llama.cpp: squares
+// rounded to f32, summed in double, the mean rounded to f32.
+void rms_norm_row(const float* x, const float* w, float* y, int64_t n, float eps) {
+  f64x8 acc = f64x8{} + 0.0;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    f32x8 v;
+    std::memcpy(&v, x + i, sizeof(v));
+    acc += __builtin_convertvector(v * v, f64x8);
+  }
+  double sum = 0.0;
+  for (int k = 0; k < 8; ++k) sum += acc[k];
+  for (; i < n; ++i) sum += static_cast<double>(x[i] * x[i]);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(sum / static_cast<double>(n)) + eps);
+  i = 0;
+  for (; i + kLanes <= n; i += kLanes) store(y + i, load(x + i) * splat(scale) * load(w + i));
+  for (; i < n; ++i) y[i] = x[i] * scale * w[i];
+}
+
+// SiLU as llama.cpp: x / (1 + e^-x) with its vector e^x, libm's for the tail elements.
+inline f32v silu_v(f32v g) { return g / (splat(1.0f) + vexp(-g)); }
+
+void swiglu_row(const float* g, const float* u, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) store(y + i, silu_v(load(g + i)) * load(u + i));
+  for (; i < n; ++i) y[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+}
+
+void silu_row(const float* g, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) store(y + i, silu_v(load(g + i)));
+  for (; i < n; ++i) y[i] = g[i] / (1.0f + std::exp(-g[i]));
+}
+
+void add_row(const float* a, const float* b, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) store(y + i, load(a + i) + load(b + i));
+  for (; i < n; ++i) y[i] = a[i] + b[i];
+}
+
+void mul_row(const float* a, const float* b, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) store(y + i, load(a + i) * load(b + i));
+  for (; i < n; ++i) y[i] = a[i] * b[i];
+}
+
+}  // namespace
+}  // namespace glass::backend::cpu::kernels

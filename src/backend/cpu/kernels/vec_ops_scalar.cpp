@@ -1,0 +1,13 @@
+// VecOps compiled for the scalar tier (flags in backend/CMakeLists.txt); the source is shared.
+#include "backend/cpu/kernels/attention_impl.h"
+#include "backend/cpu/kernels/vec_ops_impl.h"
+
+namespace glass::backend::cpu::kernels {
+
+const VecOps& vec_ops_scalar() {
+  static constexpr VecOps kOps{rms_norm_row, swiglu_row,      silu_row,      add_row,
+                               mul_row,      attention_block, attention_pack};
+  return kOps;
+}
+
+}  // namespace glass::backend::cpu::kernels

@@ -1,0 +1,91 @@
+#include "backend/cpu/thread_pool.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace glass::backend::cpu {
+namespace {
+
+// About a millisecond of polling before a worker sleeps: long enough to span the gap between two
+// ops of a step (and between decode steps of a generation loop), short enough not to burn a core
+// for an idle pool.
+constexpr int kSpinRounds = 1 << 16;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+}  // namespace
+
+ThreadPool::ThreadPool(int n_threads) {
+  if (n_threads <= 0) n_threads = static_cast<int>(std::thread::hardware_concurrency());
+  n_threads_ = n_threads < 1 ? 1 : n_threads;
+  workers_.reserve(static_cast<size_t>(n_threads_ - 1));
+  for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker(i); });
+}
+
+ThreadPool::~ThreadPool() {
+  stop_.store(true, std::memory_order_seq_cst);
+  generation_.fetch_add(1, std::memory_order_seq_cst);
+  generation_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+void ThreadPool::work(int thread) {
+  for (;;) {
+    uint64_t c = claim_.load(std::memory_order_acquire);
+    // The job's fields as published before claim_; if the job moves on meanwhile the CAS fails.
+    const Trampoline fn = fn_.load(std::memory_order_relaxed);
+    const void* ctx = ctx_.load(std::memory_order_relaxed);
+    const int64_t n = n_tasks_.load(std::memory_order_relaxed);
+    const auto task = static_cast<int64_t>(c & 0xffffffffu);
+    if (task >= n) return;
+    if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel, std::memory_order_relaxed))
+      continue;
+    fn(ctx, task, thread);
+    done_.fetch_add(1, std::memory_order_release);
+  }
+}
+
+void ThreadPool::dispatch(int64_t n_tasks, Trampoline fn, const void* ctx) {
+  fn_.store(fn, std::memory_order_relaxed);
+  ctx_.store(ctx, std::memory_order_relaxed);
+  n_tasks_.store(n_tasks, std::memory_order_relaxed);
+  done_.store(0, std::memory_order_relaxed);
+  ++job_;
+  claim_.store(static_cast<uint64_t>(job_) << 32, std::memory_order_release);
+  jobs_.fetch_add(1, std::memory_order_relaxed);
+  // seq_cst pairs with the sleeper's increment-then-check in worker(): either we see the sleeper
+  // and wake it, or it sees the new generation and never sleeps.
+  generation_.fetch_add(1, std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) generation_.notify_all();
+  work(0);
+  while (done_.load(std::memory_order_acquire) != n_tasks) cpu_relax();
+}
+
+void ThreadPool::worker(int index) {
+  uint32_t seen = 0;  // the generation at construction: a job dispatched before this thread ran is still seen
+  for (;;) {
+    uint32_t g = generation_.load(std::memory_order_acquire);
+    for (int spin = 0; g == seen; ++spin) {
+      if (spin < kSpinRounds) {
+        cpu_relax();
+      } else {
+        sleepers_.fetch_add(1, std::memory_order_seq_cst);
+        if (generation_.load(std::memory_order_seq_cst) == seen)
+          generation_.wait(seen, std::memory_order_seq_cst);
+        sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+        spin = 0;
+      }
+      g = generation_.load(std::memory_order_acquire);
+    }
+    seen = g;
+    if (stop_.load(std::memory_order_acquire)) return;
+    work(index);
+  }
+}
+
+}  // namespace glass::backend::cpu

@@ -1,0 +1,199 @@
+// glass bench: prompt processing and generation speed with llama-bench's test definitions, so the
+// two are compared on the same file: "pp N" evaluates N prompt tokens in one batch, "tg N" runs N
+// one-token decode steps from an empty cache; neither includes tokenization or sampling. Each test
+// runs once to warm up, then -r times from an empty cache; the result is the mean and standard
+// deviation of tokens/s over the repetitions. Output: a markdown table (default) or, with -o json,
+// a JSON array with llama-bench's field names plus backend and peak_rss_bytes.
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "cli/common.h"
+
+namespace glass::cli {
+namespace {
+
+struct BenchOptions {
+  ModelOptions model;
+  std::vector<int> n_prompt{512};
+  std::vector<int> n_gen{128};
+  int reps = 5;
+  std::string output = "md";
+  uint32_t seed = 1;
+};
+
+struct TestResult {
+  int n_prompt = 0, n_gen = 0;
+  std::vector<double> ns;  // per repetition
+  double avg_ts = 0, stddev_ts = 0, avg_ns = 0, stddev_ns = 0;
+  std::vector<double> ts;
+  std::string time;
+};
+
+uint64_t peak_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<uint64_t>(u.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+std::string now_iso() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+void stats(const std::vector<double>& v, double& mean, double& sd) {
+  mean = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(v.size());
+  sd = 0;
+  for (double x : v) sd += (x - mean) * (x - mean);
+  sd = v.size() > 1 ? std::sqrt(sd / static_cast<double>(v.size() - 1)) : 0.0;
+}
+
+// One repetition: the elapsed nanoseconds of the test's eval calls.
+Result<double> run_once(Session& session, int n_prompt, int n_gen, std::mt19937& rng, int64_t vocab,
+                        std::vector<int32_t>& tokens) {
+  std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(vocab - 1));
+  session.reset();
+  for (int i = 0; i < n_prompt; ++i) tokens[static_cast<size_t>(i)] = pick(rng);
+  int32_t token = pick(rng);
+  const auto t0 = std::chrono::steady_clock::now();
+  if (n_prompt > 0)
+    if (auto st = session.eval(std::span<const int32_t>(tokens.data(), static_cast<size_t>(n_prompt))); !st)
+      return st.error();
+  for (int i = 0; i < n_gen; ++i) {
+    if (auto st = session.eval(std::span<const int32_t>(&token, 1)); !st) return st.error();
+    token = pick(rng);  // llama-bench feeds random tokens: no sampling in the timed loop
+  }
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string human_params(uint64_t n) {
+  return n >= 1000000000 ? fmt::format("{:.2f} B", static_cast<double>(n) / 1e9)
+                         : fmt::format("{:.2f} M", static_cast<double>(n) / 1e6);
+}
+
+std::string model_type(const ModelInfo& info) {
+  const double p = static_cast<double>(info.n_params);
+  const std::string size = p >= 1e9 ? fmt::format("{:.1f}B", p / 1e9) : fmt::format("{:.0f}M", p / 1e6);
+  std::string type = info.weight_type;
+  for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return fmt::format("{} {} {}", info.architecture, size, type);
+}
+
+int bench(BenchOptions o) {
+  if (o.reps < 1) return report(make_error(ErrorCode::InvalidArgument, "bench: -r must be at least 1"));
+  if (o.output != "md" && o.output != "json")
+    return report(
+        make_error(ErrorCode::InvalidArgument, fmt::format("bench: -o '{}' (md or json)", o.output)));
+  int max_p = 0, max_n = 0;
+  for (int p : o.n_prompt) max_p = std::max(max_p, p);
+  for (int n : o.n_gen) max_n = std::max(max_n, n);
+  // pp N is one batch: the prefill plan takes N tokens; the cache holds the longest test.
+  if (o.model.load.n_batch == 0) o.model.load.n_batch = std::max(max_p, 1);
+  // As llama-bench: a cache just large enough for the longest test (not the model's full context).
+  if (o.model.load.n_ctx == 0) o.model.load.n_ctx = std::max(max_p, max_n) + 1;
+  auto model = load_or_report(o.model);
+  if (!model) return 1;
+  auto session = model->new_session();
+  if (!session) return report(session.error());
+  const ModelInfo& info = model->info();
+  const int threads = o.model.load.n_threads > 0 ? o.model.load.n_threads
+                                                 : static_cast<int>(std::thread::hardware_concurrency());
+  std::vector<int32_t> tokens(static_cast<size_t>(std::max(max_p, 1)));
+  std::mt19937 rng(o.seed);
+  std::vector<TestResult> results;
+  std::vector<std::pair<int, int>> tests;
+  for (int p : o.n_prompt)
+    if (p > 0) tests.emplace_back(p, 0);
+  for (int n : o.n_gen)
+    if (n > 0) tests.emplace_back(0, n);
+  for (auto [p, n] : tests) {
+    TestResult r;
+    r.n_prompt = p;
+    r.n_gen = n;
+    r.time = now_iso();
+    if (auto w = run_once(**session, p, std::min(n, 1), rng, info.vocab_size, tokens); !w)
+      return report(w.error());
+    for (int i = 0; i < o.reps; ++i) {
+      auto ns = run_once(**session, p, n, rng, info.vocab_size, tokens);
+      if (!ns) return report(ns.error());
+      r.ns.push_back(*ns);
+      r.ts.push_back(static_cast<double>(p + n) * 1e9 / *ns);
+    }
+    stats(r.ns, r.avg_ns, r.stddev_ns);
+    stats(r.ts, r.avg_ts, r.stddev_ts);
+    results.push_back(r);
+    if (o.output == "md" && results.size() == 1)
+      fmt::print(
+          "| model                          |       size |     params | backend    | threads |            "
+          "test |                  t/s |\n"
+          "| ------------------------------ | ---------: | ---------: | ---------- | ------: | "
+          "--------------: | -------------------: |\n");
+    if (o.output == "md") {
+      const double gib = static_cast<double>(info.weight_bytes) / (1024.0 * 1024.0 * 1024.0);
+      const std::string size =
+          gib >= 1.0 ? fmt::format("{:.2f} GiB", gib) : fmt::format("{:.2f} MiB", gib * 1024.0);
+      fmt::print("| {:<30} | {:>10} | {:>10} | {:<10} | {:>7} | {:>15} | {:>20} |\n", model_type(info), size,
+                 human_params(info.n_params), o.model.load.backend, threads,
+                 p > 0 ? fmt::format("pp{}", p) : fmt::format("tg{}", n),
+                 fmt::format("{:.2f} ± {:.2f}", r.avg_ts, r.stddev_ts));
+      std::fflush(stdout);
+    }
+  }
+  if (o.output == "json") {
+    nlohmann::json out = nlohmann::json::array();
+    for (const TestResult& r : results)
+      out.push_back({{"model_filename", info.path},
+                     {"model_type", model_type(info)},
+                     {"model_size", info.weight_bytes},
+                     {"model_n_params", info.n_params},
+                     {"backend", o.model.load.backend},
+                     {"n_threads", threads},
+                     {"n_batch", info.n_batch},
+                     {"n_prompt", r.n_prompt},
+                     {"n_gen", r.n_gen},
+                     {"test_time", r.time},
+                     {"avg_ns", static_cast<uint64_t>(r.avg_ns)},
+                     {"stddev_ns", static_cast<uint64_t>(r.stddev_ns)},
+                     {"avg_ts", r.avg_ts},
+                     {"stddev_ts", r.stddev_ts},
+                     {"samples_ns", r.ns},
+                     {"samples_ts", r.ts},
+                     {"peak_rss_bytes", peak_rss_bytes()}});
+    fmt::print("{}\n", out.dump(2));
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* cmd =
+      app.add_subcommand("bench", "prompt processing (pp) and generation (tg) speed, llama-bench style");
+  add_model_options(*cmd, o->model);
+  cmd->get_option("--backend")->default_val("cpu");
+  cmd->add_option("-p,--n-prompt", o->n_prompt, "prompt tokens per pp test (comma-separated list)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("-n,--n-gen", o->n_gen, "generated tokens per tg test (comma-separated list)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("-r,--repetitions", o->reps, "repetitions of each test")->capture_default_str();
+  cmd->add_option("-o,--output", o->output, "md or json")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "seed of the random token ids")->capture_default_str();
+  cmd->callback([o, &exit_code] { exit_code = bench(*o); });
+}
+
+}  // namespace glass::cli

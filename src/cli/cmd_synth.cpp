@@ -1,0 +1,214 @@
+// glass synth: a deterministic random-weight llama GGUF of a named real shape (SmolLM2-135M,
+// Llama-3.2-1B, Qwen2.5-0.5B-like), so benchmarks run anywhere without downloads. The file is a
+// plain llama-architecture GGUF v3 (F32 / F16 / BF16 matrices, F32 norms, a synthetic SentencePiece
+// vocabulary of the shape's size) that llama.cpp loads and llama-quantize converts.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/common.h"
+#include "formats/half.h"
+
+namespace glass::cli {
+namespace {
+
+struct Shape {
+  const char* name;
+  int64_t dim, n_layers, n_heads, n_kv_heads, ffn_dim, vocab, n_ctx;
+  float rope_base, rms_eps;
+};
+
+constexpr Shape kShapes[] = {
+    {"smollm2-135m", 576, 30, 9, 3, 1536, 49152, 8192, 100000.0f, 1e-5f},
+    {"llama-1b", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0f, 1e-5f},
+    {"qwen2.5-0.5b", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0f, 1e-6f},
+    {"tiny", 64, 2, 4, 2, 128, 512, 256, 10000.0f, 1e-5f},
+};
+
+// ggml type ids and GGUF metadata type ids.
+enum : uint32_t { kGgmlF32 = 0, kGgmlF16 = 1, kGgmlBF16 = 30 };
+enum : uint32_t { kU32 = 4, kI32 = 5, kF32 = 6, kString = 8, kArray = 9 };
+
+class Bytes {
+ public:
+  void u32(uint32_t v) { raw(&v, 4); }
+  void u64(uint64_t v) { raw(&v, 8); }
+  void f32(float v) { raw(&v, 4); }
+  void str(const std::string& s) {
+    u64(s.size());
+    raw(s.data(), s.size());
+  }
+  void raw(const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    data.insert(data.end(), b, b + n);
+  }
+  std::vector<uint8_t> data;
+};
+
+struct Tensor {
+  std::string name;
+  std::vector<int64_t> shape;  // outermost first
+  bool matrix;                 // written in the chosen type; otherwise F32 (norms)
+  float stddev;
+};
+
+// splitmix64 -> approximately normal values (sum of four uniforms, rescaled): fast and portable.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : s_(seed) {}
+  float normal() {
+    float u = 0;
+    for (int i = 0; i < 4; ++i) u += static_cast<float>(next() >> 40) * (1.0f / 16777216.0f);
+    return (u - 2.0f) * 1.7320508f;  // variance of the sum is 4/12
+  }
+
+ private:
+  uint64_t next() {
+    uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  uint64_t s_;
+};
+
+int synth(const std::string& shape_name, const std::string& type, const std::string& out, uint64_t seed) {
+  const Shape* s = nullptr;
+  for (const Shape& c : kShapes)
+    if (shape_name == c.name) s = &c;
+  std::string names;
+  for (const Shape& c : kShapes) names += std::string(names.empty() ? "" : ", ") + c.name;
+  if (s == nullptr)
+    return report(make_error(ErrorCode::InvalidArgument,
+                             fmt::format("synth: unknown shape '{}' ({})", shape_name, names)));
+  uint32_t ggml_type = 0, file_type = 0, elem = 0;
+  if (type == "f32") {
+    ggml_type = kGgmlF32, file_type = 0, elem = 4;
+  } else if (type == "f16") {
+    ggml_type = kGgmlF16, file_type = 1, elem = 2;
+  } else if (type == "bf16") {
+    ggml_type = kGgmlBF16, file_type = 32, elem = 2;
+  } else {
+    return report(make_error(ErrorCode::InvalidArgument,
+                             fmt::format("synth: type '{}' (f32, f16 or bf16; quantize the result with glass "
+                                         "quantize or llama-quantize)",
+                                         type)));
+  }
+  const int64_t head_dim = s->dim / s->n_heads, kv_dim = s->n_kv_heads * head_dim;
+  std::vector<Tensor> tensors{{"token_embd.weight", {s->vocab, s->dim}, true, 0.02f},
+                              {"output_norm.weight", {s->dim}, false, 0.0f}};
+  for (int64_t i = 0; i < s->n_layers; ++i) {
+    auto blk = [&](const char* w) { return fmt::format("blk.{}.{}.weight", i, w); };
+    tensors.push_back({blk("attn_norm"), {s->dim}, false, 0.0f});
+    tensors.push_back({blk("attn_q"), {s->dim, s->dim}, true, 0.02f});
+    tensors.push_back({blk("attn_k"), {kv_dim, s->dim}, true, 0.02f});
+    tensors.push_back({blk("attn_v"), {kv_dim, s->dim}, true, 0.02f});
+    tensors.push_back({blk("attn_output"), {s->dim, s->dim}, true, 0.02f});
+    tensors.push_back({blk("ffn_norm"), {s->dim}, false, 0.0f});
+    tensors.push_back({blk("ffn_gate"), {s->ffn_dim, s->dim}, true, 0.02f});
+    tensors.push_back({blk("ffn_up"), {s->ffn_dim, s->dim}, true, 0.02f});
+    tensors.push_back({blk("ffn_down"), {s->dim, s->ffn_dim}, true, 0.02f});
+  }
+
+  Bytes h;
+  h.raw("GGUF", 4);
+  h.u32(3);
+  h.u64(tensors.size());
+  h.u64(21);  // metadata entries below
+  auto kv_u32 = [&](const std::string& k, uint32_t v) { h.str(k), h.u32(kU32), h.u32(v); };
+  auto kv_f32 = [&](const std::string& k, float v) { h.str(k), h.u32(kF32), h.f32(v); };
+  auto kv_str = [&](const std::string& k, const std::string& v) { h.str(k), h.u32(kString), h.str(v); };
+  kv_str("general.architecture", "llama");
+  kv_str("general.name", fmt::format("glass synth {} {}", s->name, type));
+  kv_u32("general.file_type", file_type);
+  kv_u32("general.alignment", 32);
+  kv_u32("llama.block_count", static_cast<uint32_t>(s->n_layers));
+  kv_u32("llama.context_length", static_cast<uint32_t>(s->n_ctx));
+  kv_u32("llama.embedding_length", static_cast<uint32_t>(s->dim));
+  kv_u32("llama.feed_forward_length", static_cast<uint32_t>(s->ffn_dim));
+  kv_u32("llama.attention.head_count", static_cast<uint32_t>(s->n_heads));
+  kv_u32("llama.attention.head_count_kv", static_cast<uint32_t>(s->n_kv_heads));
+  kv_u32("llama.rope.dimension_count", static_cast<uint32_t>(head_dim));
+  kv_u32("llama.vocab_size", static_cast<uint32_t>(s->vocab));
+  kv_f32("llama.rope.freq_base", s->rope_base);
+  kv_f32("llama.attention.layer_norm_rms_epsilon", s->rms_eps);
+  kv_str("tokenizer.ggml.model", "llama");
+  kv_u32("tokenizer.ggml.bos_token_id", 1);
+  kv_u32("tokenizer.ggml.eos_token_id", 2);
+  kv_u32("tokenizer.ggml.unknown_token_id", 0);
+  // The vocabulary: <unk> <s> </s>, the 256 byte tokens, then "▁w<i>" pieces.
+  const auto n_vocab = static_cast<uint64_t>(s->vocab);
+  h.str("tokenizer.ggml.tokens"), h.u32(kArray), h.u32(kString), h.u64(n_vocab);
+  for (uint64_t i = 0; i < n_vocab; ++i)
+    h.str(i == 0    ? "<unk>"
+          : i == 1  ? "<s>"
+          : i == 2  ? "</s>"
+          : i < 259 ? fmt::format("<0x{:02X}>", i - 3)
+                    : fmt::format("\xE2\x96\x81w{}", i));
+  h.str("tokenizer.ggml.scores"), h.u32(kArray), h.u32(kF32), h.u64(n_vocab);
+  for (uint64_t i = 0; i < n_vocab; ++i) h.f32(i < 259 ? 0.0f : -static_cast<float>(i));
+  h.str("tokenizer.ggml.token_type"), h.u32(kArray), h.u32(kI32), h.u64(n_vocab);
+  for (uint64_t i = 0; i < n_vocab; ++i) h.u32(i == 0 ? 2 : i < 3 ? 3 : i < 259 ? 6 : 1);
+
+  uint64_t offset = 0;
+  std::vector<uint64_t> sizes;
+  for (const Tensor& t : tensors) {
+    h.str(t.name);
+    h.u32(static_cast<uint32_t>(t.shape.size()));
+    for (auto it = t.shape.rbegin(); it != t.shape.rend(); ++it) h.u64(static_cast<uint64_t>(*it));
+    h.u32(t.matrix ? ggml_type : kGgmlF32);
+    h.u64(offset);
+    uint64_t n = 1;
+    for (int64_t d : t.shape) n *= static_cast<uint64_t>(d);
+    sizes.push_back(n * (t.matrix ? elem : 4));
+    offset += (sizes.back() + 31) / 32 * 32;
+  }
+  h.data.resize((h.data.size() + 31) / 32 * 32, 0);
+
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(out.c_str(), "wb"), std::fclose);
+  if (!f) return report(make_error(ErrorCode::Io, fmt::format("synth: cannot write '{}'", out)));
+  bool ok = std::fwrite(h.data.data(), 1, h.data.size(), f.get()) == h.data.size();
+  Rng rng(seed);
+  std::vector<uint8_t> buf;
+  for (size_t k = 0; k < tensors.size() && ok; ++k) {
+    const Tensor& t = tensors[k];
+    const uint64_t n = sizes[k] / (t.matrix ? elem : 4);
+    buf.assign((sizes[k] + 31) / 32 * 32, 0);
+    for (uint64_t i = 0; i < n; ++i) {
+      const float v = t.matrix ? rng.normal() * t.stddev : 1.0f + 0.1f * rng.normal();
+      if (!t.matrix || ggml_type == kGgmlF32) {
+        std::memcpy(buf.data() + 4 * i, &v, 4);
+      } else {
+        const uint16_t b = ggml_type == kGgmlF16 ? formats::f32_to_f16(v) : formats::f32_to_bf16(v);
+        std::memcpy(buf.data() + 2 * i, &b, 2);
+      }
+    }
+    ok = std::fwrite(buf.data(), 1, buf.size(), f.get()) == buf.size();
+  }
+  if (!ok) return report(make_error(ErrorCode::Io, fmt::format("synth: writing '{}' failed", out)));
+  fmt::print(stderr, "glass: wrote {} ({}, {}, {} tensors, {:.1f} MiB)\n", out, s->name, type, tensors.size(),
+             static_cast<double>(h.data.size() + offset) / (1024.0 * 1024.0));
+  return 0;
+}
+
+}  // namespace
+
+void add_synth_command(CLI::App& app, int& exit_code) {
+  auto* cmd =
+      app.add_subcommand("synth", "write a deterministic random-weight llama GGUF of a real model's shape");
+  auto shape = std::make_shared<std::string>("smollm2-135m");
+  auto type = std::make_shared<std::string>("f16");
+  auto out = std::make_shared<std::string>();
+  auto seed = std::make_shared<uint64_t>(1234);
+  cmd->add_option("--shape", *shape, "smollm2-135m, llama-1b, qwen2.5-0.5b or tiny")->capture_default_str();
+  cmd->add_option("--type", *type, "matrix storage: f32, f16 or bf16")->capture_default_str();
+  cmd->add_option("-o,--output", *out, "output GGUF file")->required();
+  cmd->add_option("--seed", *seed, "random seed")->capture_default_str();
+  cmd->callback([&exit_code, shape, type, out, seed] { exit_code = synth(*shape, *type, *out, *seed); });
+}
+
+}  // namespace glass::cli

@@ -1,0 +1,336 @@
+// Unit tests of the chat-template engine: whitespace control, loops, macros and scopes, Python value
+// semantics, errors with their line:column, unsupported constructs, limits on work and memory, and
+// the context helpers. Expected texts are what Python Jinja2 3.1.6 renders with transformers' setup.
+#include "tokenizer/chat/chat_template.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace glass::tokenizer::chat {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+Result<std::string> render(std::string_view source, const json& vars = json::object(),
+                           RenderOptions opt = {}) {
+  auto t = ChatTemplate::parse(source);
+  if (!t) return t.error();
+  if (!opt.clock) {
+    const std::tm now = *parse_datetime("2026-01-01T00:00:00");
+    opt.clock = [now] { return now; };
+  }
+  return t->render(vars, opt);
+}
+
+// Renders and expects success; the error message otherwise, so failures read well.
+std::string ok(std::string_view source, const json& vars = json::object(), RenderOptions opt = {}) {
+  auto r = render(source, vars, std::move(opt));
+  return r ? *r : "ERROR: " + r.error().message;
+}
+
+TEST(ChatTemplate, WhitespaceControl) {
+  // trim_blocks: the newline after a block tag goes; lstrip_blocks: indentation before it goes.
+  EXPECT_EQ(ok("a\n  {% if true %}\n  b\n  {% endif %}\nc"), "a\n  b\nc");
+  // "-" strips all whitespace on that side, newlines included; "+" keeps it.
+  EXPECT_EQ(ok("a\n  {%- if true -%}\n  b\n  {%- endif %}\nc"), "abc");
+  EXPECT_EQ(ok("x\n  {%+ if true %}y{% endif +%}\nz"), "x\n  y\nz");
+  // Expression tags are not trimmed: only "-" affects them.
+  EXPECT_EQ(ok("  {{ 1 }}\n  {{- 2 -}}  \n3"), "  123");
+  // Comments are blocks for trimming; one trailing newline of the template is dropped.
+  EXPECT_EQ(ok("x  {# c #}\n  y\n\t{# c2 #}  \nz\n"), "x    y\n  \nz");
+  // CRLF and lone CR are newlines.
+  EXPECT_EQ(ok("{% if true %}\r\nwin\r\n{% endif %}\r\n"), "win\n");
+  EXPECT_EQ(ok("{% raw %}{{ not rendered }}{% endraw %}"), "{{ not rendered }}");
+}
+
+TEST(ChatTemplate, LoopsMacrosAndScopes) {
+  // A set inside a loop body does not leak out (Jinja scoping); namespace() carries state out.
+  EXPECT_EQ(ok("{% set x = 1 %}{% for i in [1, 2] %}{{ x }}{% set x = i + 5 %}{{ x }}{% endfor %}{{ x }}"),
+            "16171");
+  EXPECT_EQ(ok("{% set ns = namespace(n=0) %}{% for i in range(4) %}{% set ns.n = ns.n + i %}{% endfor %}{{ "
+               "ns.n }}"),
+            "6");
+  EXPECT_EQ(ok("{% for x in [1, 2, 3] %}{% if x == 2 %}{% continue %}{% endif %}{{ x }}{% endfor %}"), "13");
+  EXPECT_EQ(ok("{% for x in [1, 2, 3] %}{% if x == 2 %}{% break %}{% endif %}{{ x }}{% endfor %}"), "1");
+  EXPECT_EQ(ok("{% for x in [] %}{{ x }}{% else %}empty{% endfor %}"), "empty");
+  EXPECT_EQ(
+      ok("{% for x in [3, 4] %}{{ loop.index }}/{{ loop.length }}{{ ',' if not loop.last }}{% endfor %}"),
+      "1/2,2/2");
+  EXPECT_EQ(ok("{% macro m(a, b=2) %}{{ a }}{{ b }}{{ varargs }}{{ kwargs }}{% endmacro %}{{ m(1) }}|{{ m(1, "
+               "3, 4, c=5) }}"),
+            "12(){}|13(4,){'c': 5}");
+  EXPECT_EQ(ok("{% macro w() %}[{{ caller(7) }}]{% endmacro %}{% call(x) w() %}<{{ x }}>{% endcall %}"),
+            "[<7>]");
+  EXPECT_EQ(ok("{% macro f(n) %}{% if n > 0 %}{{ n }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(3) }}"),
+            "321");
+  EXPECT_EQ(ok("{% filter upper %}a{{ 'b' }}{% endfilter %}"), "AB");
+  EXPECT_EQ(ok("{% set x | trim %}  padded  {% endset %}[{{ x }}]"), "[padded]");
+  EXPECT_EQ(ok("{% for x in [[1, [2]], 3] recursive %}{% if x is iterable %}({{ loop(x) }}){% else %}{{ x "
+               "}}{% endif %}{% endfor %}"),
+            "(1(2))3");
+}
+
+TEST(ChatTemplate, PythonValueSemantics) {
+  const json vars = {{"t", {{"type", "function"}, {"ok", true}, {"none", nullptr}, {"x", 1.5}}}};
+  // `| string` is Python's str(dict): single quotes, True/None, insertion order kept.
+  EXPECT_EQ(ok("{{ t | string }}", vars), "{'type': 'function', 'ok': True, 'none': None, 'x': 1.5}");
+  // transformers' tojson: no HTML escaping, non-ASCII kept, Python's separators and indent.
+  EXPECT_EQ(ok("{{ {'a': '<é>', 'b': [1, 2.0]} | tojson }}"), "{\"a\": \"<é>\", \"b\": [1, 2.0]}");
+  EXPECT_EQ(ok("{{ {'a': [1]} | tojson(indent=2) }}"), "{\n  \"a\": [\n    1\n  ]\n}");
+  EXPECT_EQ(ok("{{ none | trim }}"), "None");
+  EXPECT_EQ(ok("{{ 'a</think>b</think>c'.split('</think>')[-1] }}"), "c");
+  EXPECT_EQ(ok("{{ [1, 2, 3][::-1] }}{{ 'abc'[1:] }}"), "[3, 2, 1]bc");
+  EXPECT_EQ(ok("{{ 7 // 2 }} {{ -7 // 2 }} {{ 7 / 2 }} {{ 2 ** 10 }} {{ -7 % 3 }}"), "3 -4 3.5 1024 2");
+  EXPECT_EQ(ok("{{ 1e16 }} {{ 1e15 }} {{ 0.1 + 0.2 }} {{ 1e-5 }}"),
+            "1e+16 1000000000000000.0 0.30000000000000004 1e-05");
+  EXPECT_EQ(ok("{{ x is defined }} {{ none is none }} {{ 'a' is string }} {{ true is number }} {{ {} is "
+               "mapping }}"),
+            "False True True True True");
+  EXPECT_EQ(ok("{{ [].append }}|{{ missing }}|{{ missing is undefined }}"), "||True");
+}
+
+TEST(ChatTemplate, ClockIsInjectable) {
+  RenderOptions opt;
+  opt.clock = [] { return *parse_datetime("2024-07-26T13:05:09"); };
+  EXPECT_EQ(ok("{{ strftime_now('%d %b %Y|%Y-%m-%d %H:%M:%S|%A %B') }}", json::object(), opt),
+            "26 Jul 2024|2024-07-26 13:05:09|Friday July");
+  // Without a clock the system time is used: some date renders.
+  auto t = ChatTemplate::parse("{{ strftime_now('%Y') }}");
+  ASSERT_TRUE(t);
+  auto r = t->render(json::object());
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->size(), 4u);
+}
+
+TEST(ChatTemplate, RaiseExceptionNamesLineAndColumn) {
+  auto r = render("line one\n{% if true %}\n  {{ raise_exception('Roles must alternate') }}\n{% endif %}");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::InvalidArgument);
+  EXPECT_EQ(r.error().message, "chat template:3:6: TemplateError: Roles must alternate");
+}
+
+TEST(ChatTemplate, RuntimeErrorsArePythonErrorsWithLocations) {
+  const json vars = {{"messages", json::array({{{"role", "user"}, {"content", nullptr}}})}};
+  auto concat = render("{{ 'x' +\n  messages[0].content }}", vars);
+  ASSERT_FALSE(concat);
+  EXPECT_EQ(concat.error().message,
+            "chat template:1:8: TypeError: can only concatenate str (not \"NoneType\") to str");
+  auto in = render("{% if '</think>' in messages[0].content %}{% endif %}", vars);
+  ASSERT_FALSE(in);
+  EXPECT_EQ(in.error().message, "chat template:1:32: TypeError: argument of type 'NoneType' is not iterable");
+  auto undef = render("{{ nope.attr }}");
+  ASSERT_FALSE(undef);
+  EXPECT_EQ(undef.error().message, "chat template:1:8: UndefinedError: 'nope' is undefined");
+  // The immutable sandbox refuses mutation, as transformers' environment does.
+  auto append = render("{% set l = [] %}{{ l.append(1) }}");
+  ASSERT_FALSE(append);
+  EXPECT_EQ(append.error().message,
+            "chat template:1:20: SecurityError: access to attribute 'append' of 'list' object is unsafe.");
+}
+
+TEST(ChatTemplate, SyntaxErrorsFailAtParse) {
+  auto expect_parse_error = [](std::string_view src, ErrorCode code, const std::string& message) {
+    auto t = ChatTemplate::parse(src);
+    ASSERT_FALSE(t) << src;
+    EXPECT_EQ(t.error().code, code) << src;
+    EXPECT_EQ(t.error().message, message) << src;
+  };
+  expect_parse_error(
+      "{% if x %}\n  {% endfor %}", ErrorCode::InvalidArgument,
+      "chat template:2:6: syntax error: unexpected 'endfor', expected 'endif' (the 'if' tag opened at 1:1)");
+  expect_parse_error("ok\n{% for m in messages %}", ErrorCode::InvalidArgument,
+                     "chat template:2:1: syntax error: 'for' tag is never closed (expected 'endfor')");
+  expect_parse_error("{{ 'unterminated }}", ErrorCode::InvalidArgument,
+                     "chat template:1:4: syntax error: unterminated string literal");
+  expect_parse_error("{{ a }\n", ErrorCode::InvalidArgument,
+                     "chat template:1:6: syntax error: unexpected '}'");
+  expect_parse_error("{% break %}", ErrorCode::InvalidArgument,
+                     "chat template:1:1: syntax error: 'break' outside loop");
+  expect_parse_error("{{ x | no_such_filter }}", ErrorCode::InvalidArgument,
+                     "chat template:1:6: unknown filter 'no_such_filter'");
+  expect_parse_error("{{ x is no_such_test }}", ErrorCode::InvalidArgument,
+                     "chat template:1:6: unknown test 'no_such_test'");
+  expect_parse_error(
+      "{% macro m(a=1, b) %}{% endmacro %}", ErrorCode::InvalidArgument,
+      "chat template:1:17: syntax error: parameter 'b' without a default follows one with a default");
+}
+
+TEST(ChatTemplate, UnsupportedConstructsFailNamingThem) {
+  // Never a silent fallback: the construct and its line:column are named, at parse time, even in a
+  // branch that a given conversation would not take.
+  auto filter = ChatTemplate::parse("{% if false %}\n  {{ x | pprint }}\n{% endif %}");
+  ASSERT_FALSE(filter);
+  EXPECT_EQ(filter.error().code, ErrorCode::Unsupported);
+  EXPECT_EQ(filter.error().message, "chat template:2:8: unsupported: filter 'pprint'");
+  auto include = ChatTemplate::parse("a\n{% include 'other.jinja' %}");
+  ASSERT_FALSE(include);
+  EXPECT_EQ(include.error().code, ErrorCode::Unsupported);
+  EXPECT_EQ(include.error().message, "chat template:2:1: unsupported: the '{% include %}' tag");
+  auto do_tag = ChatTemplate::parse("{% do x %}");
+  ASSERT_FALSE(do_tag);
+  EXPECT_EQ(do_tag.error().code, ErrorCode::Unsupported);
+}
+
+TEST(ChatTemplate, UnknownFiltersFailWhereJinjaFails) {
+  // Directly inside an if (or an inline if), Jinja compiles an unknown filter or test and fails only
+  // when that branch runs; anywhere else it fails at compile time. glass does the same.
+  EXPECT_EQ(ok("{% if false %}{{ x | from_json }}{% endif %}ok"), "ok");
+  auto taken = render("{% if true %}\n{{ x | from_json }}{% endif %}");
+  ASSERT_FALSE(taken);
+  EXPECT_EQ(taken.error().message, "chat template:2:6: TemplateRuntimeError: No filter named 'from_json' found.");
+  auto in_loop = ChatTemplate::parse("{% if false %}{% for m in x %}{{ m | from_json }}{% endfor %}{% endif %}");
+  ASSERT_FALSE(in_loop);
+  EXPECT_EQ(in_loop.error().message, "chat template:1:36: unknown filter 'from_json'");
+  EXPECT_EQ(ok("{{ 'a' if true else x is custom_test }}"), "a");
+}
+
+// Small limits keep these fast under sanitizers; the defaults are far larger.
+RenderOptions small_limits() {
+  RenderOptions o;
+  o.limits.max_steps = 20000;
+  o.limits.max_string_bytes = 1 << 16;
+  o.limits.max_items = 1 << 12;
+  o.limits.max_call_depth = 32;
+  return o;
+}
+
+TEST(ChatTemplate, EndlessLoopsHitTheStepBudget) {
+  auto r = render("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+                  json::object(), small_limits());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::CapacityExceeded);
+  EXPECT_NE(r.error().message.find("rendering took more than 20000 steps"), std::string::npos)
+      << r.error().message;
+  // Exponential recursion within the depth limit is also stopped by the budget.
+  auto fib =
+      render("{% macro f(n) %}{% if n > 0 %}{{ f(n-1) }}{{ f(n-1) }}{% endif %}{% endmacro %}{{ f(30) }}",
+             json::object(), small_limits());
+  ASSERT_FALSE(fib);
+  EXPECT_EQ(fib.error().code, ErrorCode::CapacityExceeded);
+}
+
+TEST(ChatTemplate, RecursionIsBounded) {
+  auto r = render("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", json::object(), small_limits());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::CapacityExceeded);
+  EXPECT_EQ(r.error().message,
+            "chat template:1:1: macro calls nested deeper than 32 (a recursive macro?) in 'f'");
+  auto loop = render("{% for x in l recursive %}{{ loop(l) }}{% endfor %}", {{"l", {1}}}, small_limits());
+  ASSERT_FALSE(loop);
+  EXPECT_EQ(loop.error().code, ErrorCode::CapacityExceeded);
+  // However deep the blocks inside each call, the stack used is bounded.
+  std::string nested = "{% macro f(n) %}";
+  for (int i = 0; i < 40; ++i) nested += "{% if true %}";
+  nested += "{{ f(n) }}";
+  for (int i = 0; i < 40; ++i) nested += "{% endif %}";
+  RenderOptions tight = small_limits();
+  tight.limits.max_stack_bytes = 64 << 10;
+  auto stack = render(nested + "{% endmacro %}{{ f(1) }}", json::object(), tight);
+  ASSERT_FALSE(stack);
+  EXPECT_EQ(stack.error().code, ErrorCode::CapacityExceeded);
+  EXPECT_NE(stack.error().message.find("bytes of stack"), std::string::npos) << stack.error().message;
+  // With the default limits too, on the real stack.
+  auto deep = render(
+      "{% macro f(n) %}{% if n %}{% for i in [1] %}{{ f(n) }}{% endfor %}{% endif %}{% endmacro %}{{ f(1) "
+      "}}");
+  ASSERT_FALSE(deep);
+  EXPECT_EQ(deep.error().code, ErrorCode::CapacityExceeded);
+}
+
+TEST(ChatTemplate, MemoryIsBounded) {
+  const char* doubling =
+      "{% set ns = namespace(s='x') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}";
+  auto str = render(doubling, json::object(), small_limits());
+  ASSERT_FALSE(str);
+  EXPECT_EQ(str.error().code, ErrorCode::CapacityExceeded);
+  auto list = render(
+      "{% set ns = namespace(l=[1]) %}{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}{% endfor %}",
+      json::object(), small_limits());
+  ASSERT_FALSE(list);
+  EXPECT_EQ(list.error().code, ErrorCode::CapacityExceeded);
+  auto repeat = render("{{ 'x' * 10 ** 15 }}");
+  ASSERT_FALSE(repeat);
+  EXPECT_EQ(repeat.error().code, ErrorCode::CapacityExceeded);
+  auto range = render("{{ range(10 ** 9) | length }}");
+  ASSERT_FALSE(range);
+  EXPECT_NE(range.error().message.find("OverflowError: Range too big"), std::string::npos);
+  auto output =
+      render("{% for i in range(1000) %}{{ 'x' * 1000 }}{% endfor %}", json::object(), small_limits());
+  ASSERT_FALSE(output);
+  EXPECT_EQ(output.error().code, ErrorCode::CapacityExceeded);
+  // Values nested without bound would make every recursive walk (and destruction) overflow.
+  auto nested =
+      render("{% set ns = namespace(l=[]) %}{% for i in range(1000) %}{% set ns.l = [ns.l] %}{% endfor %}");
+  ASSERT_FALSE(nested);
+  EXPECT_EQ(nested.error().code, ErrorCode::CapacityExceeded);
+  // A namespace that contains itself is fine to build, print and free.
+  EXPECT_EQ(
+      ok("{% set ns = namespace() %}{% set ns.me = ns %}{% set ns.l = [ns] %}{{ ns.me.me.l | length }}"),
+      "1");
+  auto cyclic = render("{% set ns = namespace() %}{% set ns.a = ns %}{% set ns.b = ns %}{{ ns }}",
+                       json::object(), small_limits());
+  ASSERT_FALSE(cyclic);
+  EXPECT_EQ(cyclic.error().code, ErrorCode::CapacityExceeded);
+}
+
+TEST(ChatTemplate, HostileSourcesFailCleanly) {
+  const std::string parens(5000, '(');
+  auto deep = ChatTemplate::parse("{{ " + parens + " }}");
+  ASSERT_FALSE(deep);
+  std::string chain = "{{ 1";
+  for (int i = 0; i < 2000; ++i) chain += " + 1";
+  auto sum = ChatTemplate::parse(chain + " }}");
+  ASSERT_FALSE(sum);
+  std::string blocks;
+  for (int i = 0; i < 2000; ++i) blocks += "{% if true %}";
+  auto nested = ChatTemplate::parse(blocks);
+  ASSERT_FALSE(nested);
+  EXPECT_EQ(nested.error().code, ErrorCode::CapacityExceeded);
+  auto nots = ChatTemplate::parse("{{ " + std::string(20000, '-') + "1 }}");
+  ASSERT_FALSE(nots);
+  // Bytes that are not UTF-8 pass through untouched.
+  EXPECT_EQ(ok("a\xff{{ 'b\xfe' }}"),
+            "a\xff"
+            "b\xfe");
+}
+
+TEST(ChatTemplate, VariablesMustBeAnObject) {
+  auto t = ChatTemplate::parse("x");
+  ASSERT_TRUE(t);
+  auto r = t->render(json::array());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::InvalidArgument);
+}
+
+TEST(ChatContext, BuildsVariablesAsTheFixturesDescribe) {
+  const json ctx =
+      json::parse(R"({"messages": [{"role": "user", "content": "hi"}], "add_generation_prompt": true,
+                                   "extra": {"enable_thinking": false, "bos_token": "<B>"}})");
+  auto vars = variables_from_context(ctx, {{"bos_token", "<s>"}, {"eos_token", "</s>"}});
+  ASSERT_TRUE(vars) << vars.error().message;
+  EXPECT_TRUE((*vars)["tools"].is_null());
+  EXPECT_TRUE((*vars)["documents"].is_null());
+  EXPECT_EQ((*vars)["add_generation_prompt"], true);
+  EXPECT_EQ((*vars)["bos_token"], "<B>");  // extra wins
+  EXPECT_EQ((*vars)["eos_token"], "</s>");
+  EXPECT_EQ((*vars)["enable_thinking"], false);
+  EXPECT_FALSE(variables_from_context(json::parse(R"({"messages": 3})"), json::object()));
+  EXPECT_FALSE(variables_from_context(json::array(), json::object()));
+}
+
+TEST(ChatContext, ParsesFixedTimes) {
+  auto t = parse_datetime("2026-01-01T00:00:00");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->tm_year, 126);
+  EXPECT_EQ(t->tm_wday, 4);  // a Thursday
+  EXPECT_TRUE(parse_datetime("2026-01-01"));
+  EXPECT_TRUE(parse_datetime("2026-01-01 12:30:00"));
+  EXPECT_FALSE(parse_datetime("2026-02-30T00:00:00"));
+  EXPECT_FALSE(parse_datetime("yesterday"));
+  EXPECT_FALSE(parse_datetime("2026-01-01T00:00:00Z"));
+}
+
+}  // namespace
+}  // namespace glass::tokenizer::chat

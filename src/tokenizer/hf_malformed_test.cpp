@@ -1,0 +1,130 @@
+// Malformed tokenizer.json / tokenizer_config.json files: each gives an error naming what is wrong
+// (InvalidFile, or Unsupported for components glass does not implement), never a crash.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tokenizer/hf_tokenizer.h"
+
+namespace glass::tokenizer {
+namespace {
+
+using Json = nlohmann::json;
+
+Json minimal() {
+  return {{"model", {{"type", "BPE"}, {"vocab", {{"a", 0}, {"b", 1}, {"ab", 2}}}, {"merges", {"a b"}}}}};
+}
+
+void expect_error(const std::string& json, ErrorCode code, const std::string& needle,
+                  const std::string& config = "") {
+  Result<Tokenizer> t = hf_tokenizer_from_json(json, config);
+  ASSERT_FALSE(t.ok()) << needle;
+  EXPECT_EQ(t.error().code, code) << t.error().message;
+  EXPECT_NE(t.error().message.find(needle), std::string::npos) << t.error().message;
+}
+void expect_error(const Json& j, ErrorCode code, const std::string& needle) {
+  expect_error(j.dump(), code, needle);
+}
+
+TEST(HfMalformed, TheMinimalFileLoads) {
+  Result<Tokenizer> t = hf_tokenizer_from_json(minimal().dump(), "");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->encode("ab", false, false).value(), std::vector<int32_t>{2});
+}
+
+TEST(HfMalformed, NotJson) {
+  expect_error(std::string("{\"model\": "), ErrorCode::InvalidFile, "tokenizer.json: not valid JSON");
+  expect_error(std::string("[1, 2]"), ErrorCode::InvalidFile, "expected an object");
+  expect_error(minimal().dump(), ErrorCode::InvalidFile, "tokenizer_config.json: not valid JSON", "{oops");
+}
+
+TEST(HfMalformed, InvalidUtf8InTheVocabulary) {
+  std::string text = minimal().dump();
+  text.replace(text.find("\"ab\""), 4, "\"a\xFF\"");
+  expect_error(text, ErrorCode::InvalidFile, "not valid JSON");
+  expect_error(text, ErrorCode::InvalidFile, "UTF-8");
+}
+
+TEST(HfMalformed, MissingOrBadMerges) {
+  Json j = minimal();
+  j["model"].erase("merges");
+  expect_error(j, ErrorCode::InvalidFile, "model.merges: missing or not a list");
+  j = minimal();
+  j["model"]["merges"] = {"a b c"};
+  expect_error(j, ErrorCode::InvalidFile, "model.merges[0]: 'a b c' is not two tokens");
+  j["model"]["merges"] = {Json::array({"a"})};
+  expect_error(j, ErrorCode::InvalidFile, "model.merges[0]: expected");
+  j["model"]["merges"] = {"a z"};
+  expect_error(j, ErrorCode::InvalidArgument, "merge 0 ('a' 'z'): 'z' is not in the vocabulary");
+  j["model"]["merges"] = {"b a"};  // "ba" is not a token
+  expect_error(j, ErrorCode::InvalidArgument, "'ba' is not in the vocabulary");
+}
+
+TEST(HfMalformed, IdsOutOfRange) {
+  Json j = minimal();
+  j["model"]["vocab"]["c"] = -1;
+  expect_error(j, ErrorCode::InvalidFile, "model.vocab: 'c': id -1 is out of range");
+  j["model"]["vocab"]["c"] = 4000000000LL;
+  expect_error(j, ErrorCode::InvalidFile, "is out of range");
+  j["model"]["vocab"]["c"] = 100000000;  // a huge gap: refused before anything is allocated for it
+  expect_error(j, ErrorCode::InvalidFile, "token id 100000000 is out of range for a vocabulary of 4 tokens");
+  j["model"]["vocab"]["c"] = "3";
+  expect_error(j, ErrorCode::InvalidFile, "'c': the id is not an integer");
+  j = minimal();
+  j["model"]["vocab"]["c"] = 1;
+  expect_error(j, ErrorCode::InvalidFile, "have the same id 1");
+  j = minimal();
+  j["post_processor"] = {{"type", "RobertaProcessing"}, {"sep", {"</s>", 9}}, {"cls", {"<s>", 0}}};
+  expect_error(j, ErrorCode::InvalidArgument, "added special token 9 is out of range [0, 3)");
+  j = minimal();
+  j["post_processor"] = {
+      {"type", "TemplateProcessing"}, {"single", {"<s>", "$A"}}, {"special_tokens", Json::object()}};
+  expect_error(j, ErrorCode::InvalidFile, "special token '<s>' is not in special_tokens");
+}
+
+TEST(HfMalformed, BadFieldsNameTheirPath) {
+  Json j = minimal();
+  j["model"]["unk_token"] = "<unk>";
+  expect_error(j, ErrorCode::InvalidFile, "model.unk_token: '<unk>' is not in the vocabulary");
+  j = minimal();
+  j["model"]["byte_fallback"] = "yes";
+  expect_error(j, ErrorCode::InvalidFile, "model: 'byte_fallback' must be true or false");
+  j = minimal();
+  j["added_tokens"] = {{{"id", 3}, {"special", true}}};
+  expect_error(j, ErrorCode::InvalidFile, "added_tokens[0]: 'content' is missing");
+  j = minimal();
+  j["pre_tokenizer"] = {{"type", "Sequence"},
+                        {"pretokenizers", {{{"type", "Split"}, {"pattern", {{"Regex", "("}}}}}}};
+  expect_error(j, ErrorCode::InvalidFile, "pre_tokenizer.pretokenizers[0]");
+  j = minimal();
+  j["decoder"] = {{"type", "Strip"}, {"content", "ab"}};
+  expect_error(j, ErrorCode::InvalidFile, "decoder: 'content' must be one character");
+  expect_error(minimal().dump(), ErrorCode::InvalidFile,
+               "tokenizer_config.json: 'add_bos_token' must be true or false", R"({"add_bos_token": "yes"})");
+}
+
+TEST(HfMalformed, UnsupportedComponentsAreNamed) {
+  Json j = minimal();
+  j["model"]["type"] = "Unigram";
+  expect_error(j, ErrorCode::Unsupported, "model: type 'Unigram' is not supported");
+  j = minimal();
+  j["model"]["dropout"] = 0.1;
+  expect_error(j, ErrorCode::Unsupported, "dropout");
+  j = minimal();
+  j["decoder"] = {{"type", "CTC"}};
+  expect_error(j, ErrorCode::Unsupported, "decoder: type 'CTC' is not supported");
+  j = minimal();
+  j["normalizer"] = {{"type", "Sequence"}, {"normalizers", {{{"type", "Nmt"}}}}};
+  expect_error(j, ErrorCode::Unsupported, "normalizer.normalizers[0]: type 'Nmt' is not supported");
+}
+
+TEST(HfMalformed, FilesAreReadWithClearErrors) {
+  Result<Tokenizer> t = load_hf_tokenizer("/nonexistent/dir/tokenizer.json");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().code, ErrorCode::Io);
+  EXPECT_NE(t.error().message.find("/nonexistent/dir/tokenizer.json"), std::string::npos)
+      << t.error().message;
+}
+
+}  // namespace
+}  // namespace glass::tokenizer

@@ -1,0 +1,332 @@
+#include "tokenizer/hf_tokenizer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <unordered_map>
+
+#include "tokenizer/hf_json.h"
+
+namespace glass::tokenizer {
+namespace {
+
+using hf::bad;
+using hf::Json;
+
+// Files larger than this are refused before they are read (the largest real ones are ~35 MB).
+constexpr uintmax_t kMaxFileBytes = uintmax_t{1} << 30;
+
+Result<std::string> read_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec)
+    return make_error(ErrorCode::Io,
+                      fmt::format("tokenizer: cannot read '{}': {}", path.string(), ec.message()));
+  if (size > kMaxFileBytes) {
+    return make_error(ErrorCode::InvalidFile,
+                      fmt::format("tokenizer: '{}' is {} bytes, more than the {} a tokenizer file may have",
+                                  path.string(), size, kMaxFileBytes));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(ErrorCode::Io, fmt::format("tokenizer: cannot open '{}'", path.string()));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Result<Json> parse_json(std::string_view text, std::string_view name) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::exception& e) {
+    return make_error(ErrorCode::InvalidFile, fmt::format("{}: not valid JSON: {}", name, e.what()));
+  }
+}
+
+// The model's vocabulary: text -> id, ids checked.
+struct ModelVocabulary {
+  std::vector<std::pair<std::string, int32_t>> entries;
+  int64_t max_id = -1;
+  std::unordered_map<std::string, int32_t> ids;
+};
+
+Result<ModelVocabulary> read_vocab(const Json& model) {
+  const Json* vocab = hf::find(model, "vocab");
+  if (vocab == nullptr || !vocab->is_object()) return bad("model.vocab", "missing or not an object");
+  ModelVocabulary v;
+  v.entries.reserve(vocab->size());
+  v.ids.reserve(vocab->size());
+  for (auto it = vocab->begin(); it != vocab->end(); ++it) {
+    if (!it.value().is_number_integer())
+      return bad("model.vocab", fmt::format("'{}': the id is not an integer", it.key()));
+    const auto id = it.value().get<int64_t>();
+    if (id < 0 || id >= std::numeric_limits<int32_t>::max()) {
+      return bad("model.vocab", fmt::format("'{}': id {} is out of range", it.key(), id));
+    }
+    v.entries.emplace_back(it.key(), static_cast<int32_t>(id));
+    v.ids.emplace(it.key(), static_cast<int32_t>(id));
+    v.max_id = std::max(v.max_id, id);
+  }
+  return v;
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> read_merges(const Json& model) {
+  const Json* merges = hf::find(model, "merges");
+  if (merges == nullptr || !merges->is_array())
+    return bad("model.merges", "missing or not a list (a BPE model needs its merges)");
+  std::vector<std::pair<std::string, std::string>> out;
+  out.reserve(merges->size());
+  for (size_t i = 0; i < merges->size(); ++i) {
+    const Json& m = (*merges)[i];
+    if (m.is_string()) {
+      const std::string line = m.get<std::string>();
+      if (line.starts_with("#version")) continue;
+      const size_t space = line.find(' ');
+      if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos) {
+        return bad(fmt::format("model.merges[{}]", i),
+                   fmt::format("'{}' is not two tokens separated by a space", line));
+      }
+      out.emplace_back(line.substr(0, space), line.substr(space + 1));
+    } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+      out.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
+    } else {
+      return bad(fmt::format("model.merges[{}]", i), "expected \"a b\" or [\"a\", \"b\"]");
+    }
+  }
+  return out;
+}
+
+// A token named by tokenizer_config.json: a string, {"content": ...} (AddedToken) or null.
+std::string config_token(const Json& config, std::string_view key) {
+  const Json* v = hf::find(config, key);
+  if (v == nullptr) return {};
+  if (v->is_string()) return v->get<std::string>();
+  if (v->is_object()) {
+    if (const Json* c = hf::find(*v, "content"); c != nullptr && c->is_string()) return c->get<std::string>();
+  }
+  return {};
+}
+
+Result<Tokenizer> build(const Json& j, const Json& config) {
+  if (!j.is_object()) return bad("(top level)", "expected an object");
+  const Json* model = hf::find(j, "model");
+  if (model == nullptr || !model->is_object()) return bad("model", "missing");
+  Result<std::string> model_type = hf::get_string(*model, "type", "", "model");
+  if (!model_type) return model_type.error();
+  std::string type = std::move(model_type).value();
+  if (type.empty()) type = hf::find(*model, "merges") ? "BPE" : "WordPiece";  // HF's untagged form
+  if (type != "BPE" && type != "WordPiece") {
+    return make_error(ErrorCode::Unsupported,
+                      fmt::format("tokenizer.json: model: type '{}' is not supported", type));
+  }
+
+  Result<ModelVocabulary> mv = read_vocab(*model);
+  if (!mv) return mv.error();
+  Vocab v;
+  v.model = type;
+  Pipeline p;
+  p.flavor = Flavor::HuggingFace;
+  if (type == "BPE") {
+    Result<std::vector<std::pair<std::string, std::string>>> merges = read_merges(*model);
+    if (!merges) return merges.error();
+    v.merges = std::move(merges).value();
+    p.model = ModelKind::Bpe;
+    if (const Json* dropout = hf::find(*model, "dropout");
+        dropout && (!dropout->is_number() || dropout->get<double>() != 0.0)) {
+      return make_error(ErrorCode::Unsupported,
+                        "tokenizer.json: model.dropout: BPE dropout (random merges) is not supported");
+    }
+    for (auto [key, flag] :
+         {std::pair{"byte_fallback", &p.bpe.byte_fallback}, std::pair{"fuse_unk", &p.bpe.fuse_unk},
+          std::pair{"ignore_merges", &p.bpe.ignore_merges}}) {
+      Result<bool> b = hf::get_bool(*model, key, false, "model");
+      if (!b) return b.error();
+      *flag = *b;
+    }
+    for (auto [key, text] : {std::pair{"continuing_subword_prefix", &p.bpe.continuing_subword_prefix},
+                             std::pair{"end_of_word_suffix", &p.bpe.end_of_word_suffix}}) {
+      Result<std::string> s = hf::get_string(*model, key, "", "model");
+      if (!s) return s.error();
+      *text = std::move(s).value();
+    }
+  } else {
+    p.model = ModelKind::WordPiece;
+    Result<std::string> prefix = hf::get_string(*model, "continuing_subword_prefix", "##", "model");
+    Result<int64_t> max_chars = hf::get_int(*model, "max_input_chars_per_word", 100, "model");
+    if (!prefix) return prefix.error();
+    if (!max_chars) return max_chars.error();
+    if (*max_chars < 0) return bad("model.max_input_chars_per_word", "must not be negative");
+    p.wordpiece.prefix = std::move(prefix).value();
+    p.wordpiece.max_input_chars_per_word = static_cast<size_t>(*max_chars);
+  }
+  Result<std::string> unk = hf::get_string(*model, "unk_token", type == "WordPiece" ? "[UNK]" : "", "model");
+  if (!unk) return unk.error();
+
+  // Added tokens take the model's id for their text, else the next free id (HF add_tokens).
+  std::vector<AddedToken> added;
+  std::unordered_map<std::string, int32_t> added_ids;
+  if (const Json* list = hf::find(j, "added_tokens")) {
+    if (!list->is_array()) return bad("added_tokens", "must be a list");
+    auto next_id = static_cast<int64_t>(mv->entries.size());
+    for (size_t i = 0; i < list->size(); ++i) {
+      const Json& a = (*list)[i];
+      const std::string where = fmt::format("added_tokens[{}]", i);
+      AddedToken t;
+      Result<std::string> content = hf::get_string(a, "content", std::nullopt, where);
+      if (!content) return content.error();
+      t.content = std::move(content).value();
+      if (t.content.empty()) continue;
+      for (auto [key, flag, fallback] :
+           {std::tuple{"special", &t.special, false}, std::tuple{"lstrip", &t.lstrip, false},
+            std::tuple{"rstrip", &t.rstrip, false}, std::tuple{"single_word", &t.single_word, false},
+            std::tuple{"normalized", &t.normalized, true}}) {
+        Result<bool> b = hf::get_bool(a, key, fallback, where);
+        if (!b) return b.error();
+        *flag = *b;
+      }
+      if (const auto it = added_ids.find(t.content); it != added_ids.end()) {
+        t.id = it->second;
+      } else if (const auto m = mv->ids.find(t.content); m != mv->ids.end()) {
+        t.id = m->second;
+        t.in_model_vocab = true;
+      } else {
+        t.id = static_cast<int32_t>(std::min<int64_t>(next_id++, std::numeric_limits<int32_t>::max() - 1));
+      }
+      added_ids[t.content] = t.id;
+      // A repeated content replaces the earlier entry (HF keeps one token per id).
+      std::erase_if(added, [&](const AddedToken& x) { return x.id == t.id; });
+      added.push_back(std::move(t));
+    }
+  }
+
+  // The vocabulary: model tokens, then added ones; ids nobody defines stay as Unused placeholders.
+  int64_t max_id = mv->max_id;
+  for (const AddedToken& t : added) max_id = std::max<int64_t>(max_id, t.id);
+  const int64_t n = max_id + 1;
+  const auto defined = static_cast<int64_t>(mv->entries.size() + added.size());
+  if (n <= 0) return bad("model.vocab", "the vocabulary is empty");
+  if (n > 2 * defined + 1024) {
+    return bad("model.vocab",
+               fmt::format("token id {} is out of range for a vocabulary of {} tokens", max_id, defined));
+  }
+  v.tokens.assign(static_cast<size_t>(n), std::string());
+  v.types.assign(static_cast<size_t>(n), TokenType::Unused);
+  v.scores.assign(static_cast<size_t>(n), 0.0f);
+  for (auto& [text, id] : mv->entries) {
+    if (!v.tokens[static_cast<size_t>(id)].empty()) {
+      return bad("model.vocab", fmt::format("'{}' and '{}' have the same id {}",
+                                            v.tokens[static_cast<size_t>(id)], text, id));
+    }
+    const bool byte =
+        p.bpe.byte_fallback && text.size() == 6 && text.starts_with("<0x") && text.back() == '>';
+    v.tokens[static_cast<size_t>(id)] = std::move(text);
+    v.types[static_cast<size_t>(id)] = byte ? TokenType::Byte : TokenType::Normal;
+  }
+  for (const AddedToken& t : added) {
+    const auto i = static_cast<size_t>(t.id);
+    if (!t.in_model_vocab && !v.tokens[i].empty() && v.tokens[i] != t.content) {
+      return bad("added_tokens", fmt::format("'{}' has id {}, which the model's vocabulary gives to '{}'",
+                                             t.content, t.id, v.tokens[i]));
+    }
+    v.tokens[i] = t.content;
+    v.types[i] = t.special ? TokenType::Control : TokenType::UserDefined;
+  }
+  for (size_t i = 0; i < v.tokens.size(); ++i) {
+    if (v.tokens[i].empty()) v.tokens[i] = fmt::format("\x01glass-undefined-{}\x01", i);
+  }
+  auto id_of = [&](const std::string& text) -> int32_t {
+    if (text.empty()) return -1;
+    if (const auto it = added_ids.find(text); it != added_ids.end()) return it->second;
+    const auto m = mv->ids.find(text);
+    return m == mv->ids.end() ? -1 : m->second;
+  };
+  if (!unk->empty()) {
+    v.unk_id = id_of(*unk);
+    if (v.unk_id < 0) return bad("model.unk_token", fmt::format("'{}' is not in the vocabulary", *unk));
+  }
+  p.bpe.unk_id = p.wordpiece.unk_id = v.unk_id;
+  p.added_tokens = std::move(added);
+
+  // Pipeline sections.
+  const Json null_json;
+  auto section = [&](const char* key) -> const Json& {
+    const Json* s = hf::find(j, key);
+    return s == nullptr ? null_json : *s;
+  };
+  Result<Normalizer> normalizer = hf::parse_normalizer(section("normalizer"));
+  if (!normalizer) return normalizer.error();
+  p.normalizer = std::move(normalizer).value();
+  Result<PreTokenizer> pre = hf::parse_pre_tokenizer(section("pre_tokenizer"));
+  if (!pre) return pre.error();
+  p.pre_tokenizer = std::move(pre).value();
+  Result<std::optional<Decoder>> decoder = hf::parse_decoder(section("decoder"));
+  if (!decoder) return decoder.error();
+  p.decoder = std::move(decoder).value();
+  Result<hf::Template> post = hf::parse_post_processor(section("post_processor"));
+  if (!post) return post.error();
+  p.prefix = std::move(post->prefix);
+  p.suffix = std::move(post->suffix);
+
+  // tokenizer_config.json: BOS / EOS, their addition, clean-up.
+  v.bos_id = id_of(config_token(config, "bos_token"));
+  v.eos_id = id_of(config_token(config, "eos_token"));
+  v.pad_id = id_of(config_token(config, "pad_token"));
+  for (auto [key, ids, id] :
+       {std::tuple{"add_bos_token", &p.prefix, v.bos_id}, std::tuple{"add_eos_token", &p.suffix, v.eos_id}}) {
+    Result<bool> add = hf::get_bool(config, key, false, "tokenizer_config.json");
+    if (!add) return add.error();
+    if (hf::find(config, key) == nullptr) continue;
+    ids->clear();
+    if (*add && id >= 0) ids->push_back(id);
+  }
+  v.add_bos = !p.prefix.empty() && p.prefix.front() == v.bos_id;
+  v.add_eos = !p.suffix.empty() && p.suffix.back() == v.eos_id;
+  v.add_space_prefix = false;
+  Result<bool> clean = hf::get_bool(config, "clean_up_tokenization_spaces", false, "tokenizer_config.json");
+  if (!clean) return clean.error();
+  p.clean_up = *clean ? CleanUp::Transformers : CleanUp::None;
+  apply_special_token_rules(v, SpecialTokenIds{});
+  return Tokenizer::create(std::move(v), std::move(p));
+}
+
+}  // namespace
+
+Result<Tokenizer> hf_tokenizer_from_json(std::string_view tokenizer_json, std::string_view config_json) {
+  Result<Json> j = parse_json(tokenizer_json, "tokenizer.json");
+  if (!j) return j.error();
+  Json config = Json::object();
+  if (!config_json.empty()) {
+    Result<Json> c = parse_json(config_json, "tokenizer_config.json");
+    if (!c) return c.error();
+    if (!c->is_object())
+      return make_error(ErrorCode::InvalidFile, "tokenizer_config.json: expected an object");
+    config = std::move(c).value();
+  }
+  try {
+    return build(*j, config);
+  } catch (const Json::exception& e) {  // a type mismatch the checks above did not foresee
+    return make_error(ErrorCode::InvalidFile, fmt::format("tokenizer.json: {}", e.what()));
+  }
+}
+
+Result<Tokenizer> load_hf_tokenizer(const std::filesystem::path& path) {
+  std::error_code ec;
+  const bool dir = std::filesystem::is_directory(path, ec);
+  const std::filesystem::path file = dir ? path / "tokenizer.json" : path;
+  Result<std::string> text = read_file(file);
+  if (!text) return text.error();
+  std::string config;
+  const std::filesystem::path config_path = file.parent_path() / "tokenizer_config.json";
+  if (std::filesystem::exists(config_path, ec)) {
+    Result<std::string> c = read_file(config_path);
+    if (!c) return c.error();
+    config = std::move(c).value();
+  }
+  Result<Tokenizer> t = hf_tokenizer_from_json(*text, config);
+  if (!t) return make_error(t.error().code, fmt::format("{} ({})", t.error().message, file.string()));
+  return t;
+}
+
+}  // namespace glass::tokenizer

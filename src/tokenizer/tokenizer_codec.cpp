@@ -1,0 +1,143 @@
+// Tokenizer::encode and decode for both flavours (pipeline.h).
+#include "tokenizer/special.h"
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer_impl.h"
+
+namespace glass::tokenizer {
+namespace {
+
+using Ids = std::vector<int32_t>;
+
+// llama.cpp: special tokens split out by type, then each raw fragment through the algorithm.
+Status encode_llama(const Tokenizer::Impl& impl, std::string_view text, bool parse_special, Ids& out,
+                    EncodeScratch* scratch) {
+  // The first fragment, and every fragment after a special token, starts a segment (llama.cpp's
+  // is_prev_special): SentencePiece gives it a space prefix.
+  Segment segment;
+  for (const Fragment& f : split_special_tokens(text, impl.vocab, impl.special_order, parse_special)) {
+    if (f.token >= 0) {
+      out.push_back(f.token);
+      segment.segment_start = true;
+      continue;
+    }
+    const std::string_view raw = text.substr(f.offset, f.length);
+    segment.text_start = f.offset == 0;
+    Status s;
+    if (impl.pipeline.normalizer.empty()) {
+      s = impl.algorithm->encode(raw, segment, out, scratch);
+    } else {
+      Result<std::string> normalized = impl.pipeline.normalizer.apply(raw);
+      if (!normalized) return normalized.error();
+      s = impl.algorithm->encode(*normalized, segment, out, scratch);
+    }
+    if (!s) return s;
+    segment.segment_start = false;
+  }
+  return {};
+}
+
+// HF AddedVocabulary::extract_and_normalize, then pre-tokenizer and model per piece.
+Status encode_hf(const Tokenizer::Impl& impl, std::string_view text, bool parse_special, Ids& out,
+                 EncodeScratch* scratch) {
+  for (const Fragment& f : impl.added_raw.empty() ? std::vector<Fragment>{{-1, 0, text.size()}}
+                                                  : impl.added_raw.split(text, parse_special)) {
+    if (f.token >= 0) {
+      out.push_back(f.token);
+      continue;
+    }
+    if (f.length == 0) continue;
+    Result<std::string> normalized = impl.pipeline.normalizer.apply(text.substr(f.offset, f.length));
+    if (!normalized) return normalized.error();
+    const std::string& s = *normalized;
+    for (const Fragment& g : impl.added_normalized.empty() ? std::vector<Fragment>{{-1, 0, s.size()}}
+                                                           : impl.added_normalized.split(s, parse_special)) {
+      if (g.token >= 0) {
+        out.push_back(g.token);
+        continue;
+      }
+      if (g.length == 0) continue;
+      const Segment segment{true, f.offset == 0 && g.offset == 0};
+      const std::string_view piece = std::string_view(s).substr(g.offset, g.length);
+      if (Status st = impl.algorithm->encode(piece, segment, out, scratch); !st) return st;
+    }
+  }
+  return {};
+}
+
+std::string clean(std::string text, CleanUp c) {
+  switch (c) {
+    case CleanUp::LlamaCpp:
+      return clean_up_llama_cpp(text);
+    case CleanUp::Transformers:
+      return clean_up_tokenization(std::move(text));
+    case CleanUp::None:
+      break;
+  }
+  return text;
+}
+
+}  // namespace
+
+Result<Ids> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
+  const Impl& impl = *impl_;
+  Ids out;
+  if (add_special) out = impl.pipeline.prefix;
+  const std::unique_ptr<EncodeScratch> scratch = impl.algorithm->new_scratch();
+  const Status s = impl.pipeline.flavor == Flavor::LlamaCpp
+                       ? encode_llama(impl, text, parse_special, out, scratch.get())
+                       : encode_hf(impl, text, parse_special, out, scratch.get());
+  if (!s) return s.error();
+  if (add_special) out.insert(out.end(), impl.pipeline.suffix.begin(), impl.pipeline.suffix.end());
+  return out;
+}
+
+std::string Tokenizer::token_to_piece(int32_t id, bool special) const {
+  if (id < 0 || id >= vocab_size()) return {};
+  if (flavor() == Flavor::HuggingFace) return hf_decode({id}, special);
+  const auto i = static_cast<size_t>(id);
+  if (!special && impl_->hidden[i]) return {};
+  return impl_->pieces[i];
+}
+
+std::string Tokenizer::hf_decode(const Ids& ids, bool special) const {
+  const Impl& impl = *impl_;
+  std::vector<std::string> tokens;
+  tokens.reserve(ids.size());
+  for (int32_t id : ids) {
+    if (id < 0 || id >= vocab_size()) continue;
+    const auto i = static_cast<size_t>(id);
+    if (impl.vocab.types[i] == TokenType::Unused) continue;  // an id the tokenizer.json does not define
+    if (!special && impl.hf_skip[i]) continue;
+    tokens.push_back(impl.decode_string(id));
+  }
+  if (!impl.pipeline.decoder) {
+    std::string out;
+    for (size_t k = 0; k < tokens.size(); ++k) out += (k ? " " : "") + tokens[k];
+    return out;
+  }
+  return impl.pipeline.decoder->decode(std::move(tokens));
+}
+
+std::string Tokenizer::decode(const Ids& ids, bool special) const {
+  return decode(ids, DecodeOptions{special, false});
+}
+
+std::string Tokenizer::decode(const Ids& ids, const DecodeOptions& options) const {
+  std::string out;
+  if (flavor() == Flavor::HuggingFace) {
+    out = hf_decode(ids, options.special);
+  } else {
+    bool first = true;
+    for (int32_t id : ids) {
+      std::string piece = token_to_piece(id, options.special);
+      // llama.cpp strips the space its encoder prepended, from the first token only, even when that
+      // token renders as nothing (a hidden BOS): "<s>▁Hello" decodes to " Hello".
+      if (first && add_space_prefix() && !piece.empty() && piece[0] == ' ') piece.erase(0, 1);
+      first = false;
+      out += piece;
+    }
+  }
+  return options.clean_up ? clean(std::move(out), clean_up()) : out;
+}
+
+}  // namespace glass::tokenizer
