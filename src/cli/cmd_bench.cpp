@@ -85,7 +85,9 @@ std::string human_params(uint64_t n) {
 
 std::string model_type(const ModelInfo& info) {
   const double p = static_cast<double>(info.n_params);
-  const std::string size = p >= 1e9 ? fmt::format("{:.1f}B", p / 1e9) : fmt::format("{:.0f}M", p / 1e6);
+  const std::string size = p >= 1e9   ? fmt::format("{:.1f}B", p / 1e9)
+                           : p >= 1e6 ? fmt::format("{:.0f}M", p / 1e6)
+                                      : fmt::format("{:.0f}K", p / 1e3);
   std::string type = info.weight_type;
   for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return fmt::format("{} {} {}", info.architecture, size, type);
@@ -168,7 +170,7 @@ int bench(BenchOptions o) {
                      {"stddev_ns", static_cast<uint64_t>(r.stddev_ns)},
                      {"avg_ts", r.avg_ts},
                      {"stddev_ts", r.stddev_ts},
-                     {"samples_ns", r.ns},
+                     {"samples_ns", std::vector<uint64_t>(r.ns.begin(), r.ns.end())},
                      {"samples_ts", r.ts},
                      {"peak_rss_bytes", peak_rss_bytes()}});
     fmt::print("{}\n", out.dump(2));

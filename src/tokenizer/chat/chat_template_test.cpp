@@ -179,8 +179,10 @@ TEST(ChatTemplate, UnknownFiltersFailWhereJinjaFails) {
   EXPECT_EQ(ok("{% if false %}{{ x | from_json }}{% endif %}ok"), "ok");
   auto taken = render("{% if true %}\n{{ x | from_json }}{% endif %}");
   ASSERT_FALSE(taken);
-  EXPECT_EQ(taken.error().message, "chat template:2:6: TemplateRuntimeError: No filter named 'from_json' found.");
-  auto in_loop = ChatTemplate::parse("{% if false %}{% for m in x %}{{ m | from_json }}{% endfor %}{% endif %}");
+  EXPECT_EQ(taken.error().message,
+            "chat template:2:6: TemplateRuntimeError: No filter named 'from_json' found.");
+  auto in_loop =
+      ChatTemplate::parse("{% if false %}{% for m in x %}{{ m | from_json }}{% endfor %}{% endif %}");
   ASSERT_FALSE(in_loop);
   EXPECT_EQ(in_loop.error().message, "chat template:1:36: unknown filter 'from_json'");
   EXPECT_EQ(ok("{{ 'a' if true else x is custom_test }}"), "a");

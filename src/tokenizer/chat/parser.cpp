@@ -276,7 +276,7 @@ Status Parser::parse_set(Stmt& s) {
   if (s.target.is_tuple) return fail(s.offset, "a block {% set %} assigns one name");
   ExprPtr filters;
   if (is_op("|")) {
-    auto chain = parse_filter_chain(nullptr, false);
+    auto chain = parse_filter_chain(true);
     if (!chain) return chain.error();
     filters = std::move(*chain);
   }
@@ -352,7 +352,7 @@ Status Parser::parse_call_block(Stmt& s) {
 
 Status Parser::parse_filter_block(Stmt& s) {
   s.kind = StmtKind::FilterBlock;
-  auto chain = parse_filter_chain(nullptr, true);
+  auto chain = parse_filter_chain(false);
   if (!chain) return chain.error();
   s.exprs.push_back(std::move(*chain));
   if (Status st = expect_block_end("filter"); !st) return st;

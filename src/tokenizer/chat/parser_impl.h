@@ -1,5 +1,6 @@
 #pragma once
-// The parser's internals, shared by parser.cpp (statements) and parser_expr.cpp (expressions).
+// The parser's internals, shared by parser.cpp (statements), parser_expr.cpp (operators and
+// primaries) and parser_postfix.cpp (postfix expressions, filters, tests, call arguments, targets).
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -15,7 +16,7 @@ class Parser {
 
   Result<Body> parse_root();
 
-  // --- expressions (parser_expr.cpp) ---
+  // --- expressions (parser_expr.cpp, parser_postfix.cpp) ---
   Result<ExprPtr> parse_expression(bool with_condexpr = true);
   // A comma-separated list; more than one item (or a trailing comma) makes a tuple.
   Result<ExprPtr> parse_tuple(bool with_condexpr = true,
@@ -23,8 +24,9 @@ class Parser {
                               bool explicit_parens = false);
   Result<Target> parse_assign_target(bool with_namespace, std::initializer_list<std::string_view> end_names);
   Result<ArgExprs> parse_call_args();  // after '(' is current; consumes through ')'
-  // A filter chain "| f(args) | g" applied to `operand` (may be null for {% filter %} blocks).
-  Result<ExprPtr> parse_filter_chain(ExprPtr operand, bool first_pipe_consumed);
+  // The filters of {% filter f | g(x) %} (leading_pipe false) or {% set x | f | g %} (true),
+  // applied to a null operand that stands for the block's rendered text.
+  Result<ExprPtr> parse_filter_chain(bool leading_pipe);
 
  private:
   // --- tokens ---
@@ -58,7 +60,7 @@ class Parser {
   Status parse_with(Stmt& s);
   Status parse_signature(std::vector<MacroParam>& params);
 
-  // --- expression grammar (parser_expr.cpp) ---
+  // --- expression grammar (parser_expr.cpp, parser_postfix.cpp) ---
   Result<ExprPtr> parse_condexpr();
   Result<ExprPtr> parse_or();
   Result<ExprPtr> parse_and();
@@ -75,6 +77,7 @@ class Parser {
   Result<ExprPtr> parse_subscript(ExprPtr node);
   Result<ExprPtr> parse_subscribed();
   Result<ExprPtr> parse_filter(ExprPtr node);
+  Result<ExprPtr> parse_filter_call(ExprPtr node, size_t offset);
   Result<ExprPtr> parse_test(ExprPtr node);
   Result<ExprPtr> parse_list_or_dict(bool is_dict);
   Result<std::string> parse_dotted_name();

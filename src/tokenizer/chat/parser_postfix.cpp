@@ -204,6 +204,11 @@ Result<std::string> Parser::parse_dotted_name() {
 Result<ExprPtr> Parser::parse_filter(ExprPtr node) {
   const size_t offset = cur().offset;
   advance();  // '|'
+  return parse_filter_call(std::move(node), offset);
+}
+
+// "name" or "name(args)" applied to `node`, the "|" (if any) already consumed.
+Result<ExprPtr> Parser::parse_filter_call(ExprPtr node, size_t offset) {
   auto name = parse_dotted_name();
   if (!name) return name.error();
   auto e = std::make_unique<Expr>();
@@ -219,34 +224,17 @@ Result<ExprPtr> Parser::parse_filter(ExprPtr node) {
   return finish(std::move(e));
 }
 
-Result<ExprPtr> Parser::parse_filter_chain(ExprPtr operand, bool first_pipe_consumed) {
-  ExprPtr node = std::move(operand);
-  bool first = true;
-  while (is_op("|") || (first && first_pipe_consumed)) {
-    if (first && first_pipe_consumed) {
-      // The caller already consumed the filter's leading token position (e.g. `{% filter upper %}`).
-      const size_t offset = cur().offset;
-      auto name = parse_dotted_name();
-      if (!name) return name.error();
-      auto e = std::make_unique<Expr>();
-      e->kind = ExprKind::Filter;
-      e->offset = offset;
-      e->name = *name;
-      e->items.push_back(std::move(node));
-      if (is_op("(")) {
-        auto args = parse_call_args();
-        if (!args) return args.error();
-        e->args = std::move(*args);
-      }
-      auto done = finish(std::move(e));
-      if (!done) return done;
-      node = std::move(*done);
-    } else {
-      auto next = parse_filter(std::move(node));
-      if (!next) return next;
-      node = std::move(*next);
-    }
-    first = false;
+Result<ExprPtr> Parser::parse_filter_chain(bool leading_pipe) {
+  ExprPtr node;  // null: the block's rendered text
+  if (!leading_pipe) {
+    auto first = parse_filter_call(nullptr, cur().offset);
+    if (!first) return first;
+    node = std::move(*first);
+  }
+  while (is_op("|")) {
+    auto next = parse_filter(std::move(node));
+    if (!next) return next;
+    node = std::move(*next);
   }
   return node;
 }
@@ -291,6 +279,8 @@ Result<Target> Parser::parse_assign_target(bool with_namespace,
   auto one = [&]() -> Result<Target> {
     Target t;
     if (is_op("(")) {
+      RecursionGuard guard(recursion_);
+      if (guard.exceeded(kMaxBlockNesting)) return fail(cur().offset, "assignment target nested too deeply");
       advance();
       auto inner = parse_assign_target(false, {});
       if (!inner) return inner;

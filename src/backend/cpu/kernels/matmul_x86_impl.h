@@ -97,10 +97,6 @@ struct KUnpacked {
   float d, dmin;
 };
 
-inline __m256i widen16(const uint8_t* v) {
-  return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v)));
-}
-
 // sc[g] from 16 int8 scales (one per 16 weights): lanes 0-7 scale 2g, lanes 8-15 scale 2g + 1.
 inline void spread_scales(__m128i s8, __m256i* sc) {
   for (int g = 0; g < 8; ++g) {
@@ -311,9 +307,48 @@ void gemm(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const std
   }
 }
 
+#if defined(__AVX512F__) && defined(__AVX512VNNI__)
+// Decode (one activation row) with AVX-512: two blocks per instruction; lanes 0-7 accumulate the
+// even blocks, 8-15 the odd ones.
+template <class P>
+inline float legacy_row_512(int64_t nb, const typename P::Block* w, const ActQ8* x) {
+  __m512 acc = _mm512_setzero_ps();
+  float summ = 0.0f;
+  int64_t b = 0;
+  for (; b + 2 <= nb; b += 2) {
+    const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(P::quants(w[b])), P::quants(w[b + 1]), 1);
+    __m512i xq = _mm512_inserti64x4(_mm512_castsi256_si512(load256(x[b].qs)), load256(x[b + 1].qs), 1);
+    __m512i qa = q;
+    if constexpr (P::kSigned) {  // |q| . (x with q's sign): there is no vpsignb at 512 bits
+      qa = _mm512_abs_epi8(q);
+      xq = _mm512_mask_sub_epi8(xq, _mm512_movepi8_mask(q), _mm512_setzero_si512(), xq);
+    }
+    const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), qa, xq);
+    const __m512 d = _mm512_insertf32x8(_mm512_set1_ps(half(w[b].d) * x[b].d),
+                                        _mm256_set1_ps(half(w[b + 1].d) * x[b + 1].d), 1);
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), d, acc);
+    if constexpr (P::kMin) summ += half(w[b].m) * x[b].s + half(w[b + 1].m) * x[b + 1].s;
+  }
+  float r = _mm512_reduce_add_ps(acc) + summ;
+  if (b < nb) {
+    float tail = 0.0f;
+    legacy_rows<P, 1>(1, w + b, reinterpret_cast<const std::byte*>(x + b), 0, &tail, 0);
+    r += tail;
+  }
+  return r;
+}
+#endif
+
 template <class P, int RA>
 void legacy(int64_t k, const std::byte* w, const std::byte* a, size_t a_stride, float* out,
             size_t out_stride) {
+#if defined(__AVX512F__) && defined(__AVX512VNNI__)
+  if constexpr (RA == 1) {
+    *out = legacy_row_512<P>(k / 32, reinterpret_cast<const typename P::Block*>(w),
+                             reinterpret_cast<const ActQ8*>(a));
+    return;
+  }
+#endif
   legacy_rows<P, RA>(k / 32, reinterpret_cast<const typename P::Block*>(w), a, a_stride, out, out_stride);
 }
 template <class P, int RA>

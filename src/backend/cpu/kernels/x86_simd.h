@@ -61,10 +61,6 @@ inline __m256i bits32(const uint8_t* x) {
   return _mm256_cmpeq_epi8(_mm256_or_si256(bytes, mask), _mm256_set1_epi64x(-1));
 }
 
-// int16 x16: lanes 0-7 = a, lanes 8-15 = b.
-inline __m256i halves16(int16_t a, int16_t b) {
-  return _mm256_set_m128i(_mm_set1_epi16(b), _mm_set1_epi16(a));
-}
 
 }  // namespace
 }  // namespace glass::backend::cpu::kernels

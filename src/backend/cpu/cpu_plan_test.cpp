@@ -1,0 +1,101 @@
+// The cpu plan on a block shaped like a llama layer: intermediates share arena space by liveness,
+// norm / swiglu / add run in place, matmuls reading one input share one quantized copy of it, the
+// output is written straight into the caller's buffer, and the result is the ref backend's (same
+// graph; NMSE 1e-10 with f32 weights, 1e-3 with q8_0 ones: five matmuls' 8-bit activations against
+// the ref's f32 ones).
+#include <gtest/gtest.h>
+
+#include "backend/cpu/cpu_test_support.h"
+#include "backend/ref/ref_backend.h"
+#include "graph/builder.h"
+
+namespace glass::backend::cpu {
+namespace {
+
+using graph::Dim;
+using graph::DType;
+using graph::Shape;
+using graph::Sym;
+
+struct Block {
+  graph::Graph g;
+  std::vector<std::vector<uint8_t>> weights;
+  std::map<std::string, const void*> bound;
+};
+
+Block layer_like(DType wt) {
+  const int64_t D = 64, F = 96;
+  graph::Builder b;
+  auto x = b.input("x", Shape{Dim::symbol(Sym::T), Dim::constant(D)}, DType::F32);
+  auto n1 = b.parameter("n1", graph::make_shape({D}), DType::F32);
+  auto wa = b.parameter("wa", graph::make_shape({D, D}), wt);
+  auto wb = b.parameter("wb", graph::make_shape({D, D}), wt);
+  auto gate = b.parameter("gate", graph::make_shape({F, D}), wt);
+  auto up = b.parameter("up", graph::make_shape({F, D}), wt);
+  auto down = b.parameter("down", graph::make_shape({D, F}), wt);
+  auto h0 = b.rms_norm(x, n1, 1e-5f);
+  auto h = x + b.matmul(h0, wa) + b.matmul(h0, wb);  // two matmuls of one input
+  auto f = b.rms_norm(h, n1, 1e-5f);
+  b.output("y", h + b.matmul(b.swiglu(b.matmul(f, gate), b.matmul(f, up)), down));
+  Block blk{*b.finish(), {}, {}};
+  uint32_t seed = 5;
+  for (const char* name : {"wa", "wb", "gate", "up", "down"}) {
+    const graph::Node& n = blk.g.node(blk.g.find_leaf(graph::Op::Parameter, name));
+    blk.weights.push_back(testing::random_weights(wt, n.shape[0].value, n.shape[1].value, seed++));
+    blk.bound[name] = blk.weights.back().data();
+  }
+  blk.weights.push_back(std::vector<uint8_t>(D * 4));
+  const auto norm = test::random_floats(static_cast<size_t>(D), 9, 0.1f);
+  for (int64_t i = 0; i < D; ++i) {
+    const float v = 1.0f + norm[static_cast<size_t>(i)];
+    std::memcpy(blk.weights.back().data() + 4 * i, &v, 4);
+  }
+  blk.bound["n1"] = blk.weights.back().data();
+  return blk;
+}
+
+TEST(CpuPlan, ReusesBuffersRunsInPlaceAndMatchesRef) {
+  for (DType wt : {DType::F32, DType::Q8_0}) {
+    Block blk = layer_like(wt);
+    const auto resolver = [&](const graph::Node& n) -> Result<const void*> { return blk.bound.at(n.name); };
+    CompileOptions opt;
+    opt.max = testing::bindings(40, 0);
+    auto plan = CpuBackend({2, {}}).compile(blk.g, resolver, opt);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    const auto info = cpu_plan_info(**plan);
+    ASSERT_TRUE(info.has_value());
+    EXPECT_LT(info->arena_bytes, info->arena_unshared) << graph::dtype_name(wt);
+    // In place: the second add (over the first) and swiglu (over the gate product); not the first
+    // add (x is a step input), the norms (their inputs are read again) or the output.
+    EXPECT_EQ(info->n_in_place, 2u);
+    EXPECT_EQ(info->n_kernels, 11u);  // leaves run nothing
+
+    for (int64_t T : {1, 17, 40}) {
+      test::GraphRun run;
+      run.inputs["x"] = test::random_floats(static_cast<size_t>(T * 64), 3);
+      run.bind = testing::bindings(T, 0);
+      test::GraphRun want = run, got = run;
+      ASSERT_TRUE(testing::run_on(ref::RefBackend{}, blk.g, want, opt.max, blk.bound).ok());
+      ASSERT_TRUE(testing::run_on(CpuBackend({2, {}}), blk.g, got, opt.max, blk.bound).ok());
+      const double tol = wt == DType::F32 ? 1e-10 : 1e-3;
+      EXPECT_LE(testing::nmse(got.outputs[0], want.outputs[0]), tol) << graph::dtype_name(wt) << " T=" << T;
+    }
+  }
+}
+
+TEST(CpuPlan, RunRejectsBindingsOutsideTheBucket) {
+  Block blk = layer_like(DType::F32);
+  CompileOptions opt;
+  opt.max = testing::bindings(4, 0);
+  test::GraphRun run;
+  run.inputs["x"] = test::random_floats(8 * 64, 3);
+  run.bind = testing::bindings(8, 0);
+  auto st = testing::run_on(CpuBackend({1, {}}), blk.g, run, opt.max, blk.bound);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::CapacityExceeded);
+  EXPECT_NE(st.error().message.find("cpu: T = 8 outside this plan's bucket [0, 4]"), std::string::npos)
+      << st.error().message;
+}
+
+}  // namespace
+}  // namespace glass::backend::cpu
