@@ -28,6 +28,15 @@ struct LoadOptions {
   int64_t n_batch = 0;  // most tokens per prefill call; 0 = min(n_ctx, 512)
   bool decompose = false;       // run composite ops through their reference decompositions (debugging)
   int n_threads = 0;            // compute threads (cpu backend); 0 = one per hardware thread
+  // Jinja chat template used by Session::chat instead of the model's own (GGUF
+  // tokenizer.chat_template); empty = the model's.
+  std::string chat_template;
+};
+
+// One turn of a conversation, as chat templates see it ({"role": ..., "content": ...}).
+struct ChatMessage {
+  std::string role;  // "system", "user", "assistant", "tool"
+  std::string content;
 };
 
 enum class GraphFormat { Text, Dot, Json };
@@ -49,6 +58,12 @@ struct ModelInfo {
 };
 
 class Session;
+struct GenerateConfig;
+struct GenerateResult;
+
+// Called with each new piece of text as soon as it is valid UTF-8 (and cannot be the start of a
+// stop string); return false to cancel.
+using PieceCallback = std::function<bool(std::string_view piece)>;
 
 class Model : public std::enable_shared_from_this<Model> {
  public:
@@ -68,6 +83,14 @@ class Model : public std::enable_shared_from_this<Model> {
   std::string token_to_piece(int32_t id) const;
   std::string detokenize(const std::vector<int32_t>& ids) const;
   bool is_end_of_generation(int32_t id) const;
+
+  // The Jinja chat template Session::chat renders ("" when the model has none and none was given).
+  const std::string& chat_template() const;
+  // Renders `messages` through the chat template as Hugging Face transformers does
+  // (bos_token/eos_token from the vocabulary). Errors: no template, a template that does not
+  // parse or raises (the message names the construct and line).
+  Result<std::string> apply_chat_template(const std::vector<ChatMessage>& messages,
+                                          bool add_generation_prompt = true) const;
 
   // The model's graph as built, or as compiled for the prefill plan with the rewrites that fired.
   Result<std::string> graph(GraphFormat format, bool after_rewrites) const;
@@ -103,6 +126,17 @@ class Session {
   std::span<const float> last_logits() const;
   int64_t n_past() const;
   void reset();  // forget the cache: the next eval starts at position 0
+  // The ids the cache holds, in order (what eval and generate consumed).
+  std::span<const int32_t> tokens() const;
+  // Keeps the first n cached tokens and forgets the rest (n <= tokens().size()).
+  Status truncate(int64_t n);
+
+  // One chat turn: renders the whole conversation through the model's chat template, reuses the
+  // cached tokens it shares with this session's cache (earlier turns are not re-evaluated; only
+  // the first differing token onwards is), and generates the reply. BOS comes from the template
+  // when it writes one, else as the model's tokenizer says, never twice.
+  Result<GenerateResult> chat(const std::vector<ChatMessage>& messages, const GenerateConfig& config,
+                              const PieceCallback& on_piece = {});
   const SessionStats& stats() const;
   const Model& model() const;
   Impl* impl_for_batch() { return impl_.get(); }  // runtime internals (batched generation)
@@ -175,10 +209,6 @@ struct GenerateResult {
   GenerateTimings timings;
   GenerateCounters counters;
 };
-
-// Called with each new piece of text as soon as it is valid UTF-8 (and cannot be the start of a
-// stop string); return false to cancel.
-using PieceCallback = std::function<bool(std::string_view piece)>;
 
 // Continues the session with `prompt_ids` and generates up to max_tokens.
 Result<GenerateResult> generate(Session& session, const std::vector<int32_t>& prompt_ids,

@@ -82,26 +82,11 @@ int run(RunOptions o) {
 
 void add_run_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<RunOptions>();
-  SamplingConfig& s = o->gen.sampling;
   CLI::App* cmd = app.add_subcommand("run", "generate text from a prompt");
   add_model_options(*cmd, o->model);
   cmd->add_option("-p,--prompt", o->prompt, "prompt text")->capture_default_str();
   cmd->add_option("-n,--n-predict", o->gen.max_tokens, "most tokens to generate")->capture_default_str();
-  cmd->add_option("--temp", s.temperature, "temperature; 0 = greedy")->capture_default_str();
-  cmd->add_option("--top-k", s.top_k, "top-k (0 = off)")->capture_default_str();
-  cmd->add_option("--top-p", s.top_p, "top-p (1 = off)")->capture_default_str();
-  cmd->add_option("--min-p", s.min_p, "min-p (0 = off)")->capture_default_str();
-  cmd->add_option("--typical", s.typical_p, "locally typical sampling mass (1 = off)")->capture_default_str();
-  cmd->add_option("--repeat-penalty", s.repeat_penalty, "repetition penalty (1 = off)")
-      ->capture_default_str();
-  cmd->add_option("--repeat-last-n", s.penalty_last_n, "penalty window in tokens (0 = off, -1 = context)")
-      ->capture_default_str();
-  cmd->add_option("--presence-penalty", s.presence_penalty, "presence penalty (0 = off)")
-      ->capture_default_str();
-  cmd->add_option("--frequency-penalty", s.frequency_penalty, "frequency penalty (0 = off)")
-      ->capture_default_str();
-  cmd->add_option("-s,--seed", s.seed, "sampling seed")->capture_default_str();
-  cmd->add_option("--stop", o->gen.stop, "stop string (repeatable)");
+  add_sampling_options(*cmd, o->gen);
   cmd->add_flag("--echo", o->echo, "print the prompt before the continuation");
   cmd->add_flag("--json", o->json, "print the result as one JSON object instead of streaming");
   cmd->callback([o, &exit_code] { exit_code = run(*o); });

@@ -4,6 +4,8 @@
 
 #include <charconv>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 namespace glass::cli {
 namespace {
@@ -27,6 +29,35 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("--backend", o.load.backend, "compute backend")->default_val("ref");
   cmd.add_option("-t,--threads", o.load.n_threads, "compute threads (cpu backend; default: one per hardware thread)");
   cmd.add_flag("--decompose", o.load.decompose, "run composite ops through their reference decompositions");
+  cmd.add_option_function<std::string>(
+      "--chat-template-file",
+      [&o](const std::string& path) {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) throw CLI::ValidationError("--chat-template-file", "cannot read " + path);
+        o.load.chat_template.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      },
+      "Jinja chat template to use instead of the model's (glass chat)");
+}
+
+void add_sampling_options(CLI::App& cmd, GenerateConfig& gen) {
+  SamplingConfig& s = gen.sampling;
+  cmd.add_option("--temp", s.temperature, "temperature; 0 = greedy")->capture_default_str();
+  cmd.add_option("--top-k", s.top_k, "top-k (0 = off)")->capture_default_str();
+  cmd.add_option("--top-p", s.top_p, "top-p (1 = off)")->capture_default_str();
+  cmd.add_option("--min-p", s.min_p, "min-p (0 = off)")->capture_default_str();
+  cmd.add_option("--typical", s.typical_p, "locally typical sampling mass (1 = off)")->capture_default_str();
+  cmd.add_option("--repeat-penalty", s.repeat_penalty, "repetition penalty (1 = off)")->capture_default_str();
+  cmd.add_option("--repeat-last-n", s.penalty_last_n, "penalty window in tokens (0 = off, -1 = context)")
+      ->capture_default_str();
+  cmd.add_option("--presence-penalty", s.presence_penalty, "presence penalty (0 = off)")->capture_default_str();
+  cmd.add_option("--frequency-penalty", s.frequency_penalty, "frequency penalty (0 = off)")
+      ->capture_default_str();
+  // As llama.cpp: -1 draws a random seed, which the result reports.
+  cmd.add_option_function<int64_t>(
+         "-s,--seed",
+         [&s](int64_t v) { s.seed = v < 0 ? SamplingConfig::kRandomSeed : static_cast<uint64_t>(v); },
+         "sampling seed (-1 = random; default 12648430)");
+  cmd.add_option("--stop", gen.stop, "stop string (repeatable)");
 }
 
 Result<std::vector<int32_t>> parse_token_ids(const std::string& text) {

@@ -15,6 +15,8 @@ struct ModelOptions {
 };
 
 void add_model_options(CLI::App& cmd, ModelOptions& o);
+// llama.cpp's sampling flags (--temp --top-k ... --seed, -1 = random) and --stop.
+void add_sampling_options(CLI::App& cmd, GenerateConfig& gen);
 // Loads the model, printing what was loaded (or the error) to stderr.
 std::shared_ptr<Model> load_or_report(const ModelOptions& o);
 int report(const Error& e);  // prints "glass: error: ..." and returns the exit code
@@ -23,6 +25,7 @@ int report(const Error& e);  // prints "glass: error: ..." and returns the exit 
 Result<std::vector<int32_t>> parse_token_ids(const std::string& text);
 
 void add_run_command(CLI::App& app, int& exit_code);
+void add_chat_command(CLI::App& app, int& exit_code);
 void add_verify_command(CLI::App& app, int& exit_code);
 void add_logits_command(CLI::App& app, int& exit_code);
 void add_graph_command(CLI::App& app, int& exit_code);

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   glass::cli::add_graph_command(app, exit_code);
   glass::cli::add_tokenize_command(app, exit_code);
   glass::cli::add_chat_template_command(app, exit_code);
+  glass::cli::add_chat_command(app, exit_code);
   glass::cli::add_detokenize_command(app, exit_code);
   glass::cli::add_bench_command(app, exit_code);
   glass::cli::add_synth_command(app, exit_code);

@@ -65,6 +65,13 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   auto tok = tokenizer::Tokenizer::create(std::move(*vocab));
   if (!tok) return tok.error();
   impl->tokenizer = std::move(*tok);
+  if (!options.chat_template.empty()) {
+    impl->chat.load(options.chat_template);
+  } else if (impl->file->find("tokenizer.chat_template") != nullptr) {
+    auto text = impl->file->get_string("tokenizer.chat_template");
+    if (!text) return text.error();
+    impl->chat.load(std::move(*text));
+  }
 
   for (const formats::GgufTensorInfo& t : impl->file->tensors())
     impl->weights.emplace(t.name, models::WeightInfo{t.shape, t.dtype, t.data});

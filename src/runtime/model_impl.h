@@ -10,6 +10,7 @@
 #include "formats/gguf.h"
 #include "glass/llm.h"
 #include "models/architecture.h"
+#include "runtime/chat_template_source.h"
 #include "tokenizer/tokenizer.h"
 
 namespace glass {
@@ -24,6 +25,7 @@ struct Model::Impl {
   uint64_t graph_hash = 0;
   std::unique_ptr<backend::Backend> backend;
   mutable backend::PlanCache plans;
+  ChatTemplateSlot chat;
 
   // The plan for steps of at most max_t tokens (decode: 1; prefill: n_batch), compiled on first use.
   Result<std::shared_ptr<backend::Plan>> plan(int64_t max_t) const;

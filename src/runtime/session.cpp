@@ -137,13 +137,31 @@ Result<std::unique_ptr<Session>> Model::new_session() const {
 Status Session::eval(std::span<const int32_t> tokens, std::span<float> all_logits) {
   // One sequence (id 0): a span of zeros as long as the longest eval the session allows.
   if (tokens.size() > impl_->zeros.size()) impl_->zeros.assign(tokens.size(), 0);
-  return impl_->eval_tokens(tokens, std::span<const int32_t>(impl_->zeros.data(), tokens.size()), all_logits);
+  auto st = impl_->eval_tokens(tokens, std::span<const int32_t>(impl_->zeros.data(), tokens.size()), all_logits);
+  if (st) impl_->history.insert(impl_->history.end(), tokens.begin(), tokens.end());
+  return st;
+}
+
+std::span<const int32_t> Session::tokens() const { return impl_->history; }
+
+Status Session::truncate(int64_t n) {
+  Impl& s = *impl_;
+  if (n < 0 || n > static_cast<int64_t>(s.history.size()) || s.n_rows != static_cast<int64_t>(s.history.size()))
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("session: cannot keep {} of {} cached tokens", n, s.history.size()));
+  // Rows are handed out in order, so the first n rows hold exactly the first n tokens; rows past
+  // n are overwritten before any later step can read them (a step reads rows [0, n_rows + T)).
+  s.history.resize(static_cast<size_t>(n));
+  s.n_rows = n;
+  s.seq_pos.assign(1, n);
+  return {};
 }
 
 std::span<const float> Session::last_logits() const { return impl_->last; }
 int64_t Session::n_past() const { return impl_->position(0); }
 void Session::reset() {
   impl_->n_rows = 0;
+  impl_->history.clear();
   std::fill(impl_->seq_pos.begin(), impl_->seq_pos.end(), 0);
 }
 const SessionStats& Session::stats() const { return impl_->stats; }

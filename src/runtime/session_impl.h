@@ -36,6 +36,7 @@ struct Session::Impl {
   BoundPlan prefill, decode;
   SessionStats stats;
   int64_t n_rows = 0;  // cache rows in use (rows are handed out in order; reset() frees them all)
+  std::vector<int32_t> history;  // ids in rows [0, n_rows) of single-sequence evals (Session::eval)
 
   Status bind(BoundPlan& bp, int64_t max_t);
   // Evaluates tokens[i] of sequence seqs[i] at that sequence's next position; `out` (when not

@@ -107,9 +107,9 @@ std::optional<Value> CyclerObject::get_attr(std::string_view name) const {
   if (name == "next") {
     return Value::function("next", [pos, items](Interpreter&, CallArgs&) -> Result<Value> {
       if (items->empty()) return Value::none();
-      Value v = (*items)[*pos % items->size()];
-      *pos = (*pos + 1) % items->size();
-      return v;
+      const size_t current = *pos % items->size();
+      *pos = (current + 1) % items->size();
+      return Result<Value>((*items)[current]);
     });
   }
   if (name == "reset") {

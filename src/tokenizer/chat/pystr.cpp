@@ -318,7 +318,10 @@ std::string py_float_repr(double v) {
   const int exp10 = std::stoi(sci.substr(e_pos + 1));
   if (exp10 < -4 || exp10 >= 16) {
     out.push_back(digits[0]);
-    if (digits.size() > 1) out += "." + digits.substr(1);
+    if (digits.size() > 1) {
+      out.push_back('.');
+      out.append(digits, 1, std::string::npos);
+    }
     char eb[16];
     std::snprintf(eb, sizeof eb, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
     return out + eb;

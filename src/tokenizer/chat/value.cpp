@@ -64,7 +64,11 @@ void repr_into(std::string& out, const Value& v, uint32_t depth, size_t max_byte
 }  // namespace
 
 bool Object::set_attr(const std::string&, Value) { return false; }
-void Object::write_repr(std::string& out, uint32_t, size_t) const { out += "<" + type_name() + " object>"; }
+void Object::write_repr(std::string& out, uint32_t, size_t) const {
+  out.push_back('<');  // appends, not operator+: GCC 12 -O3 -Wrestrict false positive
+  out += type_name();
+  out += " object>";
+}
 Result<Value> Object::call(Interpreter&, CallArgs&) {
   return type_error(fmt::format("'{}' object is not callable", type_name()));
 }

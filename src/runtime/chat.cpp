@@ -1,0 +1,84 @@
+// Chat turns: the model's Jinja chat template renders the whole conversation, and the session
+// re-evaluates only what its cache does not already hold.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "runtime/chat_template_source.h"
+#include "runtime/model_impl.h"
+#include "runtime/session_impl.h"
+
+namespace glass {
+
+void ChatTemplateSlot::load(std::string text) {
+  source = std::move(text);
+  parsed.reset();
+  error.reset();
+  if (source.empty()) return;
+  auto t = tokenizer::chat::ChatTemplate::parse(source);
+  if (t)
+    parsed.emplace(std::move(*t));
+  else
+    error = t.error();  // reported by the first chat call: a model loads for plain generation anyway
+}
+
+const std::string& Model::chat_template() const { return impl_->chat.source; }
+
+Result<std::string> Model::apply_chat_template(const std::vector<ChatMessage>& messages,
+                                               bool add_generation_prompt) const {
+  const ChatTemplateSlot& slot = impl_->chat;
+  if (slot.source.empty())
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("chat: {} has no chat template (no tokenizer.chat_template); pass one "
+                                  "with LoadOptions::chat_template or --chat-template-file",
+                                  impl_->info.path));
+  if (!slot.parsed)
+    return make_error(slot.error->code, fmt::format("chat: the chat template of {} does not parse: {}",
+                                                    impl_->info.path, slot.error->message));
+  nlohmann::ordered_json vars = nlohmann::ordered_json::object();
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const ChatMessage& m : messages) list.push_back({{"role", m.role}, {"content", m.content}});
+  vars["messages"] = std::move(list);
+  vars["add_generation_prompt"] = add_generation_prompt;
+  const tokenizer::Tokenizer& tok = *impl_->tokenizer;
+  vars["bos_token"] = tok.bos_id() >= 0 ? tok.token_text(tok.bos_id()) : std::string();
+  vars["eos_token"] = tok.eos_id() >= 0 ? tok.token_text(tok.eos_id()) : std::string();
+  auto text = slot.parsed->render(vars);
+  if (!text) return make_error(text.error().code, "chat: " + text.error().message);
+  return text;
+}
+
+Result<GenerateResult> Session::chat(const std::vector<ChatMessage>& messages, const GenerateConfig& config,
+                                     const PieceCallback& on_piece) {
+  if (messages.empty()) return make_error(ErrorCode::InvalidArgument, "chat: no messages");
+  const Model& m = model();
+  auto text = m.apply_chat_template(messages, /*add_generation_prompt=*/true);
+  if (!text) return text.error();
+  // Templates that write BOS themselves (most do) must not get a second one from the tokenizer.
+  const tokenizer::Tokenizer& tok = *m.impl().tokenizer;
+  auto ids = tok.encode(*text, /*add_special=*/false, /*parse_special=*/true);
+  if (!ids) return ids.error();
+  if (ids->empty() && tok.bos_id() < 0)
+    return make_error(ErrorCode::InvalidArgument, "chat: the chat template rendered an empty prompt");
+  if (!tok.begins_with_bos(*ids)) {
+    ids = tok.encode(*text, /*add_special=*/true, /*parse_special=*/true);
+    if (!ids) return ids.error();
+  }
+  // Reuse the longest cached prefix; at least the last prompt token is evaluated again so the
+  // reply starts from fresh logits.
+  const std::span<const int32_t> cached = tokens();
+  const auto limit = std::min(cached.size(), ids->size() - 1);
+  const auto common = static_cast<size_t>(
+      std::mismatch(cached.begin(), cached.begin() + static_cast<std::ptrdiff_t>(limit), ids->begin()).first -
+      cached.begin());
+  if (impl_->n_rows != static_cast<int64_t>(cached.size())) {
+    reset();  // the cache holds sequences this session did not record (batched use): start over
+  } else if (auto st = truncate(static_cast<int64_t>(common)); !st) {
+    return st.error();
+  }
+  const std::vector<int32_t> fresh(ids->begin() + static_cast<std::ptrdiff_t>(n_past()), ids->end());
+  return generate(*this, fresh, config, on_piece);
+}
+
+}  // namespace glass

@@ -1,0 +1,137 @@
+// Session::chat: the template renders the conversation, BOS appears once, and a later turn
+// evaluates only the tokens its cache does not already hold, with the same reply as a fresh
+// session fed the whole conversation.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "glass/llm.h"
+#include "support/fixtures.h"
+
+namespace glass {
+namespace {
+
+// A Llama-2-like template that writes BOS itself, as most real templates do.
+constexpr const char* kTemplate =
+    "{{ bos_token }}{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
+    "{% if add_generation_prompt %}assistant:{% endif %}";
+
+std::shared_ptr<Model> load(std::string chat_template) {
+  LoadOptions opt;
+  opt.chat_template = std::move(chat_template);
+  auto m = load_llm((test::source_dir() / "models/stories260K.gguf").string(), opt);
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
+  return m.ok() ? *m : nullptr;
+}
+
+GenerateConfig greedy(int32_t n) {
+  GenerateConfig c;
+  c.max_tokens = n;
+  c.sampling.temperature = 0;
+  return c;
+}
+
+TEST(Chat, RendersThroughTheTemplateWithOneBos) {
+  auto model = load(kTemplate);
+  ASSERT_TRUE(model);
+  auto text = model->apply_chat_template({{"user", "Hi"}}, true);
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  EXPECT_EQ(*text, "<s>user: Hi\nassistant:");
+  auto s = model->new_session();
+  ASSERT_TRUE(s.ok());
+  auto r = (*s)->chat({{"user", "Lily and Tom went to the park."}}, greedy(4));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto toks = (*s)->tokens();
+  ASSERT_GE(toks.size(), 2u);
+  EXPECT_EQ(toks[0], 1);  // tok512's BOS, once
+  EXPECT_NE(toks[1], 1);
+}
+
+TEST(Chat, SecondTurnEvaluatesOnlyNewTokensAndEqualsAFreshSession) {
+  auto model = load(kTemplate);
+  ASSERT_TRUE(model);
+  auto s = model->new_session();
+  ASSERT_TRUE(s.ok());
+  std::vector<ChatMessage> conv = {{"user", "Lily and Tom went to the park."}};
+  auto first = (*s)->chat(conv, greedy(12));
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  const int64_t first_prompt = first->timings.n_prompt_tokens;
+  conv.push_back({"assistant", first->text});
+  conv.push_back({"user", "Then they saw a big dog."});
+
+  auto full = model->apply_chat_template(conv, true);
+  ASSERT_TRUE(full.ok());
+  auto full_ids = model->tokenize(*full, /*add_special=*/false, /*parse_special=*/true);
+  ASSERT_TRUE(full_ids.ok());
+
+  // What the cache shares with the new conversation: at least the whole first prompt (the sampled
+  // reply may tokenize differently when re-read as text; from there on it is evaluated again).
+  const std::vector<int32_t> cached_before((*s)->tokens().begin(), (*s)->tokens().end());
+  const auto common = static_cast<int64_t>(
+      std::mismatch(cached_before.begin(), cached_before.end(), full_ids->begin(), full_ids->end()).first -
+      cached_before.begin());
+  EXPECT_GE(common, first_prompt);
+
+  const uint64_t evaluated_before = (*s)->stats().n_tokens_evaluated;
+  auto second = (*s)->chat(conv, greedy(12));
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(second->timings.n_prompt_tokens, static_cast<int64_t>(full_ids->size()) - common);
+  const uint64_t evaluated = (*s)->stats().n_tokens_evaluated - evaluated_before;
+  EXPECT_EQ(evaluated, static_cast<uint64_t>(second->timings.n_prompt_tokens) + second->tokens.size() -
+                           (second->finish == FinishReason::Length ? 1 : 0));
+  // The session's cache now holds exactly the full conversation's tokens followed by the reply.
+  const auto cached = (*s)->tokens();
+  ASSERT_GE(cached.size(), full_ids->size());
+  EXPECT_TRUE(std::equal(full_ids->begin(), full_ids->end(), cached.begin()));
+
+  auto fresh = model->new_session();
+  ASSERT_TRUE(fresh.ok());
+  auto again = (*fresh)->chat(conv, greedy(12));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->tokens, second->tokens);
+  EXPECT_EQ(again->text, second->text);
+  EXPECT_EQ(again->timings.n_prompt_tokens, static_cast<int64_t>(full_ids->size()));
+}
+
+TEST(Chat, RepeatingATurnReusesAllButTheLastToken) {
+  auto model = load(kTemplate);
+  ASSERT_TRUE(model);
+  auto s = model->new_session();
+  ASSERT_TRUE(s.ok());
+  const std::vector<ChatMessage> conv = {{"user", "One day"}};
+  auto a = (*s)->chat(conv, greedy(6));
+  ASSERT_TRUE(a.ok());
+  auto b = (*s)->chat(conv, greedy(6));  // regenerate: same prompt, cache truncated to it
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->timings.n_prompt_tokens, 1);
+  EXPECT_EQ(a->tokens, b->tokens);
+}
+
+TEST(Chat, ErrorsNameTheProblem) {
+  auto none = load("");
+  ASSERT_TRUE(none);
+  auto s = none->new_session();
+  ASSERT_TRUE(s.ok());
+  auto r = (*s)->chat({{"user", "hi"}}, greedy(2));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("has no chat template"), std::string::npos) << r.error().message;
+
+  auto broken = load("{% for m in messages %}{{ m.content }");
+  ASSERT_TRUE(broken);  // a bad template does not stop plain generation
+  auto s2 = broken->new_session();
+  ASSERT_TRUE(s2.ok());
+  auto r2 = (*s2)->chat({{"user", "hi"}}, greedy(2));
+  ASSERT_FALSE(r2.ok());
+  EXPECT_NE(r2.error().message.find("does not parse"), std::string::npos) << r2.error().message;
+
+  auto raising = load("{{ raise_exception('roles must alternate') }}");
+  ASSERT_TRUE(raising);
+  auto s3 = raising->new_session();
+  ASSERT_TRUE(s3.ok());
+  auto r3 = (*s3)->chat({{"user", "hi"}}, greedy(2));
+  ASSERT_FALSE(r3.ok());
+  EXPECT_NE(r3.error().message.find("roles must alternate"), std::string::npos) << r3.error().message;
+}
+
+}  // namespace
+}  // namespace glass
