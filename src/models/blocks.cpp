@@ -106,8 +106,8 @@ Tensor swiglu_ffn(graph::Builder& b, const std::string& layer, Tensor gate, Tens
   return b.matmul(h, down).named(layer + ".ffn_out");
 }
 
-Tensor fused_swiglu_ffn(graph::Builder& b, const std::string& layer, Tensor gate_up, Tensor down, Tensor x) {
-  const int64_t ffn = gate_up.shape()[0].value / 2;
+Tensor fused_swiglu_ffn(graph::Builder& b, const std::string& layer, Tensor gate_up, Tensor down, int64_t ffn,
+                        Tensor x) {
   const Tensor gu = b.matmul(x, gate_up).named(layer + ".ffn_gate_up");  // [T, 2 ffn]
   const Tensor h = b.swiglu(b.slice(gu, 1, 0, Dim::constant(ffn)), b.slice(gu, 1, ffn, Dim::constant(ffn)))
                        .named(layer + ".ffn_act");  // [T, ffn]

@@ -69,7 +69,7 @@ graph::Tensor swiglu_ffn(graph::Builder& b, const std::string& layer, graph::Ten
                          graph::Tensor down, graph::Tensor x);
 // The same with gate and up stored as one matrix whose rows are [gate | up] (Phi-3 ffn_up).
 graph::Tensor fused_swiglu_ffn(graph::Builder& b, const std::string& layer, graph::Tensor gate_up,
-                               graph::Tensor down, graph::Tensor x);
+                               graph::Tensor down, int64_t ffn_dim, graph::Tensor x);
 
 // The final RMSNorm and the output projection (output.weight, or the tied token_embd.weight when
 // the file has none): logits [T, vocab_size].

@@ -53,7 +53,7 @@ Result<ModelGraph> phi3_from_gguf(const formats::GgufFile& file, const WeightInd
     const Tensor xn = b.rms_norm(x, attn_norm, c.rms_eps).named(layer + ".attn_norm");
     const Tensor h =
         x + attend(b, layer, project_qkv_fused(b, layer, wqkv, attn, xn), wo, attn, step, opt.kv_dtype);
-    x = (h + fused_swiglu_ffn(b, layer, gate_up, down,
+    x = (h + fused_swiglu_ffn(b, layer, gate_up, down, c.ffn_dim,
                               b.rms_norm(h, ffn_norm, c.rms_eps).named(layer + ".ffn_norm")))
             .named(layer + ".out");
   }

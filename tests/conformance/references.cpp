@@ -15,13 +15,13 @@ namespace {
 
 // Quantized references that record their top1 - top2 gaps (fixtures/reference/synthetic-arch/
 // README.md, "Quantized files"): llama.cpp rounds activations to 8-bit blocks, which is
-// discontinuous, so max abs is only a sanity bound there (0.057-0.12 measured for f32 activations
-// times dequantized weights, up to 0.041 when emulating the rounding); whole rows must correlate
-// (Pearson >= 0.99988 measured) and the argmax must agree wherever the reference's own gap is
-// >= 0.1 (every flip seen was at a gap < 0.051).
+// discontinuous, so max abs is only a sanity bound there: f32 activations times dequantized weights
+// (the ref backend) measure 0.057-0.12 max abs and up to 0.0134 mean abs on these files. Whole rows
+// must correlate (Pearson >= 0.99988 measured) and the argmax must agree wherever the reference's
+// own gap is >= 0.1 (every flip seen was at a gap < 0.051).
 constexpr double kDecisiveGap = 0.1;
 const verify::Thresholds kQuantWithGaps{
-    0.25, 1e-2, 0.9998, 1.0,
+    0.25, 2.5e-2, 0.9998, 1.0,
     "quantized with recorded gaps: Pearson and top-1 where the reference's top1-top2 gap >= 0.1"};
 
 // The fraction of positions with a decisive reference gap whose argmax agrees.
