@@ -64,7 +64,15 @@ struct AttentionAttrs {
   bool operator==(const AttentionAttrs&) const = default;
 };
 
+// Mixture-of-experts routing: each token uses the n_used experts of highest router probability,
+// weighted by those probabilities (renormalised to sum 1 when `normalize`).
+struct MoeAttrs {
+  int n_used = 1;
+  bool normalize = true;
+  bool operator==(const MoeAttrs&) const = default;
+};
+
 using Attrs = std::variant<NoAttrs, LeafAttrs, ConstantAttrs, PermuteAttrs, SliceAttrs, ConcatAttrs,
-                           RmsNormAttrs, RopeAttrs, AttentionAttrs>;
+                           RmsNormAttrs, RopeAttrs, AttentionAttrs, MoeAttrs>;
 
 }  // namespace glass::graph

@@ -109,6 +109,11 @@ Tensor Builder::embedding(Tensor table, Tensor ids) {
   return add_node(Op::Embedding, {table.id, ids.id}, NoAttrs{});
 }
 
+Tensor Builder::moe(Tensor x, Tensor probs, Tensor gate_exps, Tensor up_exps, Tensor down_exps,
+                    const MoeAttrs& a) {
+  return add_node(Op::Moe, {x.id, probs.id, gate_exps.id, up_exps.id, down_exps.id}, a);
+}
+
 void Builder::output(const std::string& name, Tensor t) {
   if (error_) return;
   g_.outputs.push_back(Output{name, t.id});

@@ -74,6 +74,9 @@ class Builder {
   Tensor silu(Tensor x) { return unary(Op::Silu, x); }
   Tensor swiglu(Tensor gate, Tensor up) { return binary(Op::SwiGlu, gate, up); }
   Tensor embedding(Tensor table, Tensor ids);
+  // Mixture of experts (graph/ops/moe.cpp): x [T, dim], router probabilities [T, n_expert], experts
+  // gate/up [n_expert, ffn, dim] and down [n_expert, dim, ffn] -> [T, dim].
+  Tensor moe(Tensor x, Tensor probs, Tensor gate_exps, Tensor up_exps, Tensor down_exps, const MoeAttrs& a);
 
   // graph interface
   void output(const std::string& name, Tensor t);

@@ -47,6 +47,7 @@ constexpr std::array<OpRow, kOpCount> kOps = {{
     {Op::Silu, "silu", false, true},
     {Op::SwiGlu, "swiglu", false, true},
     {Op::Embedding, "embedding", false, true},
+    {Op::Moe, "moe", false, true},
 }};
 
 constexpr bool rows_in_enum_order() {

@@ -49,6 +49,7 @@ enum class Op : uint8_t {
   Silu,
   SwiGlu,
   Embedding,
+  Moe,  // mixture-of-experts SwiGLU FFN with top-k routing (graph/ops/moe.cpp)
   kSentinel,
 };
 

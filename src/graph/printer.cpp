@@ -33,6 +33,9 @@ struct AttrPrinter {
   std::string operator()(const AttentionAttrs& a) const {
     return fmt::format("{{scale={:g}, kv_len={}}}", a.scale, dim_to_string(a.kv_len));
   }
+  std::string operator()(const MoeAttrs& m) const {
+    return fmt::format("{{n_used={}, normalize={}}}", m.n_used, m.normalize);
+  }
 };
 
 }  // namespace

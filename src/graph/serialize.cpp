@@ -38,6 +38,7 @@ struct AttrWriter {
   json operator()(const AttentionAttrs& a) const {
     return {{"scale", a.scale}, {"kv_len", dim_json(a.kv_len)}};
   }
+  json operator()(const MoeAttrs& m) const { return {{"n_used", m.n_used}, {"normalize", m.normalize}}; }
 };
 
 Error bad(const std::string& what) { return make_error(ErrorCode::InvalidFile, "graph json: " + what); }
@@ -93,6 +94,8 @@ Result<Attrs> read_attrs(Op op, const json& j) {
       if (!len) return len.error();
       return Attrs{AttentionAttrs{j.at("scale").get<float>(), *len}};
     }
+    case Op::Moe:
+      return Attrs{MoeAttrs{j.at("n_used").get<int>(), j.at("normalize").get<bool>()}};
     default:
       return Attrs{NoAttrs{}};
   }

@@ -31,17 +31,60 @@ Step declare_step(graph::Builder& b, int64_t n_ctx) {
   return s;
 }
 
+namespace {
+
+Shape heads_shape(int64_t n_heads, int64_t head_dim) {
+  return Shape{Dim::symbol(Sym::T), Dim::constant(n_heads), Dim::constant(head_dim)};
+}
+
+}  // namespace
+
+QkvHeads project_qkv(graph::Builder& b, const std::string& layer, const AttentionWeights& w,
+                     const AttentionShape& s, Tensor x, const std::optional<QkvBiases>& biases) {
+  auto project = [&](Tensor wt, std::optional<Tensor> bias, int64_t n_heads, const char* name) {
+    Tensor y = b.matmul(x, wt);  // [T, n_heads*head_dim]
+    if (bias) y = (y + *bias).named(layer + "." + name + "_bias");
+    return b.reshape(y, heads_shape(n_heads, s.head_dim)).named(layer + "." + name);
+  };
+  return {project(w.wq, biases ? std::optional(biases->bq) : std::nullopt, s.n_heads, "q"),
+          project(w.wk, biases ? std::optional(biases->bk) : std::nullopt, s.n_kv_heads, "k"),
+          project(w.wv, biases ? std::optional(biases->bv) : std::nullopt, s.n_kv_heads, "v")};
+}
+
+QkvHeads project_qkv_fused(graph::Builder& b, const std::string& layer, Tensor wqkv, const AttentionShape& s,
+                           Tensor x) {
+  const int64_t q_dim = s.n_heads * s.head_dim, kv_dim = s.n_kv_heads * s.head_dim;
+  const Tensor qkv = b.matmul(x, wqkv).named(layer + ".qkv");  // [T, q_dim + 2 kv_dim]
+  return {
+      b.reshape(b.slice(qkv, 1, 0, Dim::constant(q_dim)), heads_shape(s.n_heads, s.head_dim))
+          .named(layer + ".q"),
+      b.reshape(b.slice(qkv, 1, q_dim, Dim::constant(kv_dim)), heads_shape(s.n_kv_heads, s.head_dim))
+          .named(layer + ".k"),
+      b.reshape(b.slice(qkv, 1, q_dim + kv_dim, Dim::constant(kv_dim)), heads_shape(s.n_kv_heads, s.head_dim))
+          .named(layer + ".v")};
+}
+
+QkvHeads qk_norm(graph::Builder& b, const std::string& layer, QkvHeads h, Tensor q_norm, Tensor k_norm,
+                 float eps) {
+  h.q = b.rms_norm(h.q, q_norm, eps).named(layer + ".q_norm");
+  h.k = b.rms_norm(h.k, k_norm, eps).named(layer + ".k_norm");
+  return h;
+}
+
 Tensor self_attention(graph::Builder& b, const std::string& layer, const AttentionWeights& w,
                       const AttentionShape& s, Tensor x, const Step& step, DType kv_dtype) {
+  return attend(b, layer, project_qkv(b, layer, w, s, x), w.wo, s, step, kv_dtype);
+}
+
+Tensor attend(graph::Builder& b, const std::string& layer, const QkvHeads& h, Tensor wo,
+              const AttentionShape& s, const Step& step, DType kv_dtype) {
   const Dim T = Dim::symbol(Sym::T);
-  const Dim H = Dim::constant(s.n_heads), Hkv = Dim::constant(s.n_kv_heads), D = Dim::constant(s.head_dim);
+  const Dim Hkv = Dim::constant(s.n_kv_heads), D = Dim::constant(s.head_dim);
   const Shape cache_shape{Dim::constant(s.n_ctx), Hkv, D};
 
-  Tensor q = b.reshape(b.matmul(x, w.wq), Shape{T, H, D}).named(layer + ".q");    // [T, n_heads, head_dim]
-  Tensor k = b.reshape(b.matmul(x, w.wk), Shape{T, Hkv, D}).named(layer + ".k");  // [T, n_kv_heads, head_dim]
-  const Tensor v = b.reshape(b.matmul(x, w.wv), Shape{T, Hkv, D}).named(layer + ".v");
-  q = b.rope(q, step.positions, s.rope, s.rope_freqs).named(layer + ".q_rope");
-  k = b.rope(k, step.positions, s.rope, s.rope_freqs).named(layer + ".k_rope");
+  const Tensor q = b.rope(h.q, step.positions, s.rope, s.rope_freqs).named(layer + ".q_rope");
+  const Tensor k = b.rope(h.k, step.positions, s.rope, s.rope_freqs).named(layer + ".k_rope");
+  const Tensor v = h.v;
 
   const Tensor k_cache = b.state(layer + ".cache_k", cache_shape, kv_dtype);  // [C, n_kv_heads, head_dim]
   const Tensor v_cache = b.state(layer + ".cache_v", cache_shape, kv_dtype);
@@ -54,13 +97,40 @@ Tensor self_attention(graph::Builder& b, const std::string& layer, const Attenti
   const Tensor o = b.attention(q, k_all, v_all, step.positions, step.kv_pos, step.seq_ids, step.kv_seq, attn)
                        .named(layer + ".attn");
   const Tensor flat = b.reshape(o, Shape{T, Dim::constant(s.n_heads * s.head_dim)});  // [T, n_heads*head_dim]
-  return b.matmul(flat, w.wo).named(layer + ".attn_out");
+  return b.matmul(flat, wo).named(layer + ".attn_out");
 }
 
 Tensor swiglu_ffn(graph::Builder& b, const std::string& layer, Tensor gate, Tensor up, Tensor down,
                   Tensor x) {
   const Tensor h = b.swiglu(b.matmul(x, gate), b.matmul(x, up)).named(layer + ".ffn_act");  // [T, ffn_dim]
   return b.matmul(h, down).named(layer + ".ffn_out");
+}
+
+Tensor fused_swiglu_ffn(graph::Builder& b, const std::string& layer, Tensor gate_up, Tensor down, int64_t ffn,
+                        Tensor x) {
+  const Tensor gu = b.matmul(x, gate_up).named(layer + ".ffn_gate_up");  // [T, 2 ffn]
+  const Tensor h = b.swiglu(b.slice(gu, 1, 0, Dim::constant(ffn)), b.slice(gu, 1, ffn, Dim::constant(ffn)))
+                       .named(layer + ".ffn_act");  // [T, ffn]
+  return b.matmul(h, down).named(layer + ".ffn_out");
+}
+
+Tensor lm_head(graph::Builder& b, const WeightIndex& w, Tensor x, Tensor token_embd, int64_t vocab_size,
+               int64_t dim, float rms_eps) {
+  const Tensor output_norm = weight(b, w, "output_norm.weight", {dim});
+  const Tensor output = optional_weight(b, w, "output.weight", {vocab_size, dim}).value_or(token_embd);
+  return b.matmul(b.rms_norm(x, output_norm, rms_eps).named("output_norm"), output).named("logits");
+}
+
+Tensor softmax(graph::Builder& b, Tensor x) {
+  const Tensor e = b.exp(x - b.reduce_max(x));
+  return e / b.reduce_sum(e);
+}
+
+Tensor moe_ffn(graph::Builder& b, const std::string& layer, const MoeWeights& w,
+               const graph::MoeAttrs& routing, Tensor x) {
+  const Tensor probs =
+      softmax(b, b.matmul(x, w.router).named(layer + ".ffn_router")).named(layer + ".ffn_probs");
+  return b.moe(x, probs, w.gate_exps, w.up_exps, w.down_exps, routing).named(layer + ".ffn_moe");  // [T, dim]
 }
 
 }  // namespace glass::models

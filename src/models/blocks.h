@@ -42,8 +42,50 @@ graph::Tensor self_attention(graph::Builder& b, const std::string& layer, const 
                              const AttentionShape& s, graph::Tensor x, const Step& step,
                              graph::DType kv_dtype);
 
+// self_attention in parts, for families that change one of them.
+// One step's q, k and v split into heads: [T, n_heads, head_dim], [T, n_kv_heads, head_dim] x2.
+struct QkvHeads {
+  graph::Tensor q, k, v;
+};
+// Biases of the q/k/v projections (Qwen2): [n_heads*head_dim], [n_kv_heads*head_dim] x2.
+struct QkvBiases {
+  graph::Tensor bq, bk, bv;
+};
+// x wq^T (+ bq), x wk^T (+ bk), x wv^T (+ bv).
+QkvHeads project_qkv(graph::Builder& b, const std::string& layer, const AttentionWeights& w,
+                     const AttentionShape& s, graph::Tensor x, const std::optional<QkvBiases>& biases = {});
+// One fused projection whose output columns are [q | k | v] (Phi-3 attn_qkv), split by slicing.
+QkvHeads project_qkv_fused(graph::Builder& b, const std::string& layer, graph::Tensor wqkv,
+                           const AttentionShape& s, graph::Tensor x);
+// RMSNorm of every q and k head over head_dim, weights [head_dim], before RoPE (Qwen3 q/k norm).
+QkvHeads qk_norm(graph::Builder& b, const std::string& layer, QkvHeads h, graph::Tensor q_norm,
+                 graph::Tensor k_norm, float eps);
+// RoPE on q and k, the K/V rows into the cache, attention over rows [0, S), output projection wo.
+graph::Tensor attend(graph::Builder& b, const std::string& layer, const QkvHeads& h, graph::Tensor wo,
+                     const AttentionShape& s, const Step& step, graph::DType kv_dtype);
+
 // down(swiglu(gate(x), up(x))).
 graph::Tensor swiglu_ffn(graph::Builder& b, const std::string& layer, graph::Tensor gate, graph::Tensor up,
                          graph::Tensor down, graph::Tensor x);
+// The same with gate and up stored as one matrix whose rows are [gate | up] (Phi-3 ffn_up).
+graph::Tensor fused_swiglu_ffn(graph::Builder& b, const std::string& layer, graph::Tensor gate_up,
+                               graph::Tensor down, int64_t ffn_dim, graph::Tensor x);
+
+// The final RMSNorm and the output projection (output.weight, or the tied token_embd.weight when
+// the file has none): logits [T, vocab_size].
+graph::Tensor lm_head(graph::Builder& b, const WeightIndex& w, graph::Tensor x, graph::Tensor token_embd,
+                      int64_t vocab_size, int64_t dim, float rms_eps);
+
+// softmax over the last axis: exp(x - max(x)) / sum(exp(x - max(x))).
+graph::Tensor softmax(graph::Builder& b, graph::Tensor x);
+
+// Mixture-of-experts SwiGLU FFN with softmax routing: probabilities softmax(x router^T) over the
+// experts, then the moe op (top n_used, optionally renormalised). Experts stacked
+// [n_expert, ffn, dim] (gate, up) and [n_expert, dim, ffn] (down).
+struct MoeWeights {
+  graph::Tensor router, gate_exps, up_exps, down_exps;  // router: [n_expert, dim]
+};
+graph::Tensor moe_ffn(graph::Builder& b, const std::string& layer, const MoeWeights& w,
+                      const graph::MoeAttrs& routing, graph::Tensor x);
 
 }  // namespace glass::models

@@ -4,13 +4,21 @@
 
 #include "models/architecture.h"
 #include "models/llama.h"
+#include "models/phi3.h"
+#include "models/qwen2.h"
+#include "models/qwen3.h"
+#include "models/qwen3moe.h"
 
 namespace glass::models {
 namespace {
 
-const std::array<Architecture, 1>& registry() {
-  static const std::array<Architecture, 1> kArchitectures = {{
+const std::array<Architecture, 5>& registry() {
+  static const std::array<Architecture, 5> kArchitectures = {{
       {"llama", {"llama", "mistral"}, llama_from_gguf},
+      {"qwen2", {"qwen2"}, qwen2_from_gguf},
+      {"qwen3", {"qwen3"}, qwen3_from_gguf},
+      {"phi3", {"phi3"}, phi3_from_gguf},
+      {"qwen3moe", {"qwen3_moe"}, qwen3moe_from_gguf},
   }};
   return kArchitectures;
 }

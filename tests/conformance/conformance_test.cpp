@@ -2,6 +2,7 @@
 // printed, and any breach of the thresholds in runtime/verify.cpp fails the test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "references.h"
@@ -12,7 +13,8 @@ namespace {
 
 class Conformance : public test::WithSharedFixtures {
  protected:
-  void run_set(const std::string& set, size_t min_references) {
+  // `required`: models that must be checked (not pending) in every mode on every backend.
+  void run_set(const std::string& set, size_t min_references, const std::vector<std::string>& required = {}) {
     const auto refs = find_references(fixtures_, set);
     ASSERT_GE(refs.size(), min_references) << "reference/" << set;
     Outcome out;
@@ -25,12 +27,23 @@ class Conformance : public test::WithSharedFixtures {
     for (const std::string& e : out.errors) ADD_FAILURE() << e;
     for (const verify::Row& r : out.rows)
       for (const std::string& b : r.breaches) ADD_FAILURE() << r.model << " " << r.mode << ": " << b;
+    for (const std::string& name : required)
+      for (const std::string& backend : available_backends()) {
+        const std::string label = name + (backend == "ref" ? "" : " @" + backend);
+        const auto n = std::count_if(out.rows.begin(), out.rows.end(),
+                                     [&](const verify::Row& r) { return r.model == label; });
+        EXPECT_EQ(n, 3) << label << " was not checked in prefill, decode and chunked modes";
+      }
   }
 };
 
 TEST_F(Conformance, Stories260K) { run_set("stories260K", 1); }
 TEST_F(Conformance, SyntheticLlama) { run_set("synthetic", 14); }
-TEST_F(Conformance, SyntheticArchitectures) { run_set("synthetic-arch", 1); }
+TEST_F(Conformance, SyntheticArchitectures) {
+  run_set("synthetic-arch", 13,
+          {"qwen2-f32", "qwen2-q8_0", "qwen2-q4_k_m", "qwen3-f32", "qwen3-q8_0", "qwen3-q4_k_m", "phi3-f32",
+           "qwen3moe-f32"});
+}
 
 }  // namespace
 }  // namespace glass::conformance

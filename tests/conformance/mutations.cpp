@@ -1,5 +1,8 @@
 #include "mutations.h"
 
+#include <string>
+#include <vector>
+
 #include "graph/rewrite.h"
 
 namespace glass::conformance {
@@ -103,6 +106,72 @@ Mutation qk_projections_transposed() {
             if (!qk || !(w.shape[0] == w.shape[1])) return graph::copy_node(b, n, in);
             return b.matmul(in[0], b.permute(in[1], {1, 0}));
           })};
+}
+
+namespace {
+
+// Replaces every node of kind `op` whose name ends with one of `suffixes` by its input 0.
+GraphRewrite bypass(Op op, std::vector<std::string> suffixes) {
+  return on_op(op, [suffixes](Builder& b, const Node& n, const std::vector<Tensor>& in) {
+    for (const std::string& s : suffixes)
+      if (n.name.ends_with(s)) return in[0];
+    return graph::copy_node(b, n, in);
+  });
+}
+
+GraphRewrite on_moe(void (*change)(graph::MoeAttrs&, int64_t n_expert)) {
+  return on_op(Op::Moe, [change](Builder& b, const Node& n, const std::vector<Tensor>& in) {
+    auto m = std::get<graph::MoeAttrs>(n.attrs);
+    change(m, in[2].shape()[0].value);
+    return with_attrs(b, n, in, m);
+  });
+}
+
+}  // namespace
+
+Mutation qkv_bias_removed() {
+  return {"QKV biases removed", bypass(Op::Add, {".q_bias", ".k_bias", ".v_bias"})};
+}
+
+Mutation rope_base_default() {
+  return {"RoPE base 1e4 instead of the file's",
+          on_op(Op::Rope, [](Builder& b, const Node& n, const std::vector<Tensor>& in) {
+            auto r = std::get<graph::RopeAttrs>(n.attrs);
+            r.freq_base = 10000.0f;
+            return with_attrs(b, n, in, r);
+          })};
+}
+
+Mutation qk_norm_removed() { return {"q/k norm removed", bypass(Op::RmsNorm, {".q_norm", ".k_norm"})}; }
+
+Mutation partial_rotary_ignored() {
+  return {"partial rotary ignored (all head dims rotated)",
+          on_op(Op::Rope, [](Builder& b, const Node& n, const std::vector<Tensor>& in) {
+            auto r = std::get<graph::RopeAttrs>(n.attrs);
+            r.n_rot = static_cast<int>(in[0].shape()[2].value);
+            return with_attrs(b, n, in, r);
+          })};
+}
+
+Mutation fused_gate_up_swapped() {
+  return {"fused gate/up halves swapped",
+          on_op(Op::SwiGlu, [](Builder& b, const Node& n, const std::vector<Tensor>& in) {
+            return graph::copy_node(b, n, {in[1], in[0]});
+          })};
+}
+
+Mutation experts_top1() {
+  return {"expert routing: top-1", on_moe([](graph::MoeAttrs& m, int64_t) { m.n_used = 1; })};
+}
+
+Mutation experts_all() {
+  return {"expert routing: all experts (dense)",
+          on_moe([](graph::MoeAttrs& m, int64_t n_expert) { m.n_used = static_cast<int>(n_expert); })};
+}
+
+Mutation experts_not_renormalised() {
+  return {"expert routing: weights not renormalised",
+          on_moe([](graph::MoeAttrs& m, int64_t) { m.normalize = false; })};
 }
 
 std::vector<Mutation> all_mutations() {

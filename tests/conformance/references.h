@@ -15,6 +15,9 @@ struct Reference {
   std::filesystem::path model;
   std::filesystem::path logits;
   std::vector<int32_t> tokens;
+  // The reference's own top1 - top2 logit gap per position, where its JSON records it
+  // (validation.top1_minus_top2_logit_per_position); empty otherwise.
+  std::vector<double> top1_gaps;
 };
 
 std::vector<Reference> find_references(const std::filesystem::path& fixtures, const std::string& set);

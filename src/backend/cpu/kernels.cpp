@@ -95,6 +95,12 @@ std::vector<Entry> build_table() {
                  k::attention,
                  ops,
                  k::attention_scratch});
+    t.push_back({Op::Moe,
+                 {kF32, kF32, kWeights, kWeights, kWeights},
+                 isa,
+                 k::moe,
+                 &k::moe_kernel(isa),
+                 k::moe_scratch});
   }
   const Isa s = Isa::Scalar;
   t.push_back({Op::Rope, {kF32, kI32}, s, k::rope, nullptr, k::rope_scratch, k::rope_prepare, true});

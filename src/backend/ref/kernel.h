@@ -47,6 +47,8 @@ Status rope(const KernelArgs& a);
 Status attention(const KernelArgs& a);
 Status activation(const KernelArgs& a);
 Status embedding(const KernelArgs& a);
+Status moe(const KernelArgs& a);
+size_t moe_scratch_floats(int64_t dim, int64_t ffn, int n_used);
 
 // Row i of a table of any storage dtype, as f32.
 Status load_row_f32(const TensorRef& table, int64_t row, float* dst);

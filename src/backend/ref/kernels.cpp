@@ -62,6 +62,7 @@ const std::vector<Entry>& table() {
       {Op::Silu, {kF32}, activation},
       {Op::SwiGlu, {kF32, kF32}, activation},
       {Op::Embedding, {kWeights, kI32}, embedding},
+      {Op::Moe, {kF32, kF32, kWeights, kWeights, kWeights}, moe},
   };
   return kTable;
 }

@@ -176,6 +176,10 @@ class RefPlan final : public Plan {
       const graph::Extents k = graph::resolve(g_.node(n.inputs[1]).shape, max_);
       return static_cast<size_t>(k.dims[0] + 2 * ext.dims[2]);
     }
+    if (n.op == Op::Moe) {
+      const graph::Shape& gate = g_.node(n.inputs[2]).shape;  // [n_expert, ffn, dim]
+      return moe_scratch_floats(gate[2].value, gate[1].value, std::get<graph::MoeAttrs>(n.attrs).n_used);
+    }
     return 0;
   }
 

@@ -57,6 +57,8 @@ Result<TypeInfo> infer(const InferArgs& a) {
       return infer_activation(a);
     case Op::Embedding:
       return infer_embedding(a);
+    case Op::Moe:
+      return infer_moe(a);
     case Op::kSentinel:
       break;
   }
@@ -78,6 +80,8 @@ Tensor decompose(Builder& b, const Node& n, const std::vector<Tensor>& in) {
       return decompose_activation(b, n, in);
     case Op::Embedding:
       return decompose_embedding(b, n, in);
+    case Op::Moe:
+      return decompose_moe(b, n, in);
     default:
       break;
   }

@@ -39,6 +39,7 @@ Result<TypeInfo> infer_rope(const InferArgs& a);
 Result<TypeInfo> infer_attention(const InferArgs& a);
 Result<TypeInfo> infer_activation(const InferArgs& a);
 Result<TypeInfo> infer_embedding(const InferArgs& a);
+Result<TypeInfo> infer_moe(const InferArgs& a);
 
 // Composite op -> primitives. `in` are the node's inputs already present in `b`. Returns the
 // tensor standing for the node's output.
@@ -52,5 +53,6 @@ Tensor decompose_attention(Builder& b, const Node& n, const std::vector<Tensor>&
 Tensor decompose_kv_write(Builder& b, const Node& n, const std::vector<Tensor>& in);
 Tensor decompose_activation(Builder& b, const Node& n, const std::vector<Tensor>& in);
 Tensor decompose_embedding(Builder& b, const Node& n, const std::vector<Tensor>& in);
+Tensor decompose_moe(Builder& b, const Node& n, const std::vector<Tensor>& in);
 
 }  // namespace glass::graph

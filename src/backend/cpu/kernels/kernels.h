@@ -17,6 +17,17 @@ Status attention(const KernelArgs& a);
 size_t attention_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int threads,
                          const void* data);
 
+// Mixture of experts: data is the MoeKernel of the ISA (its matmul routines and VecOps).
+struct VecOps;
+struct MoeKernel {
+  Isa isa;
+  const VecOps* ops;
+};
+const MoeKernel& moe_kernel(Isa isa);
+Status moe(const KernelArgs& a);
+size_t moe_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int threads,
+                   const void* data);
+
 // ISA-neutral
 Status rope(const KernelArgs& a);  // prepared: the rotation's base frequencies
 std::vector<float> rope_prepare(const graph::Node& n);

@@ -1,0 +1,81 @@
+// Mixture-of-experts feed-forward (Shazeer et al. 2017, "Outrageously Large Neural Networks"; the
+// top-k softmax routing of Mixtral and Qwen-MoE). For token t with router probabilities p[t, :]:
+//   chosen = the n_used experts of largest p[t, e] (ties: the lower index first)
+//   w_e    = p[t, e] for e in chosen, divided by sum over chosen of p[t, e] when `normalize`
+//   out[t] = sum over e in chosen of w_e * down_e(silu(gate_e x[t]) * up_e x[t])
+// Experts are stacked: gate/up [n_expert, ffn, dim], down [n_expert, dim, ffn], any storage dtype.
+// A kernel computes only the chosen experts; the reference decomposition below computes every
+// expert densely and weights the unchosen ones by 0 (the definition, not a way to run it).
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "graph/ops/infer.h"
+
+namespace glass::graph {
+
+Result<TypeInfo> infer_moe(const InferArgs& a) {
+  if (a.inputs.size() != 5) return node_error(a, "expects (x, probs, gate_exps, up_exps, down_exps)");
+  const Node& x = *a.inputs[0];
+  const Node& p = *a.inputs[1];
+  const Node& gate = *a.inputs[2];
+  const Node& up = *a.inputs[3];
+  const Node& down = *a.inputs[4];
+  const auto& m = std::get<MoeAttrs>(a.node.attrs);
+  if (x.dtype != DType::F32 || x.shape.size() != 2 || x.shape[1].is_symbolic())
+    return node_error(a, "x must be f32 [T, dim]");
+  if (gate.shape.size() != 3 || up.shape.size() != 3 || down.shape.size() != 3)
+    return node_error(a, "experts must be 3-D: gate/up [n_expert, ffn, dim], down [n_expert, dim, ffn]");
+  const Dim& E = gate.shape[0];
+  const Dim& F = gate.shape[1];
+  const Dim& D = x.shape[1];
+  if (E.is_symbolic() || F.is_symbolic() || !(gate.shape[2] == D) || !(up.shape == gate.shape) ||
+      !(down.shape == Shape{E, D, F}))
+    return node_error(
+        a, fmt::format("expert shapes gate {} up {} down {} do not match x {}", shape_to_string(gate.shape),
+                       shape_to_string(up.shape), shape_to_string(down.shape), shape_to_string(x.shape)));
+  if (p.dtype != DType::F32 || !(p.shape == Shape{x.shape[0], E}))
+    return node_error(a, fmt::format("router probabilities must be f32 [T, {}], got {}", E.value,
+                                     shape_to_string(p.shape)));
+  if (m.n_used < 1 || m.n_used > E.value)
+    return node_error(a, fmt::format("n_used {} must be within [1, {}]", m.n_used, E.value));
+  for (const Node* w : {&gate, &up, &down}) {
+    if (w->dtype == DType::I32 || w->dtype == DType::I8) return node_error(a, "experts cannot be integer");
+    const int64_t k = w->shape[2].value, block = traits(w->dtype).block_size;
+    if (k % block != 0)
+      return node_error(a, fmt::format("expert rows of {} are not a multiple of {}'s block size {}", k,
+                                       dtype_name(w->dtype), block));
+  }
+  return TypeInfo{x.shape, DType::F32};
+}
+
+Tensor decompose_moe(Builder& b, const Node& n, const std::vector<Tensor>& in) {
+  const auto& m = std::get<MoeAttrs>(n.attrs);
+  const Tensor x = in[0], p = in[1];
+  const Dim T = x.shape()[0], D = x.shape()[1];
+  const Dim E = in[2].shape()[0];
+
+  // Routing weights [T, E]: the n_used largest probabilities, found by repeated max, the rest 0.
+  const Tensor taken = b.scalar(-std::numeric_limits<float>::max());
+  Tensor remaining = p;
+  Tensor mask;
+  for (int j = 0; j < m.n_used; ++j) {
+    const Tensor hit = b.less_equal(b.reduce_max(remaining), remaining);  // 1 at this round's maximum
+    mask = j == 0 ? hit : mask + hit;
+    remaining = b.where(hit, taken, remaining);
+  }
+  Tensor w = p * mask;
+  if (m.normalize) w = w / b.reduce_sum(w);
+
+  // Every expert densely: [1, T, dim] x [E, ffn, dim] -> [E, T, ffn], then down -> [E, T, dim].
+  const Tensor xb = b.reshape(x, Shape{Dim::constant(1), T, D});
+  const Tensor g = b.matmul(xb, in[2]);
+  const Tensor h = g * b.recip(b.scalar(1.0f) + b.exp(b.neg(g))) * b.matmul(xb, in[3]);
+  const Tensor y = b.matmul(h, in[4]);  // [E, T, dim]
+
+  const Tensor we = b.reshape(b.permute(w, {1, 0}), Shape{E, T, Dim::constant(1)});
+  const Tensor sum = b.reduce_sum(b.permute(y * we, {1, 2, 0}));  // [T, dim, 1]
+  return b.reshape(sum, Shape{T, D});
+}
+
+}  // namespace glass::graph
