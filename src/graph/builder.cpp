@@ -109,6 +109,8 @@ Tensor Builder::embedding(Tensor table, Tensor ids) {
   return add_node(Op::Embedding, {table.id, ids.id}, NoAttrs{});
 }
 
+Tensor Builder::softcap(Tensor x, float cap) { return add_node(Op::Softcap, {x.id}, SoftcapAttrs{cap}); }
+
 void Builder::output(const std::string& name, Tensor t) {
   if (error_) return;
   g_.outputs.push_back(Output{name, t.id});

@@ -74,6 +74,9 @@ class Builder {
   Tensor silu(Tensor x) { return unary(Op::Silu, x); }
   Tensor swiglu(Tensor gate, Tensor up) { return binary(Op::SwiGlu, gate, up); }
   Tensor embedding(Tensor table, Tensor ids);
+  Tensor gelu(Tensor x) { return unary(Op::Gelu, x); }
+  Tensor geglu(Tensor gate, Tensor up) { return binary(Op::GeGlu, gate, up); }
+  Tensor softcap(Tensor x, float cap);
 
   // graph interface
   void output(const std::string& name, Tensor t);

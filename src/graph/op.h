@@ -49,6 +49,9 @@ enum class Op : uint8_t {
   Silu,
   SwiGlu,
   Embedding,
+  Softcap,  // cap * tanh(x / cap)
+  Gelu,     // tanh approximation
+  GeGlu,    // gelu(gate) * up
   kSentinel,
 };
 

@@ -36,8 +36,12 @@ struct AttrWriter {
             {"freq_scale", r.freq_scale}};
   }
   json operator()(const AttentionAttrs& a) const {
-    return {{"scale", a.scale}, {"kv_len", dim_json(a.kv_len)}};
+    json j = {{"scale", a.scale}, {"kv_len", dim_json(a.kv_len)}};
+    if (a.window != 0) j["window"] = a.window;  // written only when set: older graphs keep their hash
+    if (a.softcap != 0.0f) j["softcap"] = a.softcap;
+    return j;
   }
+  json operator()(const SoftcapAttrs& s) const { return {{"cap", s.cap}}; }
 };
 
 Error bad(const std::string& what) { return make_error(ErrorCode::InvalidFile, "graph json: " + what); }
@@ -91,8 +95,11 @@ Result<Attrs> read_attrs(Op op, const json& j) {
     case Op::Attention: {
       auto len = read_dim(j.at("kv_len"));
       if (!len) return len.error();
-      return Attrs{AttentionAttrs{j.at("scale").get<float>(), *len}};
+      return Attrs{AttentionAttrs{j.at("scale").get<float>(), *len, j.value("window", int64_t{0}),
+                                  j.value("softcap", 0.0f)}};
     }
+    case Op::Softcap:
+      return Attrs{SoftcapAttrs{j.at("cap").get<float>()}};
     default:
       return Attrs{NoAttrs{}};
   }

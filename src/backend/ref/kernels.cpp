@@ -62,6 +62,9 @@ const std::vector<Entry>& table() {
       {Op::Silu, {kF32}, activation},
       {Op::SwiGlu, {kF32, kF32}, activation},
       {Op::Embedding, {kWeights, kI32}, embedding},
+      {Op::Softcap, {kF32}, activation},
+      {Op::Gelu, {kF32}, activation},
+      {Op::GeGlu, {kF32, kF32}, activation},
   };
   return kTable;
 }
