@@ -3,14 +3,17 @@
 #include <array>
 
 #include "models/architecture.h"
+#include "models/gemma.h"
 #include "models/llama.h"
 
 namespace glass::models {
 namespace {
 
-const std::array<Architecture, 1>& registry() {
-  static const std::array<Architecture, 1> kArchitectures = {{
+const std::array<Architecture, 3>& registry() {
+  static const std::array<Architecture, 3> kArchitectures = {{
       {"llama", {"llama", "mistral"}, llama_from_gguf},
+      {"gemma2", {"gemma2"}, gemma2_from_gguf},
+      {"gemma3", {"gemma3", "gemma3_text"}, gemma3_from_gguf},
   }};
   return kArchitectures;
 }
