@@ -4,16 +4,18 @@
 
 #include "models/architecture.h"
 #include "models/gemma.h"
+#include "models/gemma3n.h"
 #include "models/llama.h"
 
 namespace glass::models {
 namespace {
 
-const std::array<Architecture, 3>& registry() {
-  static const std::array<Architecture, 3> kArchitectures = {{
+const std::array<Architecture, 4>& registry() {
+  static const std::array<Architecture, 4> kArchitectures = {{
       {"llama", {"llama", "mistral"}, llama_from_gguf},
       {"gemma2", {"gemma2"}, gemma2_from_gguf},
       {"gemma3", {"gemma3", "gemma3_text"}, gemma3_from_gguf},
+      {"gemma3n", {"gemma3n", "gemma3n_text"}, gemma3n_from_gguf},
   }};
   return kArchitectures;
 }
