@@ -168,7 +168,7 @@ Result<graph::Graph> build_gemma3n(const Gemma3nConfig& cfg, const WeightIndex& 
 
     // MLP, the gate sparsified in the first layers.
     const Tensor f = b.rms_norm(attn_laurel, g.ffn_norm, s.rms_eps).named(layer + ".ffn_norm");
-    Tensor gate = b.matmul(f, g.gate);
+    Tensor gate = b.matmul(f, g.gate).named(layer + ".ffn_gate");
     const float sparsity = cfg.sparsity[static_cast<size_t>(i)];
     if (sparsity > 0.0f) gate = gaussian_topk(b, gate, s.ffn_dim, sparsity).named(layer + ".ffn_gate_sparse");
     const Tensor ffn = b.matmul(b.geglu(gate, b.matmul(f, g.up)).named(layer + ".ffn_act"), g.down);
