@@ -109,7 +109,8 @@ ModelGraph finish_model_graph(graph::Graph g, int64_t vocab_size, int64_t n_ctx_
   m.n_ctx_train = n_ctx_train;
   m.n_ctx = choose_context(opt, n_ctx_train);
   m.n_layers = n_layers;
-  for (graph::NodeId id : m.graph.leaves(graph::Op::State)) m.state_kinds.push_back(state_kind(m.graph.node(id).name));
+  for (graph::NodeId id : m.graph.leaves(graph::Op::State))
+    m.state_kinds.push_back(state_kind(m.graph.node(id).name));
   m.summary = std::move(summary);
   return m;
 }

@@ -67,8 +67,8 @@ struct KvCache {
 struct KvShape {
   int64_t n_ctx, n_kv_heads, head_dim;
 };
-KvCache write_kv(graph::Builder& b, const std::string& layer, const KvShape& s, graph::Tensor k, graph::Tensor v,
-                 const Step& step, graph::DType kv_dtype);
+KvCache write_kv(graph::Builder& b, const std::string& layer, const KvShape& s, graph::Tensor k,
+                 graph::Tensor v, const Step& step, graph::DType kv_dtype);
 
 // Attention of q [T, n_heads, head_dim] over `kv` (rows [0, S), the step's position / sequence
 // mask and the attrs' window and softcap), then the output projection: [T, dim].

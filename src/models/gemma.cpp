@@ -12,7 +12,9 @@ graph::RopeAttrs GemmaShape::rope(int64_t layer) const {
                           is_local ? rope_base_local : rope_base_global, is_local ? 1.0f : rope_scale_global};
 }
 
-int64_t GemmaShape::window(int64_t layer) const { return local[static_cast<size_t>(layer)] ? sliding_window : 0; }
+int64_t GemmaShape::window(int64_t layer) const {
+  return local[static_cast<size_t>(layer)] ? sliding_window : 0;
+}
 
 float GemmaShape::attn_scale() const { return 1.0f / std::sqrt(static_cast<float>(head_dim)); }
 
@@ -22,31 +24,37 @@ std::string GemmaShape::summary() const {
   return fmt::format(
       "{} layers ({}), dim {}, {} heads ({} kv), head_dim {}, ffn {}, vocab {}, window {}, rope base {:g} "
       "global / {:g} local",
-      n_layers, kinds, dim, n_heads, n_kv_heads, head_dim, ffn_dim, vocab_size, sliding_window, rope_base_global,
-      rope_base_local);
+      n_layers, kinds, dim, n_heads, n_kv_heads, head_dim, ffn_dim, vocab_size, sliding_window,
+      rope_base_global, rope_base_local);
 }
 
 Status GemmaShape::validate(const char* arch) const {
-  auto bad = [&](const std::string& what) { return make_error(ErrorCode::InvalidFile, fmt::format("{}: {}", arch, what)); };
+  auto bad = [&](const std::string& what) {
+    return make_error(ErrorCode::InvalidFile, fmt::format("{}: {}", arch, what));
+  };
   if (n_layers <= 0 || dim <= 0 || n_heads <= 0 || n_kv_heads <= 0 || head_dim <= 0 || ffn_dim <= 0 ||
       vocab_size <= 0 || n_ctx_train <= 0)
-    return bad(fmt::format("{0}.block_count, {0}.embedding_length, {0}.attention.head_count(_kv), "
-                           "{0}.attention.key_length, {0}.feed_forward_length and {0}.context_length must be "
-                           "positive",
-                           arch));
+    return bad(
+        fmt::format("{0}.block_count, {0}.embedding_length, {0}.attention.head_count(_kv), "
+                    "{0}.attention.key_length, {0}.feed_forward_length and {0}.context_length must be "
+                    "positive",
+                    arch));
   if (n_heads % n_kv_heads != 0)
-    return bad(fmt::format("{}.attention.head_count = {} is not a multiple of head_count_kv = {}", arch, n_heads,
-                           n_kv_heads));
+    return bad(fmt::format("{}.attention.head_count = {} is not a multiple of head_count_kv = {}", arch,
+                           n_heads, n_kv_heads));
   if (n_rot <= 0 || n_rot % 2 != 0 || n_rot > head_dim)
     return bad(fmt::format("{}.rope.dimension_count = {} must be even and at most head_dim {}", arch, n_rot,
                            head_dim));
-  if (!(rms_eps > 0.0f) || !(rope_base_global > 0.0f) || !(rope_base_local > 0.0f) || !(rope_scale_global > 0.0f))
-    return bad(fmt::format("{0}.attention.layer_norm_rms_epsilon, {0}.rope.freq_base(_swa) and the rope "
-                           "scaling factor must be positive",
-                           arch));
+  if (!(rms_eps > 0.0f) || !(rope_base_global > 0.0f) || !(rope_base_local > 0.0f) ||
+      !(rope_scale_global > 0.0f))
+    return bad(
+        fmt::format("{0}.attention.layer_norm_rms_epsilon, {0}.rope.freq_base(_swa) and the rope "
+                    "scaling factor must be positive",
+                    arch));
   for (bool l : local)
     if (l && sliding_window <= 0)
-      return bad(fmt::format("{}.attention.sliding_window must be positive: the model has local layers", arch));
+      return bad(
+          fmt::format("{}.attention.sliding_window must be positive: the model has local layers", arch));
   return {};
 }
 
@@ -63,7 +71,8 @@ GemmaShape read_gemma_shape(HparamReader& r, const WeightIndex& w, int64_t defau
   const std::vector<int64_t> ffn = r.per_layer_int("feed_forward_length", s.n_layers);
   s.ffn_dim = ffn.empty() ? 0 : ffn.front();
   for (int64_t f : ffn)
-    if (f != s.ffn_dim) r.fail(fmt::format("{}: per-layer widths that differ are not supported", r.key("feed_forward_length")));
+    if (f != s.ffn_dim)
+      r.fail(fmt::format("{}: per-layer widths that differ are not supported", r.key("feed_forward_length")));
   s.n_ctx_train = r.required_int("context_length");
   s.n_rot = r.optional_int("rope.dimension_count", s.head_dim);
   s.rms_eps = r.required_float("attention.layer_norm_rms_epsilon");
@@ -72,8 +81,10 @@ GemmaShape read_gemma_shape(HparamReader& r, const WeightIndex& w, int64_t defau
   if (r.has("rope.scaling.type")) {
     // Gemma 3 (4B and up) scales positions linearly on its global layers only.
     const float factor = r.optional_float("rope.scaling.factor", 1.0f);
-    if (!(factor > 0.0f)) r.fail(fmt::format("{} must be positive", r.key("rope.scaling.factor")));
-    else s.rope_scale_global = 1.0f / factor;
+    if (!(factor > 0.0f))
+      r.fail(fmt::format("{} must be positive", r.key("rope.scaling.factor")));
+    else
+      s.rope_scale_global = 1.0f / factor;
   }
   s.sliding_window = r.optional_int("attention.sliding_window", 0);
   s.local = r.sliding_layers(s.n_layers, default_period);
@@ -81,7 +92,8 @@ GemmaShape read_gemma_shape(HparamReader& r, const WeightIndex& w, int64_t defau
   return s;
 }
 
-GemmaWeights declare_gemma_weights(graph::Builder& b, const WeightIndex& w, const GemmaShape& s, bool qk_norm) {
+GemmaWeights declare_gemma_weights(graph::Builder& b, const WeightIndex& w, const GemmaShape& s,
+                                   bool qk_norm) {
   auto blk = [](int64_t i, const char* what) { return fmt::format("blk.{}.{}.weight", i, what); };
   const int64_t q_dim = s.n_heads * s.head_dim, kv_dim = s.n_kv_heads * s.head_dim;
   GemmaWeights g;

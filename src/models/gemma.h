@@ -44,7 +44,8 @@ struct GemmaWeights {
   std::vector<GemmaLayer> layers;
 };
 
-GemmaWeights declare_gemma_weights(graph::Builder& b, const WeightIndex& w, const GemmaShape& s, bool qk_norm);
+GemmaWeights declare_gemma_weights(graph::Builder& b, const WeightIndex& w, const GemmaShape& s,
+                                   bool qk_norm);
 
 // Entry points (registry.cpp).
 Result<ModelGraph> gemma2_from_gguf(const formats::GgufFile& file, const WeightIndex& weights,

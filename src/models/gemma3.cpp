@@ -86,8 +86,9 @@ Result<ModelGraph> gemma3_from_gguf(const formats::GgufFile& file, const WeightI
   if (!c) return c.error();
   auto g = build(*c, weights, opt);
   if (!g) return g.error();
-  return finish_model_graph(std::move(*g), c->shape.vocab_size, c->shape.n_ctx_train, c->shape.n_layers, opt,
-                            fmt::format("{}: {}, final softcap {:g}", kArch, c->shape.summary(), c->final_softcap));
+  return finish_model_graph(
+      std::move(*g), c->shape.vocab_size, c->shape.n_ctx_train, c->shape.n_layers, opt,
+      fmt::format("{}: {}, final softcap {:g}", kArch, c->shape.summary(), c->final_softcap));
 }
 
 }  // namespace glass::models

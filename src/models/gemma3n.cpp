@@ -17,13 +17,14 @@
 // streams, active stream 0, 256-wide per-layer inputs, period 5 local/global, sparsity std
 // multiplier 1.6448533 in layers 0-9, 20 cache-owning layers, final softcap 30. Norm weights are
 // the multiplier itself (Gemma 3n checkpoints store it; no +1).
+#include "models/gemma3n.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
 
 #include "models/blocks.h"
 #include "models/gemma.h"
-#include "models/gemma3n.h"
 #include "models/hparams.h"
 
 namespace glass::models {
@@ -46,8 +47,8 @@ Tensor magnitude(graph::Builder& b, Tensor x) { return b.sqrt(b.reduce_sum(x * x
 
 // AltUp's router: tanh(W rms_norm(x) / dim), one coefficient per stream: [T, n_altup].
 Tensor router_modalities(graph::Builder& b, const Gemma3nConfig& cfg, const Gemma3nLayer& l, Tensor x) {
-  const Tensor in =
-      b.rms_norm(x, l.altup_router_norm, cfg.shape.rms_eps) * b.scalar(1.0f / static_cast<float>(cfg.shape.dim));
+  const Tensor in = b.rms_norm(x, l.altup_router_norm, cfg.shape.rms_eps) *
+                    b.scalar(1.0f / static_cast<float>(cfg.shape.dim));
   return b.tanh(b.matmul(in, l.altup_router));
 }
 
@@ -56,8 +57,9 @@ Tensor router_modalities(graph::Builder& b, const Gemma3nConfig& cfg, const Gemm
 Tensor altup_predict(graph::Builder& b, const Gemma3nConfig& cfg, const Gemma3nLayer& l, Tensor streams) {
   const int64_t n = cfg.n_altup, dim = cfg.shape.dim;
   const Tensor modalities = router_modalities(b, cfg, l, stream(b, streams, cfg.active, dim));
-  const Tensor coefs = b.reshape(b.matmul(modalities, l.altup_predict_coef), Shape{T(), c(n), c(n)});  // [T, r, c]
-  const Tensor mixed = b.matmul(coefs, b.permute(streams, {0, 2, 1}));  // [T, r, dim]
+  const Tensor coefs =
+      b.reshape(b.matmul(modalities, l.altup_predict_coef), Shape{T(), c(n), c(n)});  // [T, r, c]
+  const Tensor mixed = b.matmul(coefs, b.permute(streams, {0, 2, 1}));                // [T, r, dim]
   return mixed + streams;
 }
 
@@ -67,8 +69,10 @@ Tensor altup_correct(graph::Builder& b, const Gemma3nConfig& cfg, const Gemma3nL
                      Tensor activated) {
   const int64_t n = cfg.n_altup, dim = cfg.shape.dim;
   const Tensor innovation = activated - stream(b, predictions, cfg.active, dim);  // [T, dim]
-  const Tensor coefs = b.matmul(router_modalities(b, cfg, l, activated), l.altup_correct_coef) + b.scalar(1.0f);
-  return b.reshape(coefs, Shape{T(), c(n), c(1)}) * b.reshape(innovation, Shape{T(), c(1), c(dim)}) + predictions;
+  const Tensor coefs =
+      b.matmul(router_modalities(b, cfg, l, activated), l.altup_correct_coef) + b.scalar(1.0f);
+  return b.reshape(coefs, Shape{T(), c(n), c(1)}) * b.reshape(innovation, Shape{T(), c(1), c(dim)}) +
+         predictions;
 }
 
 // LAuReL: x + norm(R (L x)), a rank-r learned residual.
@@ -91,8 +95,8 @@ Tensor gaussian_topk(graph::Builder& b, Tensor x, int64_t width, float std_multi
 
 // Per-layer inputs [T, n_layers, ple_dim]: the per-layer token embedding (x sqrt(ple_dim)) plus the
 // RMS-normed projection of the input embedding (x 1/sqrt(dim)), together x 1/sqrt(2).
-Tensor per_layer_inputs(graph::Builder& b, const Gemma3nConfig& cfg, const Gemma3nWeights& w, const Step& step,
-                        Tensor x0) {
+Tensor per_layer_inputs(graph::Builder& b, const Gemma3nConfig& cfg, const Gemma3nWeights& w,
+                        const Step& step, Tensor x0) {
   const GemmaShape& s = cfg.shape;
   const Shape per_layer{T(), c(s.n_layers), c(cfg.ple_dim)};
   const Tensor tok = b.reshape(b.embedding(w.per_layer_token_embd, step.tokens), per_layer) *
@@ -132,10 +136,11 @@ Result<graph::Graph> build_gemma3n(const Gemma3nConfig& cfg, const WeightIndex& 
   const int64_t n_ctx = choose_context(opt, s.n_ctx_train);
   const Step step = declare_step(b, n_ctx);
   const Gemma3nWeights gw = declare_gemma3n_weights(b, w, cfg);
-  const Tensor ones = b.constant(std::vector<float>(static_cast<size_t>(s.head_dim), 1.0f), graph::make_shape({s.head_dim}));
+  const Tensor ones =
+      b.constant(std::vector<float>(static_cast<size_t>(s.head_dim), 1.0f), graph::make_shape({s.head_dim}));
 
   const Tensor x0 = (b.embedding(gw.token_embd, step.tokens) * b.scalar(std::sqrt(static_cast<float>(s.dim))))
-                        .named("token_embd");  // [T, dim]
+                        .named("token_embd");                 // [T, dim]
   const Tensor ple = per_layer_inputs(b, cfg, gw, step, x0);  // [T, n_layers, ple_dim]
   Tensor streams = altup_expand(b, cfg, gw, x0);              // [T, n_altup, dim]
   std::vector<KvCache> caches(static_cast<size_t>(s.n_layers));
@@ -157,14 +162,18 @@ Result<graph::Graph> build_gemma3n(const Gemma3nConfig& cfg, const WeightIndex& 
       Tensor k = b.rms_norm(project_heads(b, h, g.wk, s.n_kv_heads, s.head_dim), g.k_norm, s.rms_eps)
                      .named(layer + ".k_norm");
       k = b.rope(k, step.positions, s.rope(i)).named(layer + ".k_rope");
-      const Tensor v =
-          b.rms_norm(project_heads(b, h, g.wv, s.n_kv_heads, s.head_dim), ones, s.rms_eps).named(layer + ".v_norm");
-      caches[static_cast<size_t>(i)] = write_kv(b, layer, {n_ctx, s.n_kv_heads, s.head_dim}, k, v, step, opt.kv_dtype);
+      const Tensor v = b.rms_norm(project_heads(b, h, g.wv, s.n_kv_heads, s.head_dim), ones, s.rms_eps)
+                           .named(layer + ".v_norm");
+      caches[static_cast<size_t>(i)] =
+          write_kv(b, layer, {n_ctx, s.n_kv_heads, s.head_dim}, k, v, step, opt.kv_dtype);
     }
     const graph::AttentionAttrs attn{1.0f, {}, s.window(i)};
-    const Tensor a = attend(b, layer, q, s.n_heads, s.head_dim, caches[static_cast<size_t>(source)], step, attn, g.wo);
-    const Tensor attn_gated = b.rms_norm(a, g.post_attn_norm, s.rms_eps).named(layer + ".post_attention_norm") + active;
-    const Tensor attn_laurel = ((attn_gated + laurel_out) * b.scalar(1.0f / std::sqrt(2.0f))).named(layer + ".attn_laurel");
+    const Tensor a =
+        attend(b, layer, q, s.n_heads, s.head_dim, caches[static_cast<size_t>(source)], step, attn, g.wo);
+    const Tensor attn_gated =
+        b.rms_norm(a, g.post_attn_norm, s.rms_eps).named(layer + ".post_attention_norm") + active;
+    const Tensor attn_laurel =
+        ((attn_gated + laurel_out) * b.scalar(1.0f / std::sqrt(2.0f))).named(layer + ".attn_laurel");
 
     // MLP, the gate sparsified in the first layers.
     const Tensor f = b.rms_norm(attn_laurel, g.ffn_norm, s.rms_eps).named(layer + ".ffn_norm");
@@ -173,7 +182,8 @@ Result<graph::Graph> build_gemma3n(const Gemma3nConfig& cfg, const WeightIndex& 
     if (sparsity > 0.0f) gate = gaussian_topk(b, gate, s.ffn_dim, sparsity).named(layer + ".ffn_gate_sparse");
     const Tensor ffn = b.matmul(b.geglu(gate, b.matmul(f, g.up)).named(layer + ".ffn_act"), g.down);
     const Tensor out =
-        (b.rms_norm(ffn, g.post_ffn_norm, s.rms_eps).named(layer + ".post_ffw_norm") + attn_laurel).named(layer + ".out");
+        (b.rms_norm(ffn, g.post_ffn_norm, s.rms_eps).named(layer + ".post_ffw_norm") + attn_laurel)
+            .named(layer + ".out");
 
     // AltUp correction, then the per-layer input gated in by the corrected active stream and added
     // to every other stream.
@@ -181,7 +191,8 @@ Result<graph::Graph> build_gemma3n(const Gemma3nConfig& cfg, const WeightIndex& 
     Tensor pl = b.gelu(b.matmul(stream(b, corrected, cfg.active, s.dim) * l.altup_correct_scale, l.inp_gate));
     pl = pl * b.reshape(b.slice(ple, 1, i, c(1)), Shape{T(), c(cfg.ple_dim)});  // [T, ple_dim]
     pl = b.rms_norm(b.matmul(pl, l.proj), l.post_norm, s.rms_eps).named(layer + ".per_layer_input");
-    const Tensor rest = b.slice(corrected, 1, 1, c(cfg.n_altup - 1)) + b.reshape(pl, Shape{T(), c(1), c(s.dim)});
+    const Tensor rest =
+        b.slice(corrected, 1, 1, c(cfg.n_altup - 1)) + b.reshape(pl, Shape{T(), c(1), c(s.dim)});
     streams = b.concat(b.slice(corrected, 1, 0, c(1)), rest, 1).named(layer + ".streams");
   }
   const Tensor x = altup_merge(b, cfg, gw, streams);

@@ -7,12 +7,12 @@
 namespace glass::models {
 
 struct Gemma3nConfig {
-  GemmaShape shape;            // Gemma 3's decoder: layer kinds, RoPE bases, window, head shapes
-  int64_t n_altup = 4;         // altup.num_inputs
-  int64_t active = 0;          // altup.active_idx: the stream layers compute on
-  int64_t ple_dim = 256;       // embedding_length_per_layer_input
-  int64_t laurel_rank = 0;     // rows of blk.0.laurel_l.weight
-  int64_t n_kv_layers = 0;     // the first n_kv_layers own a KV cache; later ones share (see kv_source)
+  GemmaShape shape;             // Gemma 3's decoder: layer kinds, RoPE bases, window, head shapes
+  int64_t n_altup = 4;          // altup.num_inputs
+  int64_t active = 0;           // altup.active_idx: the stream layers compute on
+  int64_t ple_dim = 256;        // embedding_length_per_layer_input
+  int64_t laurel_rank = 0;      // rows of blk.0.laurel_l.weight
+  int64_t n_kv_layers = 0;      // the first n_kv_layers own a KV cache; later ones share (see kv_source)
   std::vector<float> sparsity;  // per layer: the MLP gate's std multiplier (0: dense)
   float final_softcap = 30.0f;
 

@@ -12,9 +12,9 @@ namespace glass::models {
 namespace {
 
 constexpr const char* kArch = "gemma3n";
-constexpr int64_t kDefaultPeriod = 5;         // 4 local layers, then 1 global
-constexpr int64_t kDefaultKvLayers = 20;      // llama.cpp: n_layer_kv_from_start
-constexpr int64_t kDefaultSparseLayers = 10;  // llama.cpp: n_layer_sparsity
+constexpr int64_t kDefaultPeriod = 5;                       // 4 local layers, then 1 global
+constexpr int64_t kDefaultKvLayers = 20;                    // llama.cpp: n_layer_kv_from_start
+constexpr int64_t kDefaultSparseLayers = 10;                // llama.cpp: n_layer_sparsity
 constexpr float kDefaultSparsityStd = 1.6448533535003662f;  // normal icdf(0.95)
 
 }  // namespace
@@ -45,21 +45,26 @@ Result<Gemma3nConfig> gemma3n_config_from_gguf(const formats::GgufFile& f, const
     else
       c.sparsity = *v;
   } else {
-    for (int64_t i = 0; i < n; ++i) c.sparsity.push_back(i < kDefaultSparseLayers ? kDefaultSparsityStd : 0.0f);
+    for (int64_t i = 0; i < n; ++i)
+      c.sparsity.push_back(i < kDefaultSparseLayers ? kDefaultSparsityStd : 0.0f);
   }
   const auto laurel = w.find("blk.0.laurel_l.weight");
   c.laurel_rank = laurel != w.end() && laurel->second.shape.size() == 2 ? laurel->second.shape[0] : 0;
   if (auto st = r.status(); !st) return st.error();
   if (auto st = c.shape.validate(kArch); !st) return st.error();
-  auto bad = [](const std::string& what) { return make_error(ErrorCode::InvalidFile, fmt::format("{}: {}", kArch, what)); };
+  auto bad = [](const std::string& what) {
+    return make_error(ErrorCode::InvalidFile, fmt::format("{}: {}", kArch, what));
+  };
   if (c.n_altup < 2) return bad(fmt::format("{}.altup.num_inputs = {} must be at least 2", kArch, c.n_altup));
   if (c.active != 0)
-    return make_error(ErrorCode::Unsupported,
-                      fmt::format("{}: {}.altup.active_idx = {} (only stream 0 is supported)", kArch, kArch, c.active));
+    return make_error(
+        ErrorCode::Unsupported,
+        fmt::format("{}: {}.altup.active_idx = {} (only stream 0 is supported)", kArch, kArch, c.active));
   if (c.ple_dim <= 0) return bad(fmt::format("{}.embedding_length_per_layer_input must be positive", kArch));
   if (c.laurel_rank <= 0) return bad("tensor 'blk.0.laurel_l.weight' is missing or not 2-D");
   if (c.n_kv_layers <= 0 || c.n_kv_layers > n)
-    return bad(fmt::format("{}.attention.shared_kv_layers leaves {} cache-owning layers of {}", kArch, c.n_kv_layers, n));
+    return bad(fmt::format("{}.attention.shared_kv_layers leaves {} cache-owning layers of {}", kArch,
+                           c.n_kv_layers, n));
   for (int64_t i = 0; i < n; ++i)
     if (c.kv_source(i) < 0)
       return bad(fmt::format("layer {} shares KV but no cache-owning layer has its kind", i));

@@ -60,7 +60,8 @@ std::vector<int64_t> HparamReader::per_layer_int(std::string_view suffix, int64_
     return {};
   }
   if (static_cast<int64_t>(arr->size()) != n_layers) {
-    fail(fmt::format("key '{}' has {} entries, expected one per layer ({})", key(suffix), arr->size(), n_layers));
+    fail(fmt::format("key '{}' has {} entries, expected one per layer ({})", key(suffix), arr->size(),
+                     n_layers));
     return {};
   }
   return std::vector<int64_t>(arr->begin(), arr->end());
@@ -80,8 +81,7 @@ std::vector<bool> HparamReader::sliding_layers(int64_t n_layers, int64_t default
     return local;
   }
   const int64_t period = v != nullptr ? required_int("attention.sliding_window_pattern") : default_period;
-  for (size_t i = 0; i < n; ++i)
-    local[i] = period > 1 && static_cast<int64_t>(i) % period < period - 1;
+  for (size_t i = 0; i < n; ++i) local[i] = period > 1 && static_cast<int64_t>(i) % period < period - 1;
   return local;
 }
 

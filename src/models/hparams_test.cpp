@@ -38,15 +38,16 @@ TEST(HparamReader, PatternPeriodFromTheFile) {
 TEST(HparamReader, PatternAsBoolArray) {
   GgufWriter w;
   w.kv("gemma3n.attention.sliding_window_pattern",
-       GgufWriter::array(GgufWriter::kBool, {GgufWriter::boolean(true), GgufWriter::boolean(false),
-                                             GgufWriter::boolean(true)}));
+       GgufWriter::array(GgufWriter::kBool,
+                         {GgufWriter::boolean(true), GgufWriter::boolean(false), GgufWriter::boolean(true)}));
   const auto f = open(w, "pattern_array.gguf");
   HparamReader r(f, "gemma3n");
   EXPECT_EQ(r.sliding_layers(3, 5), (std::vector<bool>{true, false, true}));
   HparamReader wrong(f, "gemma3n");
   wrong.sliding_layers(4, 5);  // the array has 3 entries
   ASSERT_FALSE(wrong.status().ok());
-  EXPECT_NE(wrong.status().error().message.find("gemma3n.attention.sliding_window_pattern"), std::string::npos);
+  EXPECT_NE(wrong.status().error().message.find("gemma3n.attention.sliding_window_pattern"),
+            std::string::npos);
 }
 
 TEST(HparamReader, MissingRequiredKeyIsNamed) {

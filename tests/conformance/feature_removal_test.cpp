@@ -23,13 +23,20 @@ Mutation kv_sharing_gemma3n();
 
 const std::vector<Case>& cases() {
   static const std::vector<Case> kCases = {
-      {"gemma2-f32", sliding_window_removed},     {"gemma2-f32", attention_softcap_removed},
-      {"gemma2-f32", final_softcap_removed},      {"gemma3-f32", sliding_window_removed},
-      {"gemma3-f32", rope_base_per_kind_removed}, {"gemma3-f32", qk_norm_removed},
-      {"gemma3n-f32", sliding_window_removed},    {"gemma3n-f32", rope_base_per_kind_removed},
-      {"gemma3n-f32", final_softcap_removed},     {"gemma3n-f32", altup_correction_removed},
-      {"gemma3n-f32", kv_sharing_gemma3n},        {"gemma3n-f32", laurel_removed},
-      {"gemma3n-f32", activation_sparsity_removed}, {"gemma3n-f32", per_layer_inputs_removed},
+      {"gemma2-f32", sliding_window_removed},
+      {"gemma2-f32", attention_softcap_removed},
+      {"gemma2-f32", final_softcap_removed},
+      {"gemma3-f32", sliding_window_removed},
+      {"gemma3-f32", rope_base_per_kind_removed},
+      {"gemma3-f32", qk_norm_removed},
+      {"gemma3n-f32", sliding_window_removed},
+      {"gemma3n-f32", rope_base_per_kind_removed},
+      {"gemma3n-f32", final_softcap_removed},
+      {"gemma3n-f32", altup_correction_removed},
+      {"gemma3n-f32", kv_sharing_gemma3n},
+      {"gemma3n-f32", laurel_removed},
+      {"gemma3n-f32", activation_sparsity_removed},
+      {"gemma3n-f32", per_layer_inputs_removed},
       {"gemma3n-f32", qk_norm_removed},
   };
   return kCases;
@@ -67,13 +74,14 @@ TEST_P(FeatureRemoval, ReferenceCheckFails) {
   EXPECT_EQ(caught, out.rows.size()) << c.model << ": removing " << m.name << " passed some checks";
 }
 
-INSTANTIATE_TEST_SUITE_P(Gemma, FeatureRemoval, ::testing::Range(0, static_cast<int>(cases().size())), [](const auto& p) {
-  const Case& c = cases().at(static_cast<size_t>(p.param));
-  std::string s = std::string(c.model) + "_" + c.removal().name;
-  for (char& ch : s)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return s;
-});
+INSTANTIATE_TEST_SUITE_P(Gemma, FeatureRemoval, ::testing::Range(0, static_cast<int>(cases().size())),
+                         [](const auto& p) {
+                           const Case& c = cases().at(static_cast<size_t>(p.param));
+                           std::string s = std::string(c.model) + "_" + c.removal().name;
+                           for (char& ch : s)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return s;
+                         });
 
 }  // namespace
 }  // namespace glass::conformance

@@ -71,14 +71,16 @@ Mutation attention_softcap_removed() {
 }
 
 Mutation final_softcap_removed() {
-  return {"final softcap removed", on_nodes([](const Node& n) { return n.op == Op::Softcap; }, pass_input(0))};
+  return {"final softcap removed",
+          on_nodes([](const Node& n) { return n.op == Op::Softcap; }, pass_input(0))};
 }
 
 Mutation rope_base_per_kind_removed() {
   return {"RoPE base per layer kind removed", [](const graph::Graph& g) {
             float largest = 0.0f;
             for (const Node& n : g.nodes)
-              if (n.op == Op::Rope) largest = std::max(largest, std::get<graph::RopeAttrs>(n.attrs).freq_base);
+              if (n.op == Op::Rope)
+                largest = std::max(largest, std::get<graph::RopeAttrs>(n.attrs).freq_base);
             return on_nodes([](const Node& n) { return n.op == Op::Rope; },
                             [largest](Builder& b, const Node& n, const std::vector<Tensor>& in) {
                               auto r = std::get<graph::RopeAttrs>(n.attrs);
@@ -106,8 +108,9 @@ Mutation altup_correction_removed() {
 
 Mutation laurel_removed() {
   // blk.N.laurel = x + rms_norm(R L x): keep x.
-  return {"LAuReL removed",
-          on_nodes([](const Node& n) { return n.op == Op::Add && n.name.ends_with(".laurel"); }, pass_input(0))};
+  return {
+      "LAuReL removed",
+      on_nodes([](const Node& n) { return n.op == Op::Add && n.name.ends_with(".laurel"); }, pass_input(0))};
 }
 
 Mutation activation_sparsity_removed() {

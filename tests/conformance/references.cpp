@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
-#include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
 #include "formats/npy.h"
@@ -31,8 +31,8 @@ std::vector<Reference> find_references(const std::filesystem::path& fixtures, co
       r.architecture = doc["architecture"].get<std::string>();
     const auto exact = dir / (r.logits.stem().string() + ".exact-gelu.npy");
     if (std::filesystem::is_regular_file(exact, ec)) r.exact_gelu = exact;
-    const auto& gaps = doc.value("validation", nlohmann::json::object()).value("top1_minus_top2_logit_per_position",
-                                                                             nlohmann::json::array());
+    const auto& gaps = doc.value("validation", nlohmann::json::object())
+                           .value("top1_minus_top2_logit_per_position", nlohmann::json::array());
     if (gaps.is_array() && gaps.size() == r.tokens.size())
       for (const auto& g : gaps) r.top1_gaps.push_back(g.is_number() ? g.get<double>() : 0.0);
     refs.push_back(std::move(r));
@@ -54,7 +54,8 @@ double top1_where_decisive(std::span<const float> got, std::span<const float> re
     if (gaps[r] < min_gap) continue;
     const auto g = got.subspan(r * v, v), f = ref.subspan(r * v, v);
     ++counted;
-    agree += std::max_element(g.begin(), g.end()) - g.begin() == std::max_element(f.begin(), f.end()) - f.begin();
+    agree +=
+        std::max_element(g.begin(), g.end()) - g.begin() == std::max_element(f.begin(), f.end()) - f.begin();
   }
   return counted == 0 ? 1.0 : static_cast<double>(agree) / static_cast<double>(counted);
 }
@@ -90,8 +91,9 @@ verify::Thresholds thresholds_for(const Reference& ref, verify::WeightClass weig
   // Pearson plus top-1 at positions whose reference gap is >= 0.1. The max- and mean-abs bars are
   // only sanity bounds (about 2x the measured 0.118 / 0.022 of gemma3-q4_k_m on the ref backend).
   if (weights == verify::WeightClass::Quantized && !ref.top1_gaps.empty())
-    t = verify::Thresholds{0.25, 5e-2, 0.9995, 1.0,
-                           "llama.cpp quantizes activations too: Pearson and decisive top-1 (synthetic-arch README)"};
+    t = verify::Thresholds{
+        0.25, 5e-2, 0.9995, 1.0,
+        "llama.cpp quantizes activations too: Pearson and decisive top-1 (synthetic-arch README)"};
   return t;
 }
 
@@ -136,7 +138,8 @@ void check(const Reference& ref, const std::string& backend, const GraphRewrite&
     row.breaches = verify::breaches(row.metrics, thresholds_for(ref, weights));
     out.rows.push_back(std::move(row));
     if (exact) {
-      verify::Row e{ref.name + " (exact gelu)" + at, mode_name, weights, verify::compare(*got, *exact, vocab), {}};
+      verify::Row e{
+          ref.name + " (exact gelu)" + at, mode_name, weights, verify::compare(*got, *exact, vocab), {}};
       e.breaches = verify::breaches(e.metrics, verify::thresholds(weights));
       out.rows.push_back(std::move(e));
     }

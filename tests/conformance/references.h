@@ -15,9 +15,9 @@ struct Reference {
   std::filesystem::path model;
   std::filesystem::path logits;
   std::vector<int32_t> tokens;
-  std::string architecture;                // the JSON's "architecture", when given
-  std::filesystem::path exact_gelu;        // <stem>.exact-gelu.npy beside the logits (Gemma family), if any
-  std::vector<double> top1_gaps;           // the reference's top1 - top2 logit per position, if given
+  std::string architecture;          // the JSON's "architecture", when given
+  std::filesystem::path exact_gelu;  // <stem>.exact-gelu.npy beside the logits (Gemma family), if any
+  std::vector<double> top1_gaps;     // the reference's top1 - top2 logit per position, if given
 };
 
 std::vector<Reference> find_references(const std::filesystem::path& fixtures, const std::string& set);

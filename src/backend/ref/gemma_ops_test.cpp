@@ -37,7 +37,9 @@ std::pair<std::vector<float>, std::vector<float>> both_ways(const graph::Graph& 
   return {fused.outputs[0], lowered.outputs[0]};
 }
 
-double gelu(double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (x + 0.044715 * x * x * x))); }
+double gelu(double x) {
+  return 0.5 * x * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
+}
 
 TEST(GemmaOps, SoftcapGeluGegluMatchFormulaAndDecomposition) {
   const int64_t n = 3 * 40;
@@ -45,7 +47,9 @@ TEST(GemmaOps, SoftcapGeluGegluMatchFormulaAndDecomposition) {
     Builder b;
     auto x = b.input("x", Shape{Dim::symbol(Sym::T), Dim::constant(40)}, DType::F32);
     auto u = b.input("u", Shape{Dim::symbol(Sym::T), Dim::constant(40)}, DType::F32);
-    b.output("y", op == graph::Op::Softcap ? b.softcap(x, 5.0f) : op == graph::Op::Gelu ? b.gelu(x) : b.geglu(x, u));
+    b.output("y", op == graph::Op::Softcap ? b.softcap(x, 5.0f)
+                  : op == graph::Op::Gelu  ? b.gelu(x)
+                                           : b.geglu(x, u));
     auto g = b.finish();
     ASSERT_TRUE(g.ok()) << g.error().message;
     GraphRun run;
@@ -97,7 +101,8 @@ TEST(GemmaOps, WindowedSoftcappedAttentionMatchesNaiveAndDecomposition) {
   std::vector<int32_t> p;
   for (int64_t t = 0; t < T; ++t) p.push_back(static_cast<int32_t>(past + t));
   run.inputs["pos"] = p;
-  std::vector<float> kcache = test::random_floats(C * Hkv * D, 24), vcache = test::random_floats(C * Hkv * D, 25);
+  std::vector<float> kcache = test::random_floats(C * Hkv * D, 24),
+                     vcache = test::random_floats(C * Hkv * D, 25);
   std::vector<int32_t> kpos(C, 999);
   for (int i = 0; i < past; ++i) kpos[static_cast<size_t>(i)] = i;
   run.states["kc"] = kcache;
@@ -112,7 +117,8 @@ TEST(GemmaOps, WindowedSoftcappedAttentionMatchesNaiveAndDecomposition) {
   GraphRun poisoned = run;
   auto& pk = std::get<std::vector<float>>(poisoned.states["kc"]);
   auto& pv = std::get<std::vector<float>>(poisoned.states["vc"]);
-  for (int64_t i = 0; i < (past - W + 1) * Hkv * D; ++i) pk[static_cast<size_t>(i)] = pv[static_cast<size_t>(i)] = NAN;
+  for (int64_t i = 0; i < (past - W + 1) * Hkv * D; ++i)
+    pk[static_cast<size_t>(i)] = pv[static_cast<size_t>(i)] = NAN;
   ASSERT_TRUE(test::run_graph(*g, poisoned, bindings(8, C), false).ok());
   EXPECT_EQ(test::max_abs_diff(poisoned.outputs[0], fused), 0.0);
 
@@ -132,7 +138,8 @@ TEST(GemmaOps, WindowedSoftcappedAttentionMatchesNaiveAndDecomposition) {
       for (int64_t s = first; s <= qp; ++s) {
         double dot = 0;
         for (int64_t d = 0; d < D; ++d)
-          dot += qs[static_cast<size_t>((t * H + h) * D + d)] * kcache[static_cast<size_t>((s * Hkv + hk) * D + d)];
+          dot += qs[static_cast<size_t>((t * H + h) * D + d)] *
+                 kcache[static_cast<size_t>((s * Hkv + hk) * D + d)];
         w.push_back(cap * std::tanh(scale * dot / cap));
         mx = std::max(mx, w.back());
       }

@@ -99,7 +99,7 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
       k_min = s < n && kpos[s] < k_min ? kpos[s] : k_min;
       k_max = s < n && kpos[s] > k_max ? kpos[s] : k_max;
     }
-    if (k_min > q_max) continue;  // no query of this job sees any row of the block
+    if (k_min > q_max) continue;   // no query of this job sees any row of the block
     if (k_max < oldest) continue;  // every row of the block is outside every query's window
 
     const float* kt = own;  // [D, kKeyBlock]

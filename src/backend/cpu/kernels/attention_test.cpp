@@ -2,8 +2,9 @@
 // GQA groups 1, 2, 3 and 4, head sizes 8 / 20 / 64 (vector tails), query blocks of 1 (decode), 7
 // and 150 rows (several jobs and key blocks), a cached prefix, f32 and f16 caches, NaN in cache rows
 // past S that must never be read; sliding windows (with NaN in whole key blocks older than every
-// query's window, which must be skipped unread) and score soft-capping. Tolerance 2e-5 max abs: the cpu sums in f32 with an online softmax,
-// the ref in double over the whole row; outputs are averages of N(0, 1) values.
+// query's window, which must be skipped unread) and score soft-capping. Tolerance 2e-5 max abs: the cpu sums
+// in f32 with an online softmax, the ref in double over the whole row; outputs are averages of N(0, 1)
+// values.
 #include <gtest/gtest.h>
 
 #include <cmath>
