@@ -61,6 +61,12 @@ struct RopeAttrs {
 struct AttentionAttrs {
   float scale = 1.0f;  // applied to q.k, usually 1/sqrt(head_dim)
   Dim kv_len;          // cache rows read: [0, kv_len)
+  // Sliding window (local attention): > 0 hides keys at positions <= q_pos - window, so a query
+  // sees the `window` latest positions, its own included. 0: no window.
+  int64_t window = 0;
+  // Logit soft-capping (Gemma 2): > 0 replaces scale * q.k by softcap(scale * q.k, softcap) before
+  // the mask and softmax (the formula of the softcap op). 0: none.
+  float softcap = 0.0f;
   bool operator==(const AttentionAttrs&) const = default;
 };
 
@@ -72,7 +78,13 @@ struct MoeAttrs {
   bool operator==(const MoeAttrs&) const = default;
 };
 
+// softcap(x) = cap * tanh(x / cap): a smooth clamp of logits to (-cap, cap) (Gemma 2).
+struct SoftcapAttrs {
+  float cap = 1.0f;
+  bool operator==(const SoftcapAttrs&) const = default;
+};
+
 using Attrs = std::variant<NoAttrs, LeafAttrs, ConstantAttrs, PermuteAttrs, SliceAttrs, ConcatAttrs,
-                           RmsNormAttrs, RopeAttrs, AttentionAttrs, MoeAttrs>;
+                           RmsNormAttrs, RopeAttrs, AttentionAttrs, MoeAttrs, SoftcapAttrs>;
 
 }  // namespace glass::graph

@@ -113,6 +113,7 @@ Tensor Builder::moe(Tensor x, Tensor probs, Tensor gate_exps, Tensor up_exps, Te
                     const MoeAttrs& a) {
   return add_node(Op::Moe, {x.id, probs.id, gate_exps.id, up_exps.id, down_exps.id}, a);
 }
+Tensor Builder::softcap(Tensor x, float cap) { return add_node(Op::Softcap, {x.id}, SoftcapAttrs{cap}); }
 
 void Builder::output(const std::string& name, Tensor t) {
   if (error_) return;

@@ -77,6 +77,9 @@ class Builder {
   // Mixture of experts (graph/ops/moe.cpp): x [T, dim], router probabilities [T, n_expert], experts
   // gate/up [n_expert, ffn, dim] and down [n_expert, dim, ffn] -> [T, dim].
   Tensor moe(Tensor x, Tensor probs, Tensor gate_exps, Tensor up_exps, Tensor down_exps, const MoeAttrs& a);
+  Tensor gelu(Tensor x) { return unary(Op::Gelu, x); }
+  Tensor geglu(Tensor gate, Tensor up) { return binary(Op::GeGlu, gate, up); }
+  Tensor softcap(Tensor x, float cap);
 
   // graph interface
   void output(const std::string& name, Tensor t);

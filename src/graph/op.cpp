@@ -48,6 +48,9 @@ constexpr std::array<OpRow, kOpCount> kOps = {{
     {Op::SwiGlu, "swiglu", false, true},
     {Op::Embedding, "embedding", false, true},
     {Op::Moe, "moe", false, true},
+    {Op::Softcap, "softcap", false, true},
+    {Op::Gelu, "gelu", false, true},
+    {Op::GeGlu, "geglu", false, true},
 }};
 
 constexpr bool rows_in_enum_order() {

@@ -50,6 +50,9 @@ enum class Op : uint8_t {
   SwiGlu,
   Embedding,
   Moe,  // mixture-of-experts SwiGLU FFN with top-k routing (graph/ops/moe.cpp)
+  Softcap,  // cap * tanh(x / cap)
+  Gelu,     // tanh approximation
+  GeGlu,    // gelu(gate) * up
   kSentinel,
 };
 

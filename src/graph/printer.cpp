@@ -31,11 +31,15 @@ struct AttrPrinter {
                        r.mode == RopeMode::Normal ? "normal" : "neox", r.freq_base, r.freq_scale);
   }
   std::string operator()(const AttentionAttrs& a) const {
-    return fmt::format("{{scale={:g}, kv_len={}}}", a.scale, dim_to_string(a.kv_len));
+    std::string extra;
+    if (a.window != 0) extra += fmt::format(", window={}", a.window);
+    if (a.softcap != 0.0f) extra += fmt::format(", softcap={:g}", a.softcap);
+    return fmt::format("{{scale={:g}, kv_len={}{}}}", a.scale, dim_to_string(a.kv_len), extra);
   }
   std::string operator()(const MoeAttrs& m) const {
     return fmt::format("{{n_used={}, normalize={}}}", m.n_used, m.normalize);
   }
+  std::string operator()(const SoftcapAttrs& s) const { return fmt::format("{{cap={:g}}}", s.cap); }
 };
 
 }  // namespace

@@ -36,9 +36,13 @@ struct AttrWriter {
             {"freq_scale", r.freq_scale}};
   }
   json operator()(const AttentionAttrs& a) const {
-    return {{"scale", a.scale}, {"kv_len", dim_json(a.kv_len)}};
+    json j = {{"scale", a.scale}, {"kv_len", dim_json(a.kv_len)}};
+    if (a.window != 0) j["window"] = a.window;  // written only when set: older graphs keep their hash
+    if (a.softcap != 0.0f) j["softcap"] = a.softcap;
+    return j;
   }
   json operator()(const MoeAttrs& m) const { return {{"n_used", m.n_used}, {"normalize", m.normalize}}; }
+  json operator()(const SoftcapAttrs& s) const { return {{"cap", s.cap}}; }
 };
 
 Error bad(const std::string& what) { return make_error(ErrorCode::InvalidFile, "graph json: " + what); }
@@ -92,10 +96,13 @@ Result<Attrs> read_attrs(Op op, const json& j) {
     case Op::Attention: {
       auto len = read_dim(j.at("kv_len"));
       if (!len) return len.error();
-      return Attrs{AttentionAttrs{j.at("scale").get<float>(), *len}};
+      return Attrs{AttentionAttrs{j.at("scale").get<float>(), *len, j.value("window", int64_t{0}),
+                                  j.value("softcap", 0.0f)}};
     }
     case Op::Moe:
       return Attrs{MoeAttrs{j.at("n_used").get<int>(), j.at("normalize").get<bool>()}};
+    case Op::Softcap:
+      return Attrs{SoftcapAttrs{j.at("cap").get<float>()}};
     default:
       return Attrs{NoAttrs{}};
   }

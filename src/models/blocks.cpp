@@ -134,3 +134,55 @@ Tensor moe_ffn(graph::Builder& b, const std::string& layer, const MoeWeights& w,
 }
 
 }  // namespace glass::models
+
+namespace glass::models {
+
+Tensor project_heads(graph::Builder& b, Tensor x, Tensor w, int64_t n, int64_t head_dim) {
+  return b.reshape(b.matmul(x, w), Shape{Dim::symbol(Sym::T), Dim::constant(n), Dim::constant(head_dim)});
+}
+
+KvCache write_kv(graph::Builder& b, const std::string& layer, const KvShape& s, Tensor k, Tensor v,
+                 const Step& step, DType kv_dtype) {
+  const Shape cache_shape{Dim::constant(s.n_ctx), Dim::constant(s.n_kv_heads), Dim::constant(s.head_dim)};
+  const Tensor k_cache = b.state(layer + ".cache_k", cache_shape, kv_dtype);  // [C, n_kv_heads, head_dim]
+  const Tensor v_cache = b.state(layer + ".cache_v", cache_shape, kv_dtype);
+  const KvCache out{b.kv_write(k_cache, k, step.slots).named(layer + ".cache_k.write"),
+                    b.kv_write(v_cache, v, step.slots).named(layer + ".cache_v.write")};
+  b.update_state(k_cache, out.k);
+  b.update_state(v_cache, out.v);
+  return out;
+}
+
+Tensor attend(graph::Builder& b, const std::string& layer, Tensor q, int64_t n_heads, int64_t head_dim,
+              const KvCache& kv, const Step& step, graph::AttentionAttrs attrs, Tensor wo) {
+  attrs.kv_len = Dim::symbol(Sym::S);
+  const Tensor o = b.attention(q, kv.k, kv.v, step.positions, step.kv_pos, step.seq_ids, step.kv_seq, attrs)
+                       .named(layer + ".attn");  // [T, n_heads, head_dim]
+  const Tensor flat = b.reshape(o, Shape{Dim::symbol(Sym::T), Dim::constant(n_heads * head_dim)});
+  return b.matmul(flat, wo).named(layer + ".attn_out");
+}
+
+Tensor geglu_ffn(graph::Builder& b, const std::string& layer, Tensor gate, Tensor up, Tensor down, Tensor x) {
+  const Tensor h = b.geglu(b.matmul(x, gate), b.matmul(x, up)).named(layer + ".ffn_act");  // [T, ffn_dim]
+  return b.matmul(h, down).named(layer + ".ffn_out");
+}
+
+}  // namespace glass::models
+
+namespace glass::models {
+
+ModelGraph finish_model_graph(graph::Graph g, int64_t vocab_size, int64_t n_ctx_train, int64_t n_layers,
+                              const BuildOptions& opt, std::string summary) {
+  ModelGraph m;
+  m.graph = std::move(g);
+  m.vocab_size = vocab_size;
+  m.n_ctx_train = n_ctx_train;
+  m.n_ctx = choose_context(opt, n_ctx_train);
+  m.n_layers = n_layers;
+  for (graph::NodeId id : m.graph.leaves(graph::Op::State))
+    m.state_kinds.push_back(state_kind(m.graph.node(id).name));
+  m.summary = std::move(summary);
+  return m;
+}
+
+}  // namespace glass::models

@@ -89,3 +89,45 @@ graph::Tensor moe_ffn(graph::Builder& b, const std::string& layer, const MoeWeig
                       const graph::MoeAttrs& routing, graph::Tensor x);
 
 }  // namespace glass::models
+
+// ---- Finer-grained attention blocks, for families that normalise q/k per head, choose RoPE and
+// windows per layer kind, or share K/V between layers (Gemma 2 / 3 / 3n). ----
+
+namespace glass::models {
+
+// x W reshaped to heads: [T, n, head_dim].
+graph::Tensor project_heads(graph::Builder& b, graph::Tensor x, graph::Tensor w, int64_t n, int64_t head_dim);
+
+// A layer's K/V cache after this step's write: [C, n_kv_heads, head_dim] each. Attention reads it;
+// with KV sharing, later layers read another layer's.
+struct KvCache {
+  graph::Tensor k, v;
+};
+
+// Declares `layer`'s K and V cache state, writes this step's rows (k, v: [T, n_kv_heads, head_dim])
+// at the step's slots and returns the caches after the write.
+struct KvShape {
+  int64_t n_ctx, n_kv_heads, head_dim;
+};
+KvCache write_kv(graph::Builder& b, const std::string& layer, const KvShape& s, graph::Tensor k,
+                 graph::Tensor v, const Step& step, graph::DType kv_dtype);
+
+// Attention of q [T, n_heads, head_dim] over `kv` (rows [0, S), the step's position / sequence
+// mask and the attrs' window and softcap), then the output projection: [T, dim].
+graph::Tensor attend(graph::Builder& b, const std::string& layer, graph::Tensor q, int64_t n_heads,
+                     int64_t head_dim, const KvCache& kv, const Step& step, graph::AttentionAttrs attrs,
+                     graph::Tensor wo);
+
+// down(geglu(gate(x), up(x))): Gemma's gated MLP with tanh-GELU.
+graph::Tensor geglu_ffn(graph::Builder& b, const std::string& layer, graph::Tensor gate, graph::Tensor up,
+                        graph::Tensor down, graph::Tensor x);
+
+}  // namespace glass::models
+
+namespace glass::models {
+
+// The ModelGraph around a finished graph: cache capacity, state kinds, summary line.
+ModelGraph finish_model_graph(graph::Graph g, int64_t vocab_size, int64_t n_ctx_train, int64_t n_layers,
+                              const BuildOptions& opt, std::string summary);
+
+}  // namespace glass::models

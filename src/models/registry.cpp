@@ -3,6 +3,8 @@
 #include <array>
 
 #include "models/architecture.h"
+#include "models/gemma.h"
+#include "models/gemma3n.h"
 #include "models/llama.h"
 #include "models/phi3.h"
 #include "models/qwen2.h"
@@ -12,13 +14,16 @@
 namespace glass::models {
 namespace {
 
-const std::array<Architecture, 5>& registry() {
-  static const std::array<Architecture, 5> kArchitectures = {{
+const std::array<Architecture, 8>& registry() {
+  static const std::array<Architecture, 8> kArchitectures = {{
       {"llama", {"llama", "mistral"}, llama_from_gguf},
       {"qwen2", {"qwen2"}, qwen2_from_gguf},
       {"qwen3", {"qwen3"}, qwen3_from_gguf},
       {"phi3", {"phi3"}, phi3_from_gguf},
       {"qwen3moe", {"qwen3_moe"}, qwen3moe_from_gguf},
+      {"gemma2", {"gemma2"}, gemma2_from_gguf},
+      {"gemma3", {"gemma3", "gemma3_text"}, gemma3_from_gguf},
+      {"gemma3n", {"gemma3n", "gemma3n_text"}, gemma3n_from_gguf},
   }};
   return kArchitectures;
 }

@@ -10,6 +10,7 @@
 #include "formats/gguf_vocab.h"
 #include "graph/printer.h"
 #include "graph/serialize.h"
+#include "models/blocks.h"
 #include "runtime/model_impl.h"
 
 namespace glass {
@@ -86,6 +87,10 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
     auto rewritten = rewrite(impl->model_graph.graph);
     if (!rewritten) return rewritten.error();
     impl->model_graph.graph = std::move(*rewritten);
+    // A rewrite may add or drop state (e.g. a layer given its own KV cache): re-derive the kinds.
+    impl->model_graph.state_kinds.clear();
+    for (graph::NodeId id : impl->model_graph.graph.leaves(graph::Op::State))
+      impl->model_graph.state_kinds.push_back(models::state_kind(impl->model_graph.graph.node(id).name));
   }
   impl->graph_hash = impl->model_graph.graph.hash();
   if (impl->tokenizer->vocab_size() != impl->model_graph.vocab_size)

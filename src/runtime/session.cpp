@@ -131,6 +131,7 @@ Result<std::unique_ptr<Session>> Model::new_session() const {
   s->last.assign(static_cast<size_t>(impl_->info.vocab_size), 0.0f);
   s->seq_pos.assign(1, 0);
   s->zeros.assign(batch, 0);
+  s->history.reserve(static_cast<size_t>(impl_->info.n_ctx));  // the token loop never allocates
   return std::make_unique<Session>(std::move(s));
 }
 

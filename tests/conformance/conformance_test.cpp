@@ -42,7 +42,8 @@ TEST_F(Conformance, SyntheticLlama) { run_set("synthetic", 14); }
 TEST_F(Conformance, SyntheticArchitectures) {
   run_set("synthetic-arch", 13,
           {"qwen2-f32", "qwen2-q8_0", "qwen2-q4_k_m", "qwen3-f32", "qwen3-q8_0", "qwen3-q4_k_m", "phi3-f32",
-           "qwen3moe-f32"});
+           "qwen3moe-f32", "gemma2-f32", "gemma3-f32", "gemma3-q8_0", "gemma3-q4_k_m", "gemma3n-f32",
+           "gemma2-f32 (exact gelu)", "gemma3-f32 (exact gelu)", "gemma3n-f32 (exact gelu)"});
 }
 
 }  // namespace

@@ -33,9 +33,9 @@ const std::vector<FeatureCase>& cases() {
   return kCases;
 }
 
-class FeatureRemoval : public test::WithSharedFixtures, public ::testing::WithParamInterface<size_t> {};
+class QwenPhiFeatureRemoval : public test::WithSharedFixtures, public ::testing::WithParamInterface<size_t> {};
 
-TEST_P(FeatureRemoval, ReferenceCheckFailsWithoutIt) {
+TEST_P(QwenPhiFeatureRemoval, ReferenceCheckFailsWithoutIt) {
   const FeatureCase& c = cases().at(GetParam());
   const Mutation m = c.mutation();
   std::vector<Reference> refs;
@@ -58,7 +58,7 @@ TEST_P(FeatureRemoval, ReferenceCheckFailsWithoutIt) {
   EXPECT_EQ(caught, 3u) << m.name << " on " << c.model << " passed the check in some mode";
 }
 
-INSTANTIATE_TEST_SUITE_P(Features, FeatureRemoval, ::testing::Range<size_t>(0, cases().size()),
+INSTANTIATE_TEST_SUITE_P(Features, QwenPhiFeatureRemoval, ::testing::Range<size_t>(0, cases().size()),
                          [](const auto& p) {
                            const FeatureCase& c = cases().at(p.param);
                            std::string s = c.mutation().name + " " + c.model;

@@ -5,41 +5,13 @@
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 
 #include "backend/backend.h"
 #include "formats/npy.h"
 
 namespace glass::conformance {
-namespace {
-
-// Quantized references that record their top1 - top2 gaps (fixtures/reference/synthetic-arch/
-// README.md, "Quantized files"): llama.cpp rounds activations to 8-bit blocks, which is
-// discontinuous, so max abs is only a sanity bound there: f32 activations times dequantized weights
-// (the ref backend) measure 0.057-0.12 max abs and up to 0.0134 mean abs on these files. Whole rows
-// must correlate (Pearson >= 0.99988 measured) and the argmax must agree wherever the reference's
-// own gap is >= 0.1 (every flip seen was at a gap < 0.051).
-constexpr double kDecisiveGap = 0.1;
-const verify::Thresholds kQuantWithGaps{
-    0.25, 2.5e-2, 0.9998, 1.0,
-    "quantized with recorded gaps: Pearson and top-1 where the reference's top1-top2 gap >= 0.1"};
-
-// The fraction of positions with a decisive reference gap whose argmax agrees.
-double decisive_top1(std::span<const float> got, std::span<const float> want, int64_t vocab,
-                     const std::vector<double>& gaps) {
-  const auto v = static_cast<size_t>(vocab);
-  size_t counted = 0, agree = 0;
-  for (size_t r = 0; r < gaps.size() && (r + 1) * v <= got.size(); ++r) {
-    if (gaps[r] < kDecisiveGap) continue;
-    const auto g = got.subspan(r * v, v), w = want.subspan(r * v, v);
-    ++counted;
-    agree +=
-        std::max_element(g.begin(), g.end()) - g.begin() == std::max_element(w.begin(), w.end()) - w.begin();
-  }
-  return counted == 0 ? 1.0 : static_cast<double>(agree) / static_cast<double>(counted);
-}
-
-}  // namespace
 
 std::vector<Reference> find_references(const std::filesystem::path& fixtures, const std::string& set) {
   std::vector<Reference> refs;
@@ -53,14 +25,76 @@ std::vector<Reference> find_references(const std::filesystem::path& fixtures, co
     if (!doc.is_object() || !doc.contains("token_ids") || !doc.contains("model") || !doc.contains("file"))
       continue;
     const std::filesystem::path model = fixtures / doc["model"].get<std::string>();
-    std::vector<double> gaps;
-    if (doc.contains("validation") && doc["validation"].contains("top1_minus_top2_logit_per_position"))
-      gaps = doc["validation"]["top1_minus_top2_logit_per_position"].get<std::vector<double>>();
-    refs.push_back(Reference{model.stem().string(), model, dir / doc["file"].get<std::string>(),
-                             doc["token_ids"].get<std::vector<int32_t>>(), std::move(gaps)});
+    Reference r{model.stem().string(), model, dir / doc["file"].get<std::string>(),
+                doc["token_ids"].get<std::vector<int32_t>>()};
+    if (doc.contains("architecture") && doc["architecture"].is_string())
+      r.architecture = doc["architecture"].get<std::string>();
+    const auto exact = dir / (r.logits.stem().string() + ".exact-gelu.npy");
+    if (std::filesystem::is_regular_file(exact, ec)) r.exact_gelu = exact;
+    const auto& gaps = doc.value("validation", nlohmann::json::object())
+                           .value("top1_minus_top2_logit_per_position", nlohmann::json::array());
+    if (gaps.is_array() && gaps.size() == r.tokens.size())
+      for (const auto& g : gaps) r.top1_gaps.push_back(g.is_number() ? g.get<double>() : 0.0);
+    refs.push_back(std::move(r));
   }
   std::sort(refs.begin(), refs.end(), [](const Reference& a, const Reference& b) { return a.name < b.name; });
   return refs;
+}
+
+namespace {
+
+// Top-1 agreement counted only at positions where the reference's own top1 - top2 gap is at least
+// `min_gap`: below it, quantized activations in the reference's producer flip the argmax either way
+// (synthetic-arch README: every flip seen was at a gap < 0.051).
+double top1_where_decisive(std::span<const float> got, std::span<const float> ref, int64_t vocab,
+                           const std::vector<double>& gaps, double min_gap) {
+  const auto v = static_cast<size_t>(vocab);
+  size_t counted = 0, agree = 0;
+  for (size_t r = 0; r < gaps.size() && (r + 1) * v <= got.size(); ++r) {
+    if (gaps[r] < min_gap) continue;
+    const auto g = got.subspan(r * v, v), f = ref.subspan(r * v, v);
+    ++counted;
+    agree +=
+        std::max_element(g.begin(), g.end()) - g.begin() == std::max_element(f.begin(), f.end()) - f.begin();
+  }
+  return counted == 0 ? 1.0 : static_cast<double>(agree) / static_cast<double>(counted);
+}
+
+constexpr double kDecisiveGap = 0.1;
+
+// Where the bar is relaxed for the reference's producer (below), top-1 is counted only at decisive
+// positions: gemma3n's smallest gap is 0.009, under llama.cpp's own GELU-table spread.
+bool relaxed_top1(const Reference& ref, verify::WeightClass weights) {
+  return !ref.top1_gaps.empty() && (weights == verify::WeightClass::Quantized || !ref.exact_gelu.empty());
+}
+
+}  // namespace
+
+verify::Thresholds thresholds_for(const Reference& ref, verify::WeightClass weights) {
+  verify::Thresholds t = verify::thresholds(weights);
+  // llama.cpp's CPU GELU is an F16 lookup table (y = f16(gelu(f16(x)))), which moves the Gemma
+  // family's logits from exact tanh-GELU by up to 1.5e-3 (gemma3), 2.1e-3 (gemma2) and 6.2e-3
+  // (gemma3n), and makes llama.cpp disagree with itself between batch and token-by-token runs by
+  // up to 8.7e-4 / 4.5e-3. glass computes GELU exactly, so the README's bar for such a runtime
+  // applies: llama.cpp's logits at 3e-3 (gemma2, gemma3) / 1e-2 (gemma3n); the exact-GELU
+  // references are held to the F32 bar (rows "(exact gelu)"). The table's error touches every
+  // logit, so the mean-abs bar is a third of the max-abs one (measured: 3.3e-4 gemma2, 2.6e-4
+  // gemma3, 7.6e-4 gemma3n).
+  if (weights == verify::WeightClass::F32 && !ref.exact_gelu.empty()) {
+    const double max_abs = ref.architecture == "gemma3n" ? 1e-2 : 3e-3;
+    t = verify::Thresholds{max_abs, max_abs / 3, 0.99999, 1.0,
+                           "llama.cpp's F16 GELU table vs exact GELU (synthetic-arch README)"};
+  }
+  // Quantized synthetic-arch files: llama.cpp also quantizes activations (Q8_0 / Q8_K blocks), a
+  // discontinuous rounding that float activations cannot reproduce; the README measured max abs
+  // up to 0.12 and Pearson >= 0.99988 for dequantized weights x float activations, and asks for
+  // Pearson plus top-1 at positions whose reference gap is >= 0.1. The max- and mean-abs bars are
+  // only sanity bounds (about 2x the measured 0.118 / 0.022 of gemma3-q4_k_m on the ref backend).
+  if (weights == verify::WeightClass::Quantized && !ref.top1_gaps.empty())
+    t = verify::Thresholds{
+        0.25, 5e-2, 0.9995, 1.0,
+        "llama.cpp quantizes activations too: Pearson and decisive top-1 (synthetic-arch README)"};
+  return t;
 }
 
 void check(const Reference& ref, const std::string& backend, const GraphRewrite& rewrite, Outcome& out) {
@@ -79,7 +113,18 @@ void check(const Reference& ref, const std::string& backend, const GraphRewrite&
         .push_back(ref.name + ": " + model.error().message);
     return;
   }
+  std::optional<std::vector<float>> exact;
+  if (!ref.exact_gelu.empty()) {
+    auto e = formats::read_npy_f32(ref.exact_gelu);
+    if (!e) {
+      out.errors.push_back(ref.name + ": " + e.error().message);
+      return;
+    }
+    exact = std::move(e->data);
+  }
   const verify::WeightClass weights = verify::weight_class(**model);
+  const int64_t vocab = (*model)->info().vocab_size;
+  const std::string at = backend == "ref" ? "" : " @" + backend;
   for (const std::string mode_name : {"prefill", "decode", "chunked:7"}) {
     auto mode = verify::parse_mode(mode_name, static_cast<int64_t>(ref.tokens.size()));
     auto got = verify::eval_logits(**model, ref.tokens, *mode);
@@ -87,16 +132,17 @@ void check(const Reference& ref, const std::string& backend, const GraphRewrite&
       out.errors.push_back(fmt::format("{} {}: {}", ref.name, mode_name, got.error().message));
       continue;
     }
-    const int64_t vocab = (*model)->info().vocab_size;
-    verify::Row row{ref.name + (backend == "ref" ? "" : " @" + backend),
-                    mode_name,
-                    weights,
-                    verify::compare(*got, expected->data, vocab),
-                    {}};
-    const bool gap_rule = weights == verify::WeightClass::Quantized && !ref.top1_gaps.empty();
-    if (gap_rule) row.metrics.top1 = decisive_top1(*got, expected->data, vocab, ref.top1_gaps);
-    row.breaches = verify::breaches(row.metrics, gap_rule ? kQuantWithGaps : verify::thresholds(weights));
+    verify::Row row{ref.name + at, mode_name, weights, verify::compare(*got, expected->data, vocab), {}};
+    if (relaxed_top1(ref, weights))
+      row.metrics.top1 = top1_where_decisive(*got, expected->data, vocab, ref.top1_gaps, kDecisiveGap);
+    row.breaches = verify::breaches(row.metrics, thresholds_for(ref, weights));
     out.rows.push_back(std::move(row));
+    if (exact) {
+      verify::Row e{
+          ref.name + " (exact gelu)" + at, mode_name, weights, verify::compare(*got, *exact, vocab), {}};
+      e.breaches = verify::breaches(e.metrics, verify::thresholds(weights));
+      out.rows.push_back(std::move(e));
+    }
   }
 }
 

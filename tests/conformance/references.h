@@ -15,9 +15,9 @@ struct Reference {
   std::filesystem::path model;
   std::filesystem::path logits;
   std::vector<int32_t> tokens;
-  // The reference's own top1 - top2 logit gap per position, where its JSON records it
-  // (validation.top1_minus_top2_logit_per_position); empty otherwise.
-  std::vector<double> top1_gaps;
+  std::string architecture;          // the JSON's "architecture", when given
+  std::filesystem::path exact_gelu;  // <stem>.exact-gelu.npy beside the logits (Gemma family), if any
+  std::vector<double> top1_gaps;     // the reference's top1 - top2 logit per position, if given
 };
 
 std::vector<Reference> find_references(const std::filesystem::path& fixtures, const std::string& set);
@@ -28,8 +28,13 @@ struct Outcome {
   std::vector<std::string> errors;   // anything else that went wrong
 };
 
+// The bar a reference is held to: verify::thresholds of the weight class, except where the
+// reference's README measured that its producer cannot meet it (see references.cpp).
+verify::Thresholds thresholds_for(const Reference& ref, verify::WeightClass weights);
+
 // Checks `ref` in prefill, decode and chunked:7 modes on `backend`, loading through `rewrite` when
-// given (mutation tests).
+// given (mutation tests). A reference with an exact-GELU companion adds one row per mode against it
+// ("<name> (exact gelu)", at the F32 bar).
 void check(const Reference& ref, const std::string& backend, const GraphRewrite& rewrite, Outcome& out);
 
 // The backends this build can run ("ref", and "cpu" when present).

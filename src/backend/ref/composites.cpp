@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/ref/kernel.h"
+#include "graph/ops/formulas.h"
 #include "graph/ops/infer.h"
 
 namespace glass::backend::ref {
@@ -55,7 +56,8 @@ Status rope(const KernelArgs& a) {
   return {};
 }
 
-// For each query row and head: scores over cache rows [0, S), masked by position, softmax, then the
+// For each query row and head: scores over cache rows [0, S), masked by position (and sliding
+// window: rows older than the window are neither read nor scored), soft-capped, softmax, then the
 // weighted sum of V rows. Scratch holds S scores, one f32 row of K or V, and D accumulators.
 Status attention(const KernelArgs& a) {
   const auto& attrs = std::get<graph::AttentionAttrs>(a.node.attrs);
@@ -82,7 +84,9 @@ Status attention(const KernelArgs& a) {
       const float* qv = q.f32() + (t * H + h) * D;
       float max_score = -std::numeric_limits<float>::infinity();
       for (int64_t s = 0; s < kv_len; ++s) {
-        if (a.in[4].i32()[s] > qpos || (by_seq && a.in[6].i32()[s] != qseq)) {
+        const int32_t kpos = a.in[4].i32()[s];
+        const bool outside_window = attrs.window > 0 && static_cast<int64_t>(qpos) - kpos >= attrs.window;
+        if (kpos > qpos || outside_window || (by_seq && a.in[6].i32()[s] != qseq)) {
           scores[s] = -std::numeric_limits<float>::infinity();
           continue;
         }
@@ -90,6 +94,7 @@ Status attention(const KernelArgs& a) {
         double dot = 0.0;
         for (int64_t d = 0; d < D; ++d) dot += static_cast<double>(qv[d]) * row[d];
         scores[s] = static_cast<float>(dot) * attrs.scale;
+        if (attrs.softcap > 0.0f) scores[s] = graph::softcap(scores[s], attrs.softcap);
         max_score = std::max(max_score, scores[s]);
       }
       double denom = 0.0;
@@ -112,10 +117,19 @@ Status attention(const KernelArgs& a) {
 
 Status activation(const KernelArgs& a) {
   const int64_t n = a.out.ext.numel();
+  const graph::Op op = a.node.op;
+  const bool gated = op == graph::Op::SwiGlu || op == graph::Op::GeGlu;
+  const float cap = op == graph::Op::Softcap ? std::get<graph::SoftcapAttrs>(a.node.attrs).cap : 0.0f;
   for (int64_t i = 0; i < n; ++i) {
     const float g = a.in[0].f32()[i];
-    const float silu = g / (1.0f + std::exp(-g));
-    a.out.f32()[i] = a.node.op == graph::Op::SwiGlu ? silu * a.in[1].f32()[i] : silu;
+    float y;
+    if (op == graph::Op::Softcap)
+      y = graph::softcap(g, cap);
+    else if (op == graph::Op::Gelu || op == graph::Op::GeGlu)
+      y = graph::gelu_tanh(g);
+    else
+      y = g / (1.0f + std::exp(-g));  // silu
+    a.out.f32()[i] = gated ? y * a.in[1].f32()[i] : y;
   }
   return {};
 }

@@ -45,7 +45,7 @@ Status write_rows(const KernelArgs& a);  // scatter_rows and kv_write
 Status rms_norm(const KernelArgs& a);
 Status rope(const KernelArgs& a);
 Status attention(const KernelArgs& a);
-Status activation(const KernelArgs& a);
+Status activation(const KernelArgs& a);  // silu, swiglu, gelu, geglu, softcap
 Status embedding(const KernelArgs& a);
 Status moe(const KernelArgs& a);
 size_t moe_scratch_floats(int64_t dim, int64_t ffn, int n_used);

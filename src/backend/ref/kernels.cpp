@@ -63,6 +63,9 @@ const std::vector<Entry>& table() {
       {Op::SwiGlu, {kF32, kF32}, activation},
       {Op::Embedding, {kWeights, kI32}, embedding},
       {Op::Moe, {kF32, kF32, kWeights, kWeights, kWeights}, moe},
+      {Op::Softcap, {kF32}, activation},
+      {Op::Gelu, {kF32}, activation},
+      {Op::GeGlu, {kF32, kF32}, activation},
   };
   return kTable;
 }

@@ -171,7 +171,10 @@ class RefPlan final : public Plan {
   }
 
   size_t scratch_for(const Node& n, const graph::Extents& ext) const {
-    if (n.op == Op::MatMul) return static_cast<size_t>(g_.node(n.inputs[1]).shape.back().value);
+    if (n.op == Op::MatMul) {  // one row of K; K may be symbolic (attention's decomposition: p . v over S)
+      const graph::Extents w = graph::resolve(g_.node(n.inputs[1]).shape, max_);
+      return static_cast<size_t>(w.dims[static_cast<size_t>(w.rank - 1)]);
+    }
     if (n.op == Op::Attention) {
       const graph::Extents k = graph::resolve(g_.node(n.inputs[1]).shape, max_);
       return static_cast<size_t>(k.dims[0] + 2 * ext.dims[2]);

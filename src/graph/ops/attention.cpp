@@ -3,7 +3,12 @@
 // reads cache rows [0, kv_len); query t attends to row s iff kv_pos[s] <= q_pos[t] (causal by
 // position, so a short query block sees the whole cached prefix) and, when sequence ids are given,
 // kv_seq[s] == q_seq[t] (several sequences share one cache and one step); query head h uses kv head
-// h / (H / Hkv). out = softmax(scale * q k^T + mask) v.
+// h / (H / Hkv). out = softmax(softcap(scale * q k^T) + mask) v.
+// Sliding window (attrs.window = W > 0, local layers of Gemma / Mistral): row s is also hidden when
+// q_pos[t] - kv_pos[s] >= W, so a query sees at most the W latest positions. The window is a mask
+// on positions, so the result does not depend on how the cache stores rows (a full-size cache, as
+// here, or a ring of W rows). Softcap (attrs.softcap = c > 0, Gemma 2): scores pass through
+// c * tanh(s / c) (the softcap op's formula, decompose_softcap) before the mask.
 // kv_write(cache [C, ...], rows [T, ...], slots [T]) stores row t at cache row slots[t].
 #include <fmt/format.h>
 
@@ -42,6 +47,8 @@ Result<TypeInfo> infer_attention(const InferArgs& a) {
     if (ks.dtype != DType::I32 || !(ks.shape == kp.shape)) return node_error(a, "kv_seq must be i32 [C]");
   }
   const auto& attrs = std::get<AttentionAttrs>(a.node.attrs);
+  if (attrs.window < 0) return node_error(a, "window must be >= 0 (0: no window)");
+  if (!(attrs.softcap >= 0.0f)) return node_error(a, "softcap must be >= 0 (0: none)");
   if (!attrs.kv_len.is_symbolic() && !k.shape[0].is_symbolic() && attrs.kv_len.value > k.shape[0].value)
     return node_error(a, "kv_len exceeds the cache");
   return TypeInfo{q.shape, DType::F32};
@@ -68,7 +75,8 @@ Tensor decompose_attention(Builder& b, const Node& n, const std::vector<Tensor>&
   const Tensor qg =
       b.permute(b.reshape(q, Shape{T, Dim::constant(n_kv), Dim::constant(group), Dim::constant(head_dim)}),
                 {1, 2, 0, 3});
-  const Tensor scores = b.matmul(qg, k) * b.scalar(attrs.scale);  // [Hkv, group, T, S]
+  Tensor scores = b.matmul(qg, k) * b.scalar(attrs.scale);  // [Hkv, group, T, S]
+  if (attrs.softcap > 0.0f) scores = decompose_softcap(b, scores, attrs.softcap);
 
   const Tensor q_pos = b.reshape(b.cast(in[3], DType::F32), Shape{T, one});
   const Tensor kv_pos = b.reshape(b.cast(b.slice(in[4], 0, 0, S), DType::F32), Shape{one, S});
@@ -78,6 +86,9 @@ Tensor decompose_attention(Builder& b, const Node& n, const std::vector<Tensor>&
     const Tensor kv_seq = b.reshape(b.cast(b.slice(in[6], 0, 0, S), DType::F32), Shape{one, S});
     visible = visible * b.less_equal(kv_seq, q_seq) * b.less_equal(q_seq, kv_seq);  // same sequence
   }
+  if (attrs.window > 0)  // q_pos - kv_pos <= W - 1
+    visible = visible * b.less_equal(q_pos - kv_pos, b.scalar(static_cast<float>(attrs.window - 1)))
+                            .named(n.name + ".window");
   const Tensor masked = b.where(visible, scores, b.scalar(-1e30f));
 
   const Tensor e = b.exp(masked - b.reduce_max(masked));

@@ -54,6 +54,9 @@ Result<TypeInfo> infer(const InferArgs& a) {
       return infer_attention(a);
     case Op::Silu:
     case Op::SwiGlu:
+    case Op::Gelu:
+    case Op::GeGlu:
+    case Op::Softcap:
       return infer_activation(a);
     case Op::Embedding:
       return infer_embedding(a);
@@ -77,6 +80,9 @@ Tensor decompose(Builder& b, const Node& n, const std::vector<Tensor>& in) {
       return decompose_kv_write(b, n, in);
     case Op::Silu:
     case Op::SwiGlu:
+    case Op::Gelu:
+    case Op::GeGlu:
+    case Op::Softcap:
       return decompose_activation(b, n, in);
     case Op::Embedding:
       return decompose_embedding(b, n, in);

@@ -52,6 +52,8 @@ Tensor decompose_rope(Builder& b, const Node& n, const std::vector<Tensor>& in);
 Tensor decompose_attention(Builder& b, const Node& n, const std::vector<Tensor>& in);
 Tensor decompose_kv_write(Builder& b, const Node& n, const std::vector<Tensor>& in);
 Tensor decompose_activation(Builder& b, const Node& n, const std::vector<Tensor>& in);
+// cap * tanh(x / cap) from primitives: the softcap op's decomposition, also used by attention's.
+Tensor decompose_softcap(Builder& b, Tensor x, float cap);
 Tensor decompose_embedding(Builder& b, const Node& n, const std::vector<Tensor>& in);
 Tensor decompose_moe(Builder& b, const Node& n, const std::vector<Tensor>& in);
 

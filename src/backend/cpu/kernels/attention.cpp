@@ -61,7 +61,9 @@ Status attention(const KernelArgs& a) {
                           Hkv,
                           D,
                           S,
-                          attrs.scale};
+                          attrs.scale,
+                          attrs.window,
+                          attrs.softcap};
   const int64_t group = H / Hkv, rows = attention_rows_per_job(group);
   const int64_t blocks = (T + rows - 1) / rows;
   const auto per_thread = static_cast<size_t>(attention_scratch_floats(group, D));

@@ -3,7 +3,8 @@
 // & Gimelshein 2018), written once against vec.h and compiled per ISA. Semantics are the attention
 // op's (graph/ops/attention.cpp): query t of head h reads cache rows [0, S) of kv head h / group;
 // row s is visible iff kv_pos[s] <= q_pos[t] and, with sequence ids, kv_seq[s] == q_seq[t];
-// out = softmax(scale * q k^T) v.
+// out = softmax(softcap(scale * q k^T)) v. With a sliding window W, row s is also hidden when
+// q_pos[t] - kv_pos[s] >= W; key blocks wholly outside every query's window are skipped unread.
 //
 // One call handles the `group` query heads of one kv head for a block of query rows, walking the
 // cache in blocks of kKeyBlock rows. For each block: scores = scale * Q K^T (K transposed into
@@ -15,6 +16,7 @@
 
 #include "backend/cpu/kernels/vec.h"
 #include "backend/cpu/kernels/vec_ops.h"
+#include "graph/ops/formulas.h"
 
 namespace glass::backend::cpu::kernels {
 namespace {
@@ -78,19 +80,27 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
     m[r] = neg_inf;
     l[r] = 0.0f;
   }
-  int32_t q_max = j.q_pos[t0];
-  for (int64_t t = t0; t < t1; ++t) q_max = j.q_pos[t] > q_max ? j.q_pos[t] : q_max;
+  int32_t q_max = j.q_pos[t0], q_min = j.q_pos[t0];
+  for (int64_t t = t0; t < t1; ++t) {
+    q_max = j.q_pos[t] > q_max ? j.q_pos[t] : q_max;
+    q_min = j.q_pos[t] < q_min ? j.q_pos[t] : q_min;
+  }
+  // Oldest position any query of this job sees through the window (window 0: no limit).
+  const int64_t oldest = j.window > 0 ? static_cast<int64_t>(q_min) - j.window + 1 : INT64_MIN;
+  const i32v win = i32v{} + static_cast<int32_t>(j.window > 0 ? j.window : 0);
 
   alignas(64) int32_t kpos[kKeyBlock], kseq[kKeyBlock];
   for (int64_t s0 = 0; s0 < j.S; s0 += kKeyBlock) {
     const int64_t n = j.S - s0 < kKeyBlock ? j.S - s0 : kKeyBlock;
-    int32_t k_min = j.kv_pos[s0];
+    int32_t k_min = j.kv_pos[s0], k_max = j.kv_pos[s0];
     for (int64_t s = 0; s < kKeyBlock; ++s) {  // rows past S are never visible
       kpos[s] = s < n ? j.kv_pos[s0 + s] : 0x7fffffff;
       kseq[s] = s < n && j.kv_seq != nullptr ? j.kv_seq[s0 + s] : 0;
       k_min = s < n && kpos[s] < k_min ? kpos[s] : k_min;
+      k_max = s < n && kpos[s] > k_max ? kpos[s] : k_max;
     }
-    if (k_min > q_max) continue;  // no query of this job sees any row of the block
+    if (k_min > q_max) continue;   // no query of this job sees any row of the block
+    if (k_max < oldest) continue;  // every row of the block is outside every query's window
 
     const float* kt = own;  // [D, kKeyBlock]
     if (j.packed != nullptr) {
@@ -123,8 +133,16 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
         i32v kp, ks;
         std::memcpy(&kp, kpos + i * kLanes, sizeof(kp));
         std::memcpy(&ks, kseq + i * kLanes, sizeof(ks));
-        const i32v visible = (kp <= qp) & (ks == qs);
-        sc[i] = visible ? sc[i] * splat(j.scale) : splat(neg_inf);
+        i32v visible = (kp <= qp) & (ks == qs);
+        if (j.window > 0) visible = visible & (qp - kp < win);
+        sc[i] = sc[i] * splat(j.scale);
+        if (j.softcap > 0.0f) {  // rare (Gemma 2): the scalar formula, lane by lane
+          alignas(64) float tmp[kLanes];
+          store(tmp, sc[i]);
+          for (float& x : tmp) x = graph::softcap(x, j.softcap);
+          sc[i] = load(tmp);
+        }
+        sc[i] = visible ? sc[i] : splat(neg_inf);
         vmx = vmax(vmx, sc[i]);
       }
       const float block_max = hmax(vmx);

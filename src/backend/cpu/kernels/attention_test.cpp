@@ -1,8 +1,10 @@
 // Fused cpu attention (after kv_write, as models use it) against the ref backend at every ISA tier:
 // GQA groups 1, 2, 3 and 4, head sizes 8 / 20 / 64 (vector tails), query blocks of 1 (decode), 7
 // and 150 rows (several jobs and key blocks), a cached prefix, f32 and f16 caches, NaN in cache rows
-// past S that must never be read. Tolerance 2e-5 max abs: the cpu sums in f32 with an online softmax,
-// the ref in double over the whole row; outputs are averages of N(0, 1) values.
+// past S that must never be read; sliding windows (with NaN in whole key blocks older than every
+// query's window, which must be skipped unread) and score soft-capping. Tolerance 2e-5 max abs: the cpu sums
+// in f32 with an online softmax, the ref in double over the whole row; outputs are averages of N(0, 1)
+// values.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,11 +25,15 @@ struct Case {
   int64_t H, Hkv, D, T, past;
   DType cache;
   bool seqs = false;  // two sequences sharing the cache (rows alternate), with sequence-id inputs
+  int64_t window = 0;
+  float softcap = 0.0f;
+  int64_t poison = 0;  // leading cache rows set to NaN: outside every query's window
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
   *os << "H=" << c.H << " Hkv=" << c.Hkv << " D=" << c.D << " T=" << c.T << " past=" << c.past << " "
-      << graph::dtype_name(c.cache) << (c.seqs ? " seqs" : "");
+      << graph::dtype_name(c.cache) << (c.seqs ? " seqs" : "") << " window=" << c.window
+      << " softcap=" << c.softcap;
 }
 
 class CpuAttention : public ::testing::TestWithParam<Case> {};
@@ -52,7 +58,7 @@ TEST_P(CpuAttention, MatchesRef) {
   b.update_state(kc, k2);
   b.update_state(vc, v2);
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.D));
-  const graph::AttentionAttrs attrs{scale, Dim::symbol(Sym::S)};
+  const graph::AttentionAttrs attrs{scale, Dim::symbol(Sym::S), c.window, c.softcap};
   if (c.seqs) {
     auto seq = b.input("seq", tok, DType::I32);
     auto ks = b.state("ks", graph::make_shape({C}), DType::I32);
@@ -78,6 +84,7 @@ TEST_P(CpuAttention, MatchesRef) {
                      vcache = test::random_floats(cache_elems, 8);
   for (size_t i = static_cast<size_t>((c.past + c.T) * c.Hkv * c.D); i < cache_elems; ++i)
     kcache[i] = vcache[i] = NAN;
+  for (size_t i = 0; i < static_cast<size_t>(c.poison * c.Hkv * c.D); ++i) kcache[i] = vcache[i] = NAN;
   if (c.cache == DType::F16) {  // f16 bits, two per float slot
     auto pack = [](const std::vector<float>& src) {
       std::vector<float> out((src.size() + 1) / 2);
@@ -121,7 +128,12 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{9, 3, 64, 1, 130, DType::F32}, Case{8, 2, 32, 7, 0, DType::F32},
                       Case{6, 2, 20, 150, 3, DType::F32}, Case{9, 3, 64, 70, 64, DType::F16},
                       Case{4, 1, 64, 1, 200, DType::F16}, Case{8, 2, 32, 9, 30, DType::F32, true},
-                      Case{9, 3, 64, 100, 20, DType::F16, true}));
+                      Case{9, 3, 64, 100, 20, DType::F16, true},
+                      Case{4, 2, 64, 1, 200, DType::F32, false, 16, 0.0f, 128},
+                      Case{4, 2, 64, 30, 170, DType::F32, false, 24, 0.0f, 128},
+                      Case{8, 2, 32, 70, 10, DType::F16, false, 12, 0.0f},
+                      Case{4, 2, 64, 48, 0, DType::F32, false, 0, 2.0f},
+                      Case{8, 4, 20, 9, 30, DType::F32, true, 7, 3.0f}));
 
 }  // namespace
 }  // namespace glass::backend::cpu

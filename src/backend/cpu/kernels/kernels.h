@@ -34,6 +34,7 @@ std::vector<float> rope_prepare(const graph::Node& n);
 size_t rope_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int threads,
                     const void* data);
 Status embedding(const KernelArgs& a);
+Status tanh_activation(const KernelArgs& a);  // gelu, geglu (tanh form) and softcap
 
 // The ref backend's kernel for the primitives the cpu backend does not specialise (layout, casts,
 // the remaining elementwise ops, reductions, row writes): data is a RefKernel.

@@ -9,6 +9,7 @@
 #include "backend/cpu/kernels/kernels.h"
 #include "backend/cpu/kernels/vec_ops.h"
 #include "formats/quant.h"
+#include "graph/ops/formulas.h"
 #include "graph/ops/infer.h"
 
 namespace glass::backend::cpu::kernels {
@@ -62,6 +63,29 @@ Status swiglu(const KernelArgs& a) {
         ops.swiglu(a.in[0].f32() + r * n, a.in[1].f32() + r * n, a.out.f32() + r * n, n);
       else
         ops.silu(a.in[0].f32() + r * n, a.out.f32() + r * n, n);
+    }
+  });
+  return {};
+}
+
+// gelu / geglu (tanh form) and softcap, elementwise with the scalar formulas of graph/ops/formulas.h
+// (std::tanh per element: exact to f32 rounding, like the ref kernel), rows split over the pool.
+Status tanh_activation(const KernelArgs& a) {
+  const int64_t n = a.out.last();
+  const graph::Op op = a.node.op;
+  const float cap = op == graph::Op::Softcap ? std::get<graph::SoftcapAttrs>(a.node.attrs).cap : 0.0f;
+  parallel_for(a.pool, a.out.rows(), row_grain(n), [&](int64_t r0, int64_t r1, int) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* g = a.in[0].f32() + r * n;
+      float* y = a.out.f32() + r * n;
+      if (op == graph::Op::Softcap) {
+        for (int64_t i = 0; i < n; ++i) y[i] = graph::softcap(g[i], cap);
+      } else if (op == graph::Op::GeGlu) {
+        const float* u = a.in[1].f32() + r * n;
+        for (int64_t i = 0; i < n; ++i) y[i] = graph::gelu_tanh(g[i]) * u[i];
+      } else {
+        for (int64_t i = 0; i < n; ++i) y[i] = graph::gelu_tanh(g[i]);
+      }
     }
   });
   return {};

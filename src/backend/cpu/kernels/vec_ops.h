@@ -20,6 +20,8 @@ struct AttentionJob {
   float* out;             // [T, H, D]
   int64_t H, Hkv, D, S;   // S: cache rows read, [0, S)
   float scale;
+  int64_t window;  // > 0: rows with q_pos - kv_pos >= window are hidden (sliding window); 0: none
+  float softcap;   // > 0: scores become softcap(score) (graph/ops/formulas.h) before the mask; 0: none
   // Packed key/value blocks shared by all jobs (attention_pack), or null: each job packs its own.
   const float* packed = nullptr;
 };

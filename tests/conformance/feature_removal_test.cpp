@@ -1,0 +1,87 @@
+// Issue 8's proof that each Gemma-family feature matters: take one feature out of the graph
+// (window, softcaps, RoPE base per layer kind, q/k norm, KV sharing, AltUp correction, LAuReL,
+// activation sparsity, per-layer inputs) and the
+// reference check on that model's synthetic-arch fixture must fail. The unmodified models pass the
+// same check in conformance_test.cpp.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "feature_removals.h"
+#include "references.h"
+#include "support/fixtures.h"
+
+namespace glass::conformance {
+namespace {
+
+struct Case {
+  const char* model;  // synthetic-arch reference name
+  Mutation (*removal)();
+};
+
+Mutation kv_sharing_gemma3n();
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> kCases = {
+      {"gemma2-f32", sliding_window_removed},
+      {"gemma2-f32", attention_softcap_removed},
+      {"gemma2-f32", final_softcap_removed},
+      {"gemma3-f32", sliding_window_removed},
+      {"gemma3-f32", rope_base_per_kind_removed},
+      {"gemma3-f32", qk_norm_removed},
+      {"gemma3n-f32", sliding_window_removed},
+      {"gemma3n-f32", rope_base_per_kind_removed},
+      {"gemma3n-f32", final_softcap_removed},
+      {"gemma3n-f32", altup_correction_removed},
+      {"gemma3n-f32", kv_sharing_gemma3n},
+      {"gemma3n-f32", laurel_removed},
+      {"gemma3n-f32", activation_sparsity_removed},
+      {"gemma3n-f32", per_layer_inputs_removed},
+      {"gemma3n-f32", qk_norm_removed},
+  };
+  return kCases;
+}
+
+std::filesystem::path g_fixtures;  // set by the fixture before a case runs
+
+Mutation kv_sharing_gemma3n() {
+  return kv_sharing_removed((g_fixtures / "models" / "synthetic-arch" / "gemma3n-f32.gguf").string());
+}
+
+class GemmaFeatureRemoval : public test::WithSharedFixtures, public ::testing::WithParamInterface<int> {};
+
+TEST_P(GemmaFeatureRemoval, ReferenceCheckFails) {
+  g_fixtures = fixtures_;
+  const Case& c = cases().at(static_cast<size_t>(GetParam()));
+  const Mutation m = c.removal();
+  std::vector<Reference> refs;
+  for (Reference& r : find_references(fixtures_, "synthetic-arch"))
+    if (r.name == c.model) refs.push_back(r);
+  ASSERT_EQ(refs.size(), 1u) << c.model;
+  Outcome out;
+  check(refs[0], "ref", m.rewrite, out);
+  ASSERT_TRUE(out.errors.empty()) << out.errors.front();
+  ASSERT_TRUE(out.pending.empty()) << out.pending.front();
+  ASSERT_FALSE(out.rows.empty());
+  size_t caught = 0;
+  double worst = 0;
+  for (const verify::Row& r : out.rows) {
+    caught += r.breaches.empty() ? 0 : 1;
+    worst = std::max(worst, r.metrics.max_abs);
+  }
+  std::printf("\n%s without '%s': max abs %.3g\n%s", c.model, m.name.c_str(), worst,
+              verify::format_table(out.rows).c_str());
+  EXPECT_EQ(caught, out.rows.size()) << c.model << ": removing " << m.name << " passed some checks";
+}
+
+INSTANTIATE_TEST_SUITE_P(Gemma, GemmaFeatureRemoval, ::testing::Range(0, static_cast<int>(cases().size())),
+                         [](const auto& p) {
+                           const Case& c = cases().at(static_cast<size_t>(p.param));
+                           std::string s = std::string(c.model) + "_" + c.removal().name;
+                           for (char& ch : s)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return s;
+                         });
+
+}  // namespace
+}  // namespace glass::conformance

@@ -1,0 +1,131 @@
+#include "feature_removals.h"
+
+#include <algorithm>
+#include <map>
+
+#include "formats/gguf.h"
+#include "graph/rewrite.h"
+#include "models/gemma3n.h"
+
+namespace glass::conformance {
+namespace {
+
+using graph::Builder;
+using graph::Node;
+using graph::Op;
+using graph::Tensor;
+
+GraphRewrite on_nodes(std::function<bool(const Node&)> match, graph::NodeEmitter emit) {
+  return [match, emit](const graph::Graph& g) {
+    return graph::rewrite_nodes(g, [&](Builder& b, const Node& n, const std::vector<Tensor>& in) {
+      return match(n) ? emit(b, n, in) : graph::copy_node(b, n, in);
+    });
+  };
+}
+
+Tensor with_attrs(Builder& b, const Node& n, const std::vector<Tensor>& in, graph::Attrs attrs) {
+  Node copy = n;
+  copy.attrs = std::move(attrs);
+  return graph::copy_node(b, copy, in);
+}
+
+GraphRewrite on_attention(std::function<void(graph::AttentionAttrs&)> change) {
+  return on_nodes([](const Node& n) { return n.op == Op::Attention; },
+                  [change](Builder& b, const Node& n, const std::vector<Tensor>& in) {
+                    auto a = std::get<graph::AttentionAttrs>(n.attrs);
+                    change(a);
+                    return with_attrs(b, n, in, a);
+                  });
+}
+
+// The node is replaced by its input `i` (same shape): the feature it computed is skipped.
+graph::NodeEmitter pass_input(size_t i) {
+  return [i](Builder&, const Node&, const std::vector<Tensor>& in) { return in.at(i); };
+}
+
+// Nodes named "<layer><target>" are replaced by the node named "<layer><source>" emitted earlier
+// (same shape): the computation between them is skipped.
+GraphRewrite skip_to(std::string target, std::string source) {
+  return [target, source](const graph::Graph& g) {
+    std::map<std::string, Tensor> emitted;
+    return graph::rewrite_nodes(g, [&](Builder& b, const Node& n, const std::vector<Tensor>& in) {
+      Tensor t = graph::copy_node(b, n, in);
+      if (n.name.ends_with(target)) {
+        const auto it = emitted.find(n.name.substr(0, n.name.size() - target.size()) + source);
+        if (it != emitted.end()) t = it->second;
+      }
+      if (!n.name.empty()) emitted[n.name] = t;
+      return t;
+    });
+  };
+}
+
+}  // namespace
+
+Mutation sliding_window_removed() {
+  return {"sliding window removed", on_attention([](graph::AttentionAttrs& a) { a.window = 0; })};
+}
+
+Mutation attention_softcap_removed() {
+  return {"attention softcap removed", on_attention([](graph::AttentionAttrs& a) { a.softcap = 0.0f; })};
+}
+
+Mutation final_softcap_removed() {
+  return {"final softcap removed",
+          on_nodes([](const Node& n) { return n.op == Op::Softcap; }, pass_input(0))};
+}
+
+Mutation rope_base_per_kind_removed() {
+  return {"RoPE base per layer kind removed", [](const graph::Graph& g) {
+            float largest = 0.0f;
+            for (const Node& n : g.nodes)
+              if (n.op == Op::Rope)
+                largest = std::max(largest, std::get<graph::RopeAttrs>(n.attrs).freq_base);
+            return on_nodes([](const Node& n) { return n.op == Op::Rope; },
+                            [largest](Builder& b, const Node& n, const std::vector<Tensor>& in) {
+                              auto r = std::get<graph::RopeAttrs>(n.attrs);
+                              r.freq_base = largest;
+                              return with_attrs(b, n, in, r);
+                            })(g);
+          }};
+}
+
+Mutation altup_correction_removed() {
+  // blk.N.altup_correct = coefs * innovation + predictions: keep the predictions.
+  return {"AltUp correction removed",
+          on_nodes([](const Node& n) { return n.op == Op::Add && n.name.ends_with(".altup_correct"); },
+                   pass_input(1))};
+}
+
+Mutation laurel_removed() {
+  // blk.N.laurel = x + rms_norm(R L x): keep x.
+  return {
+      "LAuReL removed",
+      on_nodes([](const Node& n) { return n.op == Op::Add && n.name.ends_with(".laurel"); }, pass_input(0))};
+}
+
+Mutation activation_sparsity_removed() {
+  return {"activation sparsity removed", skip_to(".ffn_gate_sparse", ".ffn_gate")};
+}
+
+Mutation per_layer_inputs_removed() {
+  return {"per-layer inputs removed", skip_to(".streams", ".altup_correct")};
+}
+
+Mutation kv_sharing_removed(const std::string& model_path) {
+  return {"KV sharing removed", [model_path](const graph::Graph&) -> Result<graph::Graph> {
+            auto file = formats::GgufFile::open(model_path);
+            if (!file) return file.error();
+            models::WeightIndex w;
+            for (const formats::GgufTensorInfo& t : file->tensors())
+              w.emplace(t.name, models::WeightInfo{t.shape, t.dtype, t.data});
+            auto c = models::gemma3n_config_from_gguf(*file, w);
+            if (!c) return c.error();
+            c->n_kv_layers = c->shape.n_layers;  // every layer computes and caches its own K/V
+            models::BuildOptions opt;
+            opt.min_ctx = 48;
+            return models::build_gemma3n(*c, w, opt);
+          }};
+}
+
+}  // namespace glass::conformance

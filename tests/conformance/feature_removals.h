@@ -1,0 +1,24 @@
+#pragma once
+// Test-only rewrites that take one feature out of a model (issue 8's "remove one feature and show
+// the reference check fails"): each returns the graph of the same weights with that feature gone.
+// Never linked into glass.
+#include <string>
+#include <vector>
+
+#include "mutations.h"
+
+namespace glass::conformance {
+
+Mutation sliding_window_removed();       // every attention sees the whole causal prefix
+Mutation attention_softcap_removed();    // attention scores uncapped
+Mutation final_softcap_removed();        // softcap nodes become the identity
+Mutation rope_base_per_kind_removed();   // every layer rotates with the largest (global) base
+Mutation altup_correction_removed();     // AltUp streams keep their predictions
+Mutation laurel_removed();               // LAuReL's output is its (normed) input only
+Mutation activation_sparsity_removed();  // the MLP gate stays dense in every layer
+Mutation per_layer_inputs_removed();     // nothing is added to the non-active streams after a layer
+// Gemma 3n rebuilt with every layer owning its K/V (layer 20 computes its own instead of reusing
+// layer 18's). Rebuilds the graph from `model_path`'s config with n_kv_layers = n_layers.
+Mutation kv_sharing_removed(const std::string& model_path);
+
+}  // namespace glass::conformance
