@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -13,7 +14,10 @@ namespace glass::formats {
 
 float quantize_limit(graph::DType type) {
   using graph::DType;
-  return type == DType::F32 || type == DType::BF16 ? std::numeric_limits<float>::max() : 65504.0f;
+  if (type == DType::F32) return std::numeric_limits<float>::max();
+  // The largest f32 that bf16 rounding keeps finite (one more rounds up to infinity).
+  if (type == DType::BF16) return std::bit_cast<float>(0x7f7f7fffu);
+  return 65504.0f;
 }
 
 Status quantize_row(graph::DType type, const float* src, void* dst, int64_t n) {

@@ -12,7 +12,7 @@ namespace glass::formats {
 
 // The largest magnitude a value may have to be quantized to `type`: f16's largest finite value
 // (65504) for F16 and the block types (they store f16 scales and mins, and Q4_1/Q5_1 store the
-// block's minimum itself), f32's for F32 and BF16.
+// block's minimum itself), f32's for F32, and for BF16 the largest f32 that rounds to a finite bf16.
 float quantize_limit(graph::DType type);
 
 // Writes n elements of `type` to dst (graph::dtype_bytes(type, n) bytes, no alignment needed)
