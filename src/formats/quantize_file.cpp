@@ -65,25 +65,19 @@ Result<MixModel> mix_model(const GgufFile& f, bool need_layers) {
   return m;
 }
 
-// The input's metadata with the file type and quantization version set (in place when present)
-// and the split keys of sharded files dropped: the output is one file.
+// The input's metadata with the split keys of sharded files dropped (the output is one file), then
+// general.quantization_version and general.file_type, moved to the end as llama.cpp's gguf_set_val
+// does: together with the same data, the file is byte-identical to llama-quantize's.
 std::vector<std::pair<std::string, GgufValue>> output_metadata(const GgufFile& f, FileType ftype) {
   std::vector<std::pair<std::string, GgufValue>> out;
-  bool has_version = false, has_type = false;
   for (const auto& [key, value] : f.metadata()) {
-    if (key == "split.no" || key == "split.count" || key == "split.tensors.count") continue;
-    if (key == "general.quantization_version") {
-      out.emplace_back(key, u32_value(kQuantizationVersion));
-      has_version = true;
-    } else if (key == "general.file_type") {
-      out.emplace_back(key, u32_value(static_cast<uint32_t>(ftype)));
-      has_type = true;
-    } else {
-      out.emplace_back(key, value);
-    }
+    if (key == "split.no" || key == "split.count" || key == "split.tensors.count" ||
+        key == "general.quantization_version" || key == "general.file_type")
+      continue;
+    out.emplace_back(key, value);
   }
-  if (!has_version) out.emplace_back("general.quantization_version", u32_value(kQuantizationVersion));
-  if (!has_type) out.emplace_back("general.file_type", u32_value(static_cast<uint32_t>(ftype)));
+  out.emplace_back("general.quantization_version", u32_value(kQuantizationVersion));
+  out.emplace_back("general.file_type", u32_value(static_cast<uint32_t>(ftype)));
   return out;
 }
 
