@@ -39,7 +39,8 @@ std::string type_names() {
 int quantize(const QuantizeArgs& a) {
   const auto ftype = formats::file_type_from_name(a.type);
   if (!ftype)
-    return report(make_error(ErrorCode::InvalidArgument, fmt::format("quantize: unknown type '{}': {}", a.type, type_names())));
+    return report(make_error(ErrorCode::InvalidArgument,
+                             fmt::format("quantize: unknown type '{}': {}", a.type, type_names())));
   backend::cpu::ThreadPool pool(a.threads);
   formats::QuantizeOptions o;
   o.ftype = *ftype;
@@ -79,16 +80,19 @@ int quantize(const QuantizeArgs& a) {
   for (const auto& [type, g] : groups)
     fmt::print("  {:<10} {:5} tensors {:10.2f} MiB  {}\n", type, g.count, mib(g.bytes), g.examples);
   const double n = static_cast<double>(r->n_elements);
-  fmt::print("size: {:.2f} MiB ({:.2f} bits/weight) -> {:.2f} MiB ({:.2f} bits/weight), {} tensors, {:.2f} s on {} threads\n",
-             mib(r->bytes_in), 8.0 * static_cast<double>(r->bytes_in) / n, mib(r->bytes_out),
-             8.0 * static_cast<double>(r->bytes_out) / n, r->tensors.size(), seconds, pool.size());
+  fmt::print(
+      "size: {:.2f} MiB ({:.2f} bits/weight) -> {:.2f} MiB ({:.2f} bits/weight), {} tensors, {:.2f} s on {} "
+      "threads\n",
+      mib(r->bytes_in), 8.0 * static_cast<double>(r->bytes_in) / n, mib(r->bytes_out),
+      8.0 * static_cast<double>(r->bytes_out) / n, r->tensors.size(), seconds, pool.size());
   return 0;
 }
 
 }  // namespace
 
 void add_quantize_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("quantize", "write a quantized copy of an F32/F16/BF16 GGUF (llama-quantize's types)");
+  auto* cmd = app.add_subcommand("quantize",
+                                 "write a quantized copy of an F32/F16/BF16 GGUF (llama-quantize's types)");
   auto a = std::make_shared<QuantizeArgs>();
   cmd->add_option("input", a->in, "F32, F16 or BF16 GGUF file")->required();
   cmd->add_option("output", a->out, "GGUF file to write")->required();

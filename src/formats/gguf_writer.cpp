@@ -80,7 +80,8 @@ void encode_scalar(Encoder& e, const GgufValue& v) {
 // What follows a value's type id: the scalar, the string, or elem type | count | elements.
 Status encode_value(Encoder& e, const GgufValue& v, const std::string& key) {
   if (!gguf_detail::valid_value_type(static_cast<uint32_t>(v.type)))
-    return make_error(ErrorCode::InvalidArgument, fmt::format("gguf writer: key '{}': invalid value type", key));
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("gguf writer: key '{}': invalid value type", key));
   if (v.type == GgufValueType::STRING) {
     e.str(v.str);
     return {};
@@ -93,23 +94,27 @@ Status encode_value(Encoder& e, const GgufValue& v, const std::string& key) {
   e.scalar<uint64_t>(v.count);
   if (v.elem_type == GgufValueType::STRING) {
     if (v.strings.size() != v.count)
-      return make_error(ErrorCode::InvalidArgument,
-                        fmt::format("gguf writer: key '{}': {} strings for a count of {}", key, v.strings.size(), v.count));
+      return make_error(
+          ErrorCode::InvalidArgument,
+          fmt::format("gguf writer: key '{}': {} strings for a count of {}", key, v.strings.size(), v.count));
     for (std::string_view s : v.strings) e.str(s);
     return {};
   }
   if (v.elem_type == GgufValueType::ARRAY) {
     if (v.items.size() != v.count)
-      return make_error(ErrorCode::InvalidArgument,
-                        fmt::format("gguf writer: key '{}': {} items for a count of {}", key, v.items.size(), v.count));
+      return make_error(
+          ErrorCode::InvalidArgument,
+          fmt::format("gguf writer: key '{}': {} items for a count of {}", key, v.items.size(), v.count));
     for (const GgufValue& item : v.items)
       if (Status s = encode_value(e, item, key); !s.ok()) return s;
     return {};
   }
   if (!gguf_detail::valid_value_type(static_cast<uint32_t>(v.elem_type)))
-    return make_error(ErrorCode::InvalidArgument, fmt::format("gguf writer: key '{}': invalid element type", key));
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("gguf writer: key '{}': invalid element type", key));
   if (v.count > 0 && v.raw == nullptr)
-    return make_error(ErrorCode::InvalidArgument, fmt::format("gguf writer: key '{}': array has no data", key));
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("gguf writer: key '{}': array has no data", key));
   if (v.count > 0) e.raw(v.raw, v.count * gguf_detail::scalar_size(v.elem_type));
   return {};
 }
@@ -131,7 +136,8 @@ GgufWriter::~GgufWriter() {
 }
 
 Error GgufWriter::io_error(const std::string& what) const {
-  return make_error(ErrorCode::Io, fmt::format("gguf writer: {}: {}: {}", tmp_path_.string(), what, std::strerror(errno)));
+  return make_error(ErrorCode::Io,
+                    fmt::format("gguf writer: {}: {}: {}", tmp_path_.string(), what, std::strerror(errno)));
 }
 
 Status GgufWriter::put(const void* data, uint64_t n) {
@@ -155,8 +161,9 @@ Result<GgufWriter> GgufWriter::create(const std::filesystem::path& path,
                                       const std::vector<std::pair<std::string, GgufValue>>& metadata,
                                       std::vector<GgufTensorSpec> tensors, uint64_t alignment) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0)
-    return make_error(ErrorCode::InvalidArgument,
-                      fmt::format("gguf writer: {}: alignment {} is not a power of two", path.string(), alignment));
+    return make_error(
+        ErrorCode::InvalidArgument,
+        fmt::format("gguf writer: {}: alignment {} is not a power of two", path.string(), alignment));
   GgufWriter w;
   w.path_ = path;
   w.tmp_path_ = path;
@@ -180,26 +187,33 @@ Result<GgufWriter> GgufWriter::create(const std::filesystem::path& path,
   uint64_t offset = 0;
   for (const GgufTensorSpec& t : tensors) {
     const auto id = gguf_detail::gguf_from_dtype(t.dtype);
-    if (!id) return make_error(ErrorCode::InvalidArgument, fmt::format("gguf writer: tensor '{}': type has no GGUF id", t.name));
-    if (!names.insert(t.name).second)
-      return make_error(ErrorCode::InvalidArgument, fmt::format("gguf writer: tensor '{}' appears twice", t.name));
-    if (t.shape.empty() || t.shape.size() > 4)
+    if (!id)
       return make_error(ErrorCode::InvalidArgument,
-                        fmt::format("gguf writer: tensor '{}': {} dimensions (1 to 4)", t.name, t.shape.size()));
+                        fmt::format("gguf writer: tensor '{}': type has no GGUF id", t.name));
+    if (!names.insert(t.name).second)
+      return make_error(ErrorCode::InvalidArgument,
+                        fmt::format("gguf writer: tensor '{}' appears twice", t.name));
+    if (t.shape.empty() || t.shape.size() > 4)
+      return make_error(
+          ErrorCode::InvalidArgument,
+          fmt::format("gguf writer: tensor '{}': {} dimensions (1 to 4)", t.name, t.shape.size()));
     uint64_t n = 1;
     for (int64_t d : t.shape) {
       if (d <= 0 || n > UINT64_MAX / static_cast<uint64_t>(d))
-        return make_error(ErrorCode::InvalidArgument, fmt::format("gguf writer: tensor '{}': bad shape", t.name));
+        return make_error(ErrorCode::InvalidArgument,
+                          fmt::format("gguf writer: tensor '{}': bad shape", t.name));
       n *= static_cast<uint64_t>(d);
     }
     const auto bytes = graph::dtype_bytes(t.dtype, n);
     if (!bytes || t.shape.back() % graph::traits(t.dtype).block_size != 0)
-      return make_error(ErrorCode::InvalidArgument,
-                        fmt::format("gguf writer: tensor '{}': row of {} is not a multiple of {}'s block of {}", t.name,
-                                    t.shape.back(), graph::dtype_name(t.dtype), graph::traits(t.dtype).block_size));
+      return make_error(
+          ErrorCode::InvalidArgument,
+          fmt::format("gguf writer: tensor '{}': row of {} is not a multiple of {}'s block of {}", t.name,
+                      t.shape.back(), graph::dtype_name(t.dtype), graph::traits(t.dtype).block_size));
     e.str(t.name);
     e.scalar(static_cast<uint32_t>(t.shape.size()));
-    for (auto it = t.shape.rbegin(); it != t.shape.rend(); ++it) e.scalar(static_cast<uint64_t>(*it));  // innermost first
+    for (auto it = t.shape.rbegin(); it != t.shape.rend(); ++it)
+      e.scalar(static_cast<uint64_t>(*it));  // innermost first
     e.scalar(*id);
     e.scalar(offset);
     w.sizes_.push_back(*bytes);
@@ -218,7 +232,8 @@ Status GgufWriter::write(const void* data, uint64_t n) {
   const auto* bytes = static_cast<const uint8_t*>(data);
   while (n > 0) {
     if (current_ >= tensors_.size())
-      return make_error(ErrorCode::InvalidArgument, fmt::format("gguf writer: {}: data beyond the last tensor", path_.string()));
+      return make_error(ErrorCode::InvalidArgument,
+                        fmt::format("gguf writer: {}: data beyond the last tensor", path_.string()));
     const uint64_t take = std::min(n, sizes_[current_] - written_);
     if (Status s = put(bytes, take); !s.ok()) return s;
     bytes += take;
@@ -249,8 +264,8 @@ Status GgufWriter::finish() {
   std::error_code ec;
   std::filesystem::rename(tmp_path_, path_, ec);
   if (ec)
-    return make_error(ErrorCode::Io, fmt::format("gguf writer: cannot rename {} to {}: {}", tmp_path_.string(),
-                                                 path_.string(), ec.message()));
+    return make_error(ErrorCode::Io, fmt::format("gguf writer: cannot rename {} to {}: {}",
+                                                 tmp_path_.string(), path_.string(), ec.message()));
   finished_ = true;
   return {};
 }

@@ -30,7 +30,20 @@ const std::vector<FileTypeInfo>& table() {
   return kTable;
 }
 
-enum class Category { Output, TokenEmbd, AttnQkv, AttnKvB, AttnV, AttnK, AttnQ, AttnOutput, FfnUp, FfnGate, FfnDown, Other };
+enum class Category {
+  Output,
+  TokenEmbd,
+  AttnQkv,
+  AttnKvB,
+  AttnV,
+  AttnK,
+  AttnQ,
+  AttnOutput,
+  FfnUp,
+  FfnGate,
+  FfnDown,
+  Other
+};
 
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
@@ -43,10 +56,14 @@ Category category_of(std::string_view name) {
     Category category;
   };
   static constexpr Rule kRules[] = {
-      {"attn_qkv.weight", Category::AttnQkv}, {"attn_kv_b.weight", Category::AttnKvB},
-      {"attn_v.weight", Category::AttnV},     {"attn_k.weight", Category::AttnK},
-      {"attn_q.weight", Category::AttnQ},     {"attn_output.weight", Category::AttnOutput},
-      {"ffn_up", Category::FfnUp},            {"ffn_gate", Category::FfnGate},
+      {"attn_qkv.weight", Category::AttnQkv},
+      {"attn_kv_b.weight", Category::AttnKvB},
+      {"attn_v.weight", Category::AttnV},
+      {"attn_k.weight", Category::AttnK},
+      {"attn_q.weight", Category::AttnQ},
+      {"attn_output.weight", Category::AttnOutput},
+      {"ffn_up", Category::FfnUp},
+      {"ffn_gate", Category::FfnGate},
       {"ffn_down", Category::FfnDown},
   };
   for (const Rule& r : kRules)
@@ -54,7 +71,9 @@ Category category_of(std::string_view name) {
   return Category::Other;
 }
 
-bool is_attn_v_like(Category c) { return c == Category::AttnV || c == Category::AttnQkv || c == Category::AttnKvB; }
+bool is_attn_v_like(Category c) {
+  return c == Category::AttnV || c == Category::AttnQkv || c == Category::AttnKvB;
+}
 
 // ggml's dimension count: trailing (outermost) dimensions of 1 do not count.
 int ggml_dims(const std::vector<int64_t>& shape) {
@@ -71,14 +90,41 @@ bool allows_quantization(const MixTensor& t) {
   if (name.size() < 6 || name.substr(name.size() - 6) != "weight") return false;
   if (name == "position_embd.weight" || name == "token_types.weight") return false;
   static constexpr std::string_view kExcluded[] = {
-      "_norm.weight", "ffn_gate_inp.weight", "ffn_gate_tid2eid.weight", "altup", "laurel",
-      "per_layer_model_proj", "ssm_conv1d", "shortconv.conv.weight", "indexer.k_proj.weight",
-      "indexer.q_proj.weight", "time_mix_first.weight", "time_mix_w0.weight", "time_mix_w1.weight",
-      "time_mix_w2.weight", "time_mix_v0.weight", "time_mix_v1.weight", "time_mix_v2.weight",
-      "time_mix_a0.weight", "time_mix_a1.weight", "time_mix_a2.weight", "time_mix_g1.weight",
-      "time_mix_g2.weight", "time_mix_decay_w1.weight", "time_mix_decay_w2.weight",
-      "time_mix_lerp_fused.weight", "attn_rel_b.weight", ".position_embd", "sam.pos_embd", "sam.neck.",
-      "sam.net_", ".rel_pos", ".patch_embd", ".patch_merger", "a.rvq.codebook", "mm.a.code_embd",
+      "_norm.weight",
+      "ffn_gate_inp.weight",
+      "ffn_gate_tid2eid.weight",
+      "altup",
+      "laurel",
+      "per_layer_model_proj",
+      "ssm_conv1d",
+      "shortconv.conv.weight",
+      "indexer.k_proj.weight",
+      "indexer.q_proj.weight",
+      "time_mix_first.weight",
+      "time_mix_w0.weight",
+      "time_mix_w1.weight",
+      "time_mix_w2.weight",
+      "time_mix_v0.weight",
+      "time_mix_v1.weight",
+      "time_mix_v2.weight",
+      "time_mix_a0.weight",
+      "time_mix_a1.weight",
+      "time_mix_a2.weight",
+      "time_mix_g1.weight",
+      "time_mix_g2.weight",
+      "time_mix_decay_w1.weight",
+      "time_mix_decay_w2.weight",
+      "time_mix_lerp_fused.weight",
+      "attn_rel_b.weight",
+      ".position_embd",
+      "sam.pos_embd",
+      "sam.neck.",
+      "sam.net_",
+      ".rel_pos",
+      ".patch_embd",
+      ".patch_merger",
+      "a.rvq.codebook",
+      "mm.a.code_embd",
   };
   for (std::string_view part : kExcluded)
     if (contains(name, part)) return false;
@@ -93,7 +139,8 @@ int layer_of(std::string_view name) {
   if (i < name.size() && (name[i] == '-' || name[i] == '+')) negative = name[i++] == '-';
   int64_t v = 0;
   const size_t start = i;
-  while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])) && v < (1 << 24)) v = v * 10 + (name[i++] - '0');
+  while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])) && v < (1 << 24))
+    v = v * 10 + (name[i++] - '0');
   if (i == start) return -1;
   return static_cast<int>(negative ? -v : v);
 }
@@ -113,13 +160,15 @@ Result<int64_t> layer_for(const MixModel& m, int64_t counter, const std::string&
   if (m.n_experts <= 1) return counter;
   const int layer = layer_of(name);
   if (layer < 0 || layer >= m.n_layers)
-    return make_error(ErrorCode::InvalidFile,
-                      fmt::format("quantize: tensor '{}': no layer number in [0, {}) in its name", name, m.n_layers));
+    return make_error(
+        ErrorCode::InvalidFile,
+        fmt::format("quantize: tensor '{}': no layer number in [0, {}) in its name", name, m.n_layers));
   return static_cast<int64_t>(layer);
 }
 
 // llama_tensor_get_type_impl for the K-quant and legacy file types.
-Result<DType> mix_type(const MixModel& m, Counters& c, const MixTensor& t, Category cat, FileType ft, DType type) {
+Result<DType> mix_type(const MixModel& m, Counters& c, const MixTensor& t, Category cat, FileType ft,
+                       DType type) {
   using F = FileType;
   const bool falcon = m.arch == "falcon";
   const int64_t n_gqa = m.n_kv_heads > 0 ? m.n_heads / m.n_kv_heads : 0;
@@ -175,7 +224,8 @@ Result<DType> mix_type(const MixModel& m, Counters& c, const MixTensor& t, Categ
   if (cat == Category::AttnOutput) {
     if (falcon) return ft == F::Q3_K_L ? DType::Q4_K : type;
     if (m.n_experts == 8) {
-      const bool raise = ft == F::Q2_K || ft == F::Q3_K_S || ft == F::Q3_K_M || ft == F::Q4_K_S || ft == F::Q4_K_M;
+      const bool raise =
+          ft == F::Q2_K || ft == F::Q3_K_S || ft == F::Q3_K_M || ft == F::Q4_K_S || ft == F::Q4_K_M;
       return raise ? DType::Q5_K : type;
     }
     if (ft == F::Q2_K) return DType::Q3_K;
@@ -212,15 +262,16 @@ Result<DType> fallback(const MixTensor& t, DType type, std::string& note) {
       to = DType::Q8_0;
       break;
     default:
-      return make_error(ErrorCode::Unsupported,
-                        fmt::format("quantize: tensor '{}': rows of {} are not a multiple of {}'s block of {}, and "
-                                    "there is no fallback for {} (llama-quantize refuses this too)",
-                                    t.name, ncols, graph::dtype_name(type), graph::traits(type).block_size,
-                                    graph::dtype_name(type)));
+      return make_error(
+          ErrorCode::Unsupported,
+          fmt::format("quantize: tensor '{}': rows of {} are not a multiple of {}'s block of {}, and "
+                      "there is no fallback for {} (llama-quantize refuses this too)",
+                      t.name, ncols, graph::dtype_name(type), graph::traits(type).block_size,
+                      graph::dtype_name(type)));
   }
   if (ncols % graph::traits(to).block_size != 0) to = DType::F16;
-  note = fmt::format("rows of {} not divisible by {} ({}): falling back to {}", ncols, graph::traits(type).block_size,
-                     graph::dtype_name(type), graph::dtype_name(to));
+  note = fmt::format("rows of {} not divisible by {} ({}): falling back to {}", ncols,
+                     graph::traits(type).block_size, graph::dtype_name(type), graph::dtype_name(to));
   return to;
 }
 

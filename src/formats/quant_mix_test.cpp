@@ -4,9 +4,8 @@
 // (quantize_file_test.cpp) checks the same rules against llama-quantize's own fixture files.
 #include "formats/quant_mix.h"
 
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <set>
 
@@ -21,7 +20,8 @@ MixModel smollm() { return MixModel{"llama", kLayers, 9, 3, 0}; }
 
 // The llama tensor list in file order (layers 0..29), with or without output.weight.
 std::vector<MixTensor> llama_tensors(bool with_output, int64_t dim = 512, int64_t ffn = 1536) {
-  std::vector<MixTensor> t{{"token_embd.weight", {49152, dim}, DType::F16}, {"output_norm.weight", {dim}, DType::F32}};
+  std::vector<MixTensor> t{{"token_embd.weight", {49152, dim}, DType::F16},
+                           {"output_norm.weight", {dim}, DType::F32}};
   if (with_output) t.push_back({"output.weight", {49152, dim}, DType::F16});
   for (int i = 0; i < kLayers; ++i) {
     auto name = [&](const char* w) { return fmt::format("blk.{}.{}.weight", i, w); };
@@ -39,7 +39,8 @@ std::vector<MixTensor> llama_tensors(bool with_output, int64_t dim = 512, int64_
 }
 
 // Type of each tensor by name.
-std::map<std::string, DType> choose(const MixModel& m, const std::vector<MixTensor>& t, FileType ft, bool pure = false) {
+std::map<std::string, DType> choose(const MixModel& m, const std::vector<MixTensor>& t, FileType ft,
+                                    bool pure = false) {
   auto c = choose_types(m, t, ft, pure);
   EXPECT_TRUE(c.ok()) << c.error().message;
   std::map<std::string, DType> out;
@@ -74,7 +75,8 @@ TEST(QuantMix, Q4KM) {
     const DType more = kMoreBits.count(i) ? DType::Q6_K : DType::Q4_K;
     EXPECT_EQ(c.at(blk(i, "attn_v")), more) << i;
     EXPECT_EQ(c.at(blk(i, "ffn_down")), more) << i;
-    for (const char* w : {"attn_q", "attn_k", "attn_output", "ffn_gate", "ffn_up"}) EXPECT_EQ(c.at(blk(i, w)), DType::Q4_K);
+    for (const char* w : {"attn_q", "attn_k", "attn_output", "ffn_gate", "ffn_up"})
+      EXPECT_EQ(c.at(blk(i, w)), DType::Q4_K);
     EXPECT_EQ(c.at(blk(i, "attn_norm")), DType::F32);
   }
 }
@@ -198,7 +200,8 @@ TEST(QuantMix, EightExperts) {
   EXPECT_EQ((*c)[0].dtype, DType::Q8_0);
   EXPECT_EQ((*c)[1].dtype, DType::Q6_K);  // layer 1 of 2 is in the last eighth
   EXPECT_EQ((*c)[2].dtype, DType::Q5_K);
-  auto bad = choose_types(moe, {{"experts.ffn_down.weight", {256, 512}, DType::F32}}, FileType::Q4_K_M, false);
+  auto bad =
+      choose_types(moe, {{"experts.ffn_down.weight", {256, 512}, DType::F32}}, FileType::Q4_K_M, false);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code, ErrorCode::InvalidFile);
 }

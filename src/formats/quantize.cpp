@@ -25,9 +25,10 @@ Status quantize_row(graph::DType type, const float* src, void* dst, int64_t n) {
   if (type >= DType::kSentinel) return make_error(ErrorCode::Unsupported, "quantize_row: invalid dtype");
   const auto& tr = graph::traits(type);
   if (n < 0 || n % tr.block_size != 0)
-    return make_error(ErrorCode::InvalidArgument,
-                      fmt::format("quantize_row: {}: n = {} is not a non-negative multiple of the block size {}",
-                                  tr.name, n, tr.block_size));
+    return make_error(
+        ErrorCode::InvalidArgument,
+        fmt::format("quantize_row: {}: n = {} is not a non-negative multiple of the block size {}", tr.name,
+                    n, tr.block_size));
   if (type == DType::I32 || type == DType::I8)
     return make_error(ErrorCode::Unsupported, fmt::format("quantize_row: no quantization to {}", tr.name));
   // Block quantizers compute with the values (squares, ranges), so a non-finite or out-of-range

@@ -51,13 +51,15 @@ std::optional<int64_t> integer(const GgufFile& f, const std::string& key) {
 
 Result<MixModel> mix_model(const GgufFile& f, bool need_layers) {
   MixModel m;
-  if (const GgufValue* arch = f.find("general.architecture"); arch != nullptr && arch->type == GgufValueType::STRING)
+  if (const GgufValue* arch = f.find("general.architecture");
+      arch != nullptr && arch->type == GgufValueType::STRING)
     m.arch = std::string(arch->str);
   const auto layers = integer(f, m.arch + ".block_count");
   if (!layers && need_layers)
-    return make_error(ErrorCode::InvalidFile,
-                      fmt::format("quantize: {}: key '{}.block_count' is missing (the mix rules count layers)", f.path(),
-                                  m.arch));
+    return make_error(
+        ErrorCode::InvalidFile,
+        fmt::format("quantize: {}: key '{}.block_count' is missing (the mix rules count layers)", f.path(),
+                    m.arch));
   m.n_layers = layers.value_or(0);
   m.n_heads = integer(f, m.arch + ".attention.head_count").value_or(0);
   m.n_kv_heads = integer(f, m.arch + ".attention.head_count_kv").value_or(m.n_heads);
@@ -100,9 +102,11 @@ Status convert(const GgufTensorInfo& t, DType to, const QuantizeOptions& o, Gguf
     const int64_t n = std::min(chunk_rows, rows - r0);
     auto body = [&](int64_t i) {
       float* x = f32.data() + i * row;
-      status[static_cast<size_t>(i)] = dequantize_row(t.dtype, src + static_cast<uint64_t>(r0 + i) * in_row_bytes, x, row);
+      status[static_cast<size_t>(i)] =
+          dequantize_row(t.dtype, src + static_cast<uint64_t>(r0 + i) * in_row_bytes, x, row);
       if (status[static_cast<size_t>(i)].ok())
-        status[static_cast<size_t>(i)] = quantize_row(to, x, out.data() + static_cast<uint64_t>(i) * out_row_bytes, row);
+        status[static_cast<size_t>(i)] =
+            quantize_row(to, x, out.data() + static_cast<uint64_t>(i) * out_row_bytes, row);
     };
     if (o.parallel) {
       o.parallel(n, body);
@@ -141,10 +145,11 @@ Result<QuantizeReport> quantize_gguf(const std::filesystem::path& in, const std:
     const GgufTensorInfo& t = f.tensors()[i];
     const TypeChoice& c = (*choices)[i];
     if (c.dtype != t.dtype && !convertible(t.dtype))
-      return make_error(ErrorCode::Unsupported,
-                        fmt::format("quantize: {}: tensor '{}' is stored as {}; requantizing to {} is not supported "
-                                    "(start from an F32, F16 or BF16 file)",
-                                    f.path(), t.name, graph::dtype_name(t.dtype), graph::dtype_name(c.dtype)));
+      return make_error(
+          ErrorCode::Unsupported,
+          fmt::format("quantize: {}: tensor '{}' is stored as {}; requantizing to {} is not supported "
+                      "(start from an F32, F16 or BF16 file)",
+                      f.path(), t.name, graph::dtype_name(t.dtype), graph::dtype_name(c.dtype)));
     specs.push_back({t.name, t.shape, c.dtype});
     QuantizedTensor q{t.name, t.shape, t.dtype, c.dtype, c.quantizable, c.fallback, t.nbytes, 0};
     report.tensors.push_back(std::move(q));

@@ -37,8 +37,8 @@ TEST_F(QuantizeFile, SameFileContentAsLlamaQuantize) {
   const auto in = dir / "llama-gqa-f32.gguf";
   auto src = GgufFile::open(in);
   ASSERT_TRUE(src.ok()) << src.error().message;
-  for (const char* kind :
-       {"f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k_m", "q4_k_m", "q5_k_m", "q6_k"}) {
+  for (const char* kind : {"f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k_m", "q4_k_m",
+                           "q5_k_m", "q6_k"}) {
     const auto out = temp_path(std::string("quantized-") + kind + ".gguf");
     QuantizeOptions o;
     o.ftype = *file_type_from_name(kind);
@@ -122,7 +122,8 @@ TEST(QuantizeFileSmall, MetadataCopiedAlignmentKeptFallbackReported) {
   EXPECT_EQ(b->alignment(), 64u);
   for (const GgufTensorInfo& t : b->tensors()) EXPECT_EQ(t.offset % 64, 0u) << t.name;
   auto expected = metadata_text(*a);
-  std::erase_if(expected, [](const auto& kv) { return kv.first == "general.file_type" || kv.first == "split.count"; });
+  std::erase_if(expected,
+                [](const auto& kv) { return kv.first == "general.file_type" || kv.first == "split.count"; });
   expected.emplace_back("general.quantization_version", "u32/u8:2");
   expected.emplace_back("general.file_type", "u32/u8:15");
   EXPECT_EQ(metadata_text(*b), expected);
@@ -135,8 +136,10 @@ TEST(QuantizeFileSmall, ErrorsLeaveNoFile) {
   const auto out = temp_path("never.gguf");
   // A quantized input cannot be requantized to another type.
   test::GgufWriter q;
-  q.kv("general.architecture", test::GgufWriter::string("llama")).kv("llama.block_count", test::GgufWriter::u32(1));
-  q.tensor({"blk.0.attn_q.weight", {32, 2}, test::GgufWriter::kTQ8_0, std::vector<uint8_t>(68, 0), std::nullopt});
+  q.kv("general.architecture", test::GgufWriter::string("llama"))
+      .kv("llama.block_count", test::GgufWriter::u32(1));
+  q.tensor(
+      {"blk.0.attn_q.weight", {32, 2}, test::GgufWriter::kTQ8_0, std::vector<uint8_t>(68, 0), std::nullopt});
   const auto qin = test::write_temp_file(q.build().bytes, "small-q8_0.gguf");
   QuantizeOptions o;
   o.ftype = FileType::Q4_0;
@@ -160,7 +163,8 @@ TEST(QuantizeFileSmall, ErrorsLeaveNoFile) {
   r = quantize_gguf(in, out, o);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::InvalidArgument);
-  EXPECT_NE(r.error().message.find("tensor 'blk.0.ffn_up.weight' row 3"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("tensor 'blk.0.ffn_up.weight' row 3"), std::string::npos)
+      << r.error().message;
   EXPECT_FALSE(fs::exists(out));
   auto tmp = out;
   tmp += ".tmp";

@@ -258,8 +258,8 @@ K4Fit fit_k4(const float* x, int nmax, float rmin, int nstep) {
   const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
   const float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
   for (int j = 0; j < 8; ++j)
-    pack_scale_min_k4(j, clamp(nearest(inv_scale * scales[j]), 0, 63), clamp(nearest(inv_min * mins[j]), 0, 63),
-                      f.scales);
+    pack_scale_min_k4(j, clamp(nearest(inv_scale * scales[j]), 0, 63),
+                      clamp(nearest(inv_min * mins[j]), 0, 63), f.scales);
   store_f16(f.d, max_scale / 63.0f);
   store_f16(f.dmin, max_min / 63.0f);
   const float d = load_f16(f.d), dmin = load_f16(f.dmin);
@@ -269,7 +269,8 @@ K4Fit fit_k4(const float* x, int nmax, float rmin, int nstep) {
     const float dl = d * static_cast<float>(sc);
     if (dl == 0) continue;
     const float ml = dmin * static_cast<float>(mn);
-    for (int l = 0; l < 32; ++l) f.L[32 * j + l] = static_cast<uint8_t>(clamp(nearest((x[32 * j + l] + ml) / dl), 0, nmax));
+    for (int l = 0; l < 32; ++l)
+      f.L[32 * j + l] = static_cast<uint8_t>(clamp(nearest((x[32 * j + l] + ml) / dl), 0, nmax));
   }
   return f;
 }
@@ -294,7 +295,8 @@ void quantize_q2_k(const float* src, void* dst, int64_t n_blocks) {
     // 4-bit sub-block scales (low nibble) and mins (high nibble) against d and dmin.
     if (max_scale > 0) {
       const float iscale = 15.0f / max_scale;
-      for (int j = 0; j < 16; ++j) b.scales[j] = static_cast<uint8_t>(clamp(nearest(iscale * scales[j]), 0, 15));
+      for (int j = 0; j < 16; ++j)
+        b.scales[j] = static_cast<uint8_t>(clamp(nearest(iscale * scales[j]), 0, 15));
       store_f16(b.d, max_scale / 15.0f);
     }
     if (max_min > 0) {
@@ -308,7 +310,8 @@ void quantize_q2_k(const float* src, void* dst, int64_t n_blocks) {
       const float dl = d * static_cast<float>(b.scales[j] & 0x0f);
       if (dl == 0) continue;
       const float ml = dmin * static_cast<float>(b.scales[j] >> 4);
-      for (int l = 0; l < 16; ++l) L[16 * j + l] = static_cast<uint8_t>(clamp(nearest((src[16 * j + l] + ml) / dl), 0, 3));
+      for (int l = 0; l < 16; ++l)
+        L[16 * j + l] = static_cast<uint8_t>(clamp(nearest((src[16 * j + l] + ml) / dl), 0, 3));
     }
     pack_2bit(L, b.qs);
     store_block(dst, i, b);
@@ -348,7 +351,8 @@ void quantize_q3_k(const float* src, void* dst, int64_t n_blocks) {
       const int high = (b.scales[8 + j % 4] >> (2 * (j / 4))) & 3;
       const float dl = d * static_cast<float>((low | (high << 4)) - 32);
       if (dl == 0) continue;
-      for (int l = 0; l < 16; ++l) L[16 * j + l] = static_cast<int8_t>(clamp(nearest(src[16 * j + l] / dl), -4, 3) + 4);
+      for (int l = 0; l < 16; ++l)
+        L[16 * j + l] = static_cast<int8_t>(clamp(nearest(src[16 * j + l] / dl), -4, 3) + 4);
     }
     // Level bit 2 goes to hmask: weight k's bit is bit k / 32 of byte k % 32; qs keeps bits 0-1.
     uint8_t low2[kQKK];
@@ -415,12 +419,14 @@ void quantize_q6_k(const float* src, void* dst, int64_t n_blocks) {
     // 8-bit signed sub-block scales against d = max_scale / -128.
     const float iscale = -128.0f / max_scale;
     store_f16(b.d, 1 / iscale);
-    for (int j = 0; j < 16; ++j) b.scales[j] = static_cast<int8_t>(clamp(nearest(iscale * scales[j]), -128, 127));
+    for (int j = 0; j < 16; ++j)
+      b.scales[j] = static_cast<int8_t>(clamp(nearest(iscale * scales[j]), -128, 127));
     const float d = load_f16(b.d);
     for (int j = 0; j < 16; ++j) {
       const float dl = d * static_cast<float>(b.scales[j]);
       if (dl == 0) continue;
-      for (int l = 0; l < 16; ++l) L[16 * j + l] = static_cast<int8_t>(clamp(nearest(src[16 * j + l] / dl), -32, 31) + 32);
+      for (int l = 0; l < 16; ++l)
+        L[16 * j + l] = static_cast<int8_t>(clamp(nearest(src[16 * j + l] / dl), -32, 31) + 32);
     }
     // Per 128-weight half: ql byte l holds the low nibbles of weights l (low) and l + 64 (high),
     // byte l + 32 those of l + 32 and l + 96; qh byte l their top 2 bits at shifts 0, 2, 4, 6.

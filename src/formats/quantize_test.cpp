@@ -119,7 +119,8 @@ std::vector<std::vector<float>> rows_for(DType type) {
         for (int64_t i = 2 * block; i < 3 * block; ++i) x[static_cast<size_t>(i)] = 0;
       }
       if (kind == 5)
-        for (int64_t b = 0; b < 7; ++b) x[static_cast<size_t>(b * block + (b * 5) % block)] = (b % 2 ? 1.0f : -1.0f);
+        for (int64_t b = 0; b < 7; ++b)
+          x[static_cast<size_t>(b * block + (b * 5) % block)] = (b % 2 ? 1.0f : -1.0f);
       rows.push_back(std::move(x));
     }
   }
@@ -230,8 +231,8 @@ TEST_F(QuantizeFixtures, SameBytesAsLlamaQuantize) {
   auto src = GgufFile::open(dir / "llama-gqa-f32.gguf");
   ASSERT_TRUE(src.ok()) << src.error().message;
   int compared = 0;
-  for (const char* kind :
-       {"f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k_m", "q4_k_m", "q5_k_m", "q6_k"}) {
+  for (const char* kind : {"f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k_m", "q4_k_m",
+                           "q5_k_m", "q6_k"}) {
     auto f = GgufFile::open(dir / (std::string("llama-gqa-") + kind + ".gguf"));
     ASSERT_TRUE(f.ok()) << f.error().message;
     for (const GgufTensorInfo& t : f->tensors()) {
@@ -242,8 +243,8 @@ TEST_F(QuantizeFixtures, SameBytesAsLlamaQuantize) {
       for (int64_t d : s->shape) n *= d;
       std::vector<uint8_t> out(t.nbytes);
       ASSERT_TRUE(quantize_row(t.dtype, static_cast<const float*>(s->data), out.data(), n).ok());
-      ASSERT_EQ(std::memcmp(out.data(), t.data, t.nbytes), 0) << kind << " " << t.name << " ("
-                                                               << graph::dtype_name(t.dtype) << ")";
+      ASSERT_EQ(std::memcmp(out.data(), t.data, t.nbytes), 0)
+          << kind << " " << t.name << " (" << graph::dtype_name(t.dtype) << ")";
       ++compared;
     }
   }

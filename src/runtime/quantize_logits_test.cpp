@@ -27,7 +27,8 @@ TEST_F(QuantizedLogits, CloseToLlamaCppAndToF32) {
   ASSERT_TRUE(f32.ok()) << f32.error().message;
   const int64_t vocab = 512;
 
-  for (const char* kind : {"q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k_m", "q4_k_m", "q5_k_m", "q6_k"}) {
+  for (const char* kind :
+       {"q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k_m", "q4_k_m", "q5_k_m", "q6_k"}) {
     const auto out = std::filesystem::path(::testing::TempDir()) / (std::string("logits-") + kind + ".gguf");
     formats::QuantizeOptions o;
     o.ftype = *formats::file_type_from_name(kind);
