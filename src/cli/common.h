@@ -34,5 +34,6 @@ void add_chat_template_command(CLI::App& app, int& exit_code);
 void add_detokenize_command(CLI::App& app, int& exit_code);
 void add_bench_command(CLI::App& app, int& exit_code);
 void add_synth_command(CLI::App& app, int& exit_code);
+void add_quantize_command(CLI::App& app, int& exit_code);
 
 }  // namespace glass::cli

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   glass::cli::add_detokenize_command(app, exit_code);
   glass::cli::add_bench_command(app, exit_code);
   glass::cli::add_synth_command(app, exit_code);
+  glass::cli::add_quantize_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

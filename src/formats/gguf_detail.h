@@ -24,5 +24,7 @@ std::string printable(std::string_view name);
 
 // ggml tensor type id -> DType for the types glass supports; nullopt otherwise.
 std::optional<graph::DType> dtype_from_gguf(uint32_t ggml_type);
+// The inverse: the ggml type id of a DType glass reads (nullopt for none).
+std::optional<uint32_t> gguf_from_dtype(graph::DType dtype);
 
 }  // namespace glass::formats::gguf_detail

@@ -235,5 +235,12 @@ std::optional<graph::DType> dtype_from_gguf(uint32_t ggml_type) {
   }
 }
 
+std::optional<uint32_t> gguf_from_dtype(graph::DType dtype) {
+  constexpr uint32_t kLastId = 40;  // above every id dtype_from_gguf knows: one table, read backwards
+  for (uint32_t id = 0; id <= kLastId; ++id)
+    if (dtype_from_gguf(id) == dtype) return id;
+  return std::nullopt;
+}
+
 }  // namespace gguf_detail
 }  // namespace glass::formats

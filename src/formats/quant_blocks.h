@@ -94,6 +94,11 @@ static_assert(sizeof(BlockQ2_K) == 84 && sizeof(BlockQ3_K) == 110 && sizeof(Bloc
               sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210);
 
 inline float load_f16(const uint8_t (&b)[2]) { return f16_to_f32(static_cast<uint16_t>(b[0] | (b[1] << 8))); }
+inline void store_f16(uint8_t (&b)[2], float x) {
+  const uint16_t h = f32_to_f16(x);
+  b[0] = static_cast<uint8_t>(h & 0xff);
+  b[1] = static_cast<uint8_t>(h >> 8);
+}
 
 // Copies block i out of a packed array: no alignment or aliasing assumptions about the source.
 template <class Block>
@@ -101,6 +106,11 @@ Block load_block(const void* src, int64_t i) {
   Block b;
   std::memcpy(&b, static_cast<const uint8_t*>(src) + i * static_cast<int64_t>(sizeof(Block)), sizeof(Block));
   return b;
+}
+// The inverse: writes block i of a packed array.
+template <class Block>
+void store_block(void* dst, int64_t i, const Block& b) {
+  std::memcpy(static_cast<uint8_t*>(dst) + i * static_cast<int64_t>(sizeof(Block)), &b, sizeof(Block));
 }
 
 // Each writes n_blocks * block_size floats.
@@ -114,5 +124,18 @@ void dequantize_q3_k(const void* src, float* dst, int64_t n_blocks);
 void dequantize_q4_k(const void* src, float* dst, int64_t n_blocks);
 void dequantize_q5_k(const void* src, float* dst, int64_t n_blocks);
 void dequantize_q6_k(const void* src, float* dst, int64_t n_blocks);
+
+// The inverses (quantize_legacy.cpp, quantize_k.cpp): each reads n_blocks * block_size floats,
+// which must be finite and within f16 range (quantize_row checks), and writes n_blocks blocks.
+void quantize_q4_0(const float* src, void* dst, int64_t n_blocks);
+void quantize_q4_1(const float* src, void* dst, int64_t n_blocks);
+void quantize_q5_0(const float* src, void* dst, int64_t n_blocks);
+void quantize_q5_1(const float* src, void* dst, int64_t n_blocks);
+void quantize_q8_0(const float* src, void* dst, int64_t n_blocks);
+void quantize_q2_k(const float* src, void* dst, int64_t n_blocks);
+void quantize_q3_k(const float* src, void* dst, int64_t n_blocks);
+void quantize_q4_k(const float* src, void* dst, int64_t n_blocks);
+void quantize_q5_k(const float* src, void* dst, int64_t n_blocks);
+void quantize_q6_k(const float* src, void* dst, int64_t n_blocks);
 
 }  // namespace glass::formats::quant

@@ -1,0 +1,106 @@
+// glass quantize: an F32/F16/BF16 GGUF to one of llama.cpp's file types (q4_k_m, q8_0, ...) with
+// llama-quantize's per-tensor choices and bytes, so quantized models need no llama.cpp build.
+// Prints the fallbacks (always), each tensor (-v), a per-type summary, the sizes and the time.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "backend/cpu/thread_pool.h"
+#include "cli/common.h"
+#include "formats/quantize_file.h"
+
+namespace glass::cli {
+namespace {
+
+struct QuantizeArgs {
+  std::string in, out, type;
+  bool pure = false;
+  bool verbose = false;
+  int threads = 0;
+};
+
+double mib(uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s;
+  for (int64_t d : shape) s += (s.empty() ? "" : ", ") + std::to_string(d);
+  return "[" + s + "]";
+}
+
+std::string type_names() {
+  std::string s;
+  for (const auto& t : formats::file_types()) s += (s.empty() ? "" : ", ") + std::string(t.name);
+  return s + " (q3_k, q4_k, q5_k: the _m mixes)";
+}
+
+int quantize(const QuantizeArgs& a) {
+  const auto ftype = formats::file_type_from_name(a.type);
+  if (!ftype)
+    return report(make_error(ErrorCode::InvalidArgument,
+                             fmt::format("quantize: unknown type '{}': {}", a.type, type_names())));
+  backend::cpu::ThreadPool pool(a.threads);
+  formats::QuantizeOptions o;
+  o.ftype = *ftype;
+  o.pure = a.pure;
+  o.parallel = [&pool](int64_t n, const std::function<void(int64_t)>& body) {
+    backend::cpu::parallel_for(pool, n, 1, [&](int64_t begin, int64_t end, int) {
+      for (int64_t i = begin; i < end; ++i) body(i);
+    });
+  };
+  size_t index = 0;
+  o.on_tensor = [&](const formats::QuantizedTensor& t) {
+    ++index;
+    if (!t.fallback.empty()) fmt::print(stderr, "glass: quantize: {}: {}\n", t.name, t.fallback);
+    if (a.verbose)
+      fmt::print(stderr, "[{:4}] {:<36} {:<16} {:>5} -> {:<5} {:9.3f} MiB -> {:9.3f} MiB\n", index, t.name,
+                 shape_text(t.shape), graph::dtype_name(t.from), graph::dtype_name(t.to), mib(t.bytes_in),
+                 mib(t.bytes_out));
+  };
+  const auto start = std::chrono::steady_clock::now();
+  auto r = formats::quantize_gguf(a.in, a.out, o);
+  if (!r.ok()) return report(r.error());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  struct Group {
+    int count = 0;
+    uint64_t bytes = 0;
+    std::string examples;
+  };
+  std::map<std::string, Group> groups;
+  for (const auto& t : r->tensors) {
+    Group& g = groups[fmt::format("{}{}", graph::dtype_name(t.to), t.quantizable ? "" : " (kept)")];
+    if (++g.count <= 3) g.examples += (g.examples.empty() ? "" : ", ") + t.name;
+    if (g.count == 4) g.examples += ", ...";
+    g.bytes += t.bytes_out;
+  }
+  fmt::print("{} -> {} ({}{})\n", a.in, a.out, formats::file_type_info(*ftype).name, a.pure ? ", pure" : "");
+  for (const auto& [type, g] : groups)
+    fmt::print("  {:<10} {:5} tensors {:10.2f} MiB  {}\n", type, g.count, mib(g.bytes), g.examples);
+  const double n = static_cast<double>(r->n_elements);
+  fmt::print(
+      "size: {:.2f} MiB ({:.2f} bits/weight) -> {:.2f} MiB ({:.2f} bits/weight), {} tensors, {:.2f} s on {} "
+      "threads\n",
+      mib(r->bytes_in), 8.0 * static_cast<double>(r->bytes_in) / n, mib(r->bytes_out),
+      8.0 * static_cast<double>(r->bytes_out) / n, r->tensors.size(), seconds, pool.size());
+  return 0;
+}
+
+}  // namespace
+
+void add_quantize_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("quantize",
+                                 "write a quantized copy of an F32/F16/BF16 GGUF (llama-quantize's types)");
+  auto a = std::make_shared<QuantizeArgs>();
+  cmd->add_option("input", a->in, "F32, F16 or BF16 GGUF file")->required();
+  cmd->add_option("output", a->out, "GGUF file to write")->required();
+  cmd->add_option("type", a->type, type_names())->required();
+  cmd->add_flag("--pure", a->pure, "every quantizable tensor gets the base type (no mix rules)");
+  cmd->add_flag("-v,--verbose", a->verbose, "print every tensor's choice");
+  cmd->add_option("-t,--threads", a->threads, "threads (default: one per hardware thread)");
+  cmd->callback([&exit_code, a] { exit_code = quantize(*a); });
+}
+
+}  // namespace glass::cli

@@ -1,0 +1,178 @@
+// quantize_gguf: reads the model, decides every tensor's type, writes metadata and tensors.
+#include "formats/quantize_file.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "formats/gguf.h"
+#include "formats/gguf_writer.h"
+#include "formats/quant.h"
+#include "formats/quantize.h"
+
+namespace glass::formats {
+namespace {
+
+using graph::DType;
+
+// Rows are converted in chunks of about this many elements (16 MiB of f32).
+constexpr int64_t kChunkElements = int64_t{1} << 22;
+// llama.cpp's GGML_QNT_VERSION: the quantization format revision files declare.
+constexpr uint32_t kQuantizationVersion = 2;
+
+GgufValue u32_value(uint32_t v) {
+  GgufValue value;
+  value.type = GgufValueType::U32;
+  value.u64 = v;
+  return value;
+}
+
+// An integer metadata value, or the first element of an integer array (per-layer head counts).
+std::optional<int64_t> integer(const GgufFile& f, const std::string& key) {
+  const GgufValue* v = f.find(key);
+  if (v == nullptr) return std::nullopt;
+  const GgufValue& s = v->type == GgufValueType::ARRAY && v->count > 0 ? v->element(0) : *v;
+  switch (s.type) {
+    case GgufValueType::U8:
+    case GgufValueType::U16:
+    case GgufValueType::U32:
+    case GgufValueType::U64:
+      return static_cast<int64_t>(s.u64);
+    case GgufValueType::I8:
+    case GgufValueType::I16:
+    case GgufValueType::I32:
+    case GgufValueType::I64:
+      return s.i64;
+    default:
+      return std::nullopt;
+  }
+}
+
+Result<MixModel> mix_model(const GgufFile& f, bool need_layers) {
+  MixModel m;
+  if (const GgufValue* arch = f.find("general.architecture");
+      arch != nullptr && arch->type == GgufValueType::STRING)
+    m.arch = std::string(arch->str);
+  const auto layers = integer(f, m.arch + ".block_count");
+  if (!layers && need_layers)
+    return make_error(
+        ErrorCode::InvalidFile,
+        fmt::format("quantize: {}: key '{}.block_count' is missing (the mix rules count layers)", f.path(),
+                    m.arch));
+  m.n_layers = layers.value_or(0);
+  m.n_heads = integer(f, m.arch + ".attention.head_count").value_or(0);
+  m.n_kv_heads = integer(f, m.arch + ".attention.head_count_kv").value_or(m.n_heads);
+  m.n_experts = integer(f, m.arch + ".expert_count").value_or(0);
+  return m;
+}
+
+// The input's metadata with the split keys of sharded files dropped (the output is one file), then
+// general.quantization_version and general.file_type, moved to the end as llama.cpp's gguf_set_val
+// does: together with the same data, the file is byte-identical to llama-quantize's.
+std::vector<std::pair<std::string, GgufValue>> output_metadata(const GgufFile& f, FileType ftype) {
+  std::vector<std::pair<std::string, GgufValue>> out;
+  for (const auto& [key, value] : f.metadata()) {
+    if (key == "split.no" || key == "split.count" || key == "split.tensors.count" ||
+        key == "general.quantization_version" || key == "general.file_type")
+      continue;
+    out.emplace_back(key, value);
+  }
+  out.emplace_back("general.quantization_version", u32_value(kQuantizationVersion));
+  out.emplace_back("general.file_type", u32_value(static_cast<uint32_t>(ftype)));
+  return out;
+}
+
+bool convertible(DType from) { return from == DType::F32 || from == DType::F16 || from == DType::BF16; }
+
+// Converts one tensor chunk by chunk into `w`.
+Status convert(const GgufTensorInfo& t, DType to, const QuantizeOptions& o, GgufWriter& w) {
+  // Shapes are positive and their product fits (the reader checked both).
+  const int64_t row = t.shape.back();
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < t.shape.size(); ++d) rows *= t.shape[d];
+  const uint64_t in_row_bytes = *graph::dtype_bytes(t.dtype, static_cast<uint64_t>(row));
+  const uint64_t out_row_bytes = *graph::dtype_bytes(to, static_cast<uint64_t>(row));
+  const int64_t chunk_rows = std::max<int64_t>(1, kChunkElements / std::max<int64_t>(row, 1));
+  std::vector<float> f32(static_cast<size_t>(std::min(rows, chunk_rows) * row));
+  std::vector<uint8_t> out(static_cast<size_t>(std::min(rows, chunk_rows)) * out_row_bytes);
+  std::vector<Status> status(static_cast<size_t>(std::min(rows, chunk_rows)));
+  const auto* src = static_cast<const uint8_t*>(t.data);
+  for (int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
+    const int64_t n = std::min(chunk_rows, rows - r0);
+    auto body = [&](int64_t i) {
+      float* x = f32.data() + i * row;
+      status[static_cast<size_t>(i)] =
+          dequantize_row(t.dtype, src + static_cast<uint64_t>(r0 + i) * in_row_bytes, x, row);
+      if (status[static_cast<size_t>(i)].ok())
+        status[static_cast<size_t>(i)] =
+            quantize_row(to, x, out.data() + static_cast<uint64_t>(i) * out_row_bytes, row);
+    };
+    if (o.parallel) {
+      o.parallel(n, body);
+    } else {
+      for (int64_t i = 0; i < n; ++i) body(i);
+    }
+    for (int64_t i = 0; i < n; ++i)
+      if (!status[static_cast<size_t>(i)].ok())
+        return make_error(status[static_cast<size_t>(i)].error().code,
+                          fmt::format("quantize: tensor '{}' row {}: {}", t.name, r0 + i,
+                                      status[static_cast<size_t>(i)].error().message));
+    if (Status s = w.write(out.data(), static_cast<uint64_t>(n) * out_row_bytes); !s.ok()) return s;
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<QuantizeReport> quantize_gguf(const std::filesystem::path& in, const std::filesystem::path& out,
+                                     const QuantizeOptions& options) {
+  auto file = GgufFile::open(in);
+  if (!file.ok()) return file.error();
+  const GgufFile& f = *file;
+  const FileTypeInfo& info = file_type_info(options.ftype);
+  auto model = mix_model(f, graph::traits(info.base).quantized && !options.pure);
+  if (!model.ok()) return model.error();
+
+  std::vector<MixTensor> mix;
+  for (const GgufTensorInfo& t : f.tensors()) mix.push_back({t.name, t.shape, t.dtype});
+  auto choices = choose_types(*model, mix, options.ftype, options.pure);
+  if (!choices.ok()) return choices.error();
+
+  QuantizeReport report;
+  std::vector<GgufTensorSpec> specs;
+  for (size_t i = 0; i < f.tensors().size(); ++i) {
+    const GgufTensorInfo& t = f.tensors()[i];
+    const TypeChoice& c = (*choices)[i];
+    if (c.dtype != t.dtype && !convertible(t.dtype))
+      return make_error(
+          ErrorCode::Unsupported,
+          fmt::format("quantize: {}: tensor '{}' is stored as {}; requantizing to {} is not supported "
+                      "(start from an F32, F16 or BF16 file)",
+                      f.path(), t.name, graph::dtype_name(t.dtype), graph::dtype_name(c.dtype)));
+    specs.push_back({t.name, t.shape, c.dtype});
+    QuantizedTensor q{t.name, t.shape, t.dtype, c.dtype, c.quantizable, c.fallback, t.nbytes, 0};
+    report.tensors.push_back(std::move(q));
+    uint64_t n = 1;
+    for (int64_t d : t.shape) n *= static_cast<uint64_t>(d);
+    report.n_elements += n;
+  }
+
+  auto writer = GgufWriter::create(out, output_metadata(f, options.ftype), std::move(specs), f.alignment());
+  if (!writer.ok()) return writer.error();
+  for (size_t i = 0; i < f.tensors().size(); ++i) {
+    const GgufTensorInfo& t = f.tensors()[i];
+    QuantizedTensor& q = report.tensors[i];
+    q.bytes_out = writer->tensor_bytes(i);
+    Status s = q.to == t.dtype ? writer->write(t.data, t.nbytes) : convert(t, q.to, options, *writer);
+    if (!s.ok()) return s.error();
+    if (options.on_tensor) options.on_tensor(q);
+  }
+  if (Status s = writer->finish(); !s.ok()) return s.error();
+  std::error_code ec;
+  report.bytes_in = std::filesystem::file_size(in, ec);
+  report.bytes_out = std::filesystem::file_size(out, ec);
+  return report;
+}
+
+}  // namespace glass::formats

@@ -1,0 +1,54 @@
+#pragma once
+// Quantizing a whole GGUF model: an F32/F16/BF16 file in, a GGUF v3 file out with the same
+// metadata (general.file_type set to the llama.cpp file type, general.quantization_version = 2,
+// split keys dropped), the same tensors in the same order at the input's alignment, each stored as
+// choose_types (quant_mix.h) decides. Tensors are converted a bounded chunk of rows at a time, so
+// memory stays small whatever the model size.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "formats/quant_mix.h"
+#include "glass/result.h"
+#include "graph/dtype.h"
+
+namespace glass::formats {
+
+struct QuantizedTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  graph::DType from = graph::DType::F32;
+  graph::DType to = graph::DType::F32;
+  bool quantizable = false;
+  std::string fallback;  // non-empty when the row length forced another type
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
+};
+
+struct QuantizeOptions {
+  FileType ftype = FileType::Q4_K_M;
+  bool pure = false;  // every quantizable tensor gets the base type (llama-quantize --pure)
+  // Calls body(i) for every i in [0, n), possibly concurrently; empty runs serially. The library
+  // owns no threads: the caller brings its pool.
+  std::function<void(int64_t n, const std::function<void(int64_t)>& body)> parallel;
+  // Called after each tensor is written (progress).
+  std::function<void(const QuantizedTensor&)> on_tensor;
+};
+
+struct QuantizeReport {
+  std::vector<QuantizedTensor> tensors;  // file order
+  uint64_t bytes_in = 0;                 // file sizes
+  uint64_t bytes_out = 0;
+  uint64_t n_elements = 0;
+};
+
+// Errors: those of GgufFile::open and GgufWriter; Unsupported for a tensor that would need
+// requantizing (stored quantized, asked for another type) or a row length with no fallback;
+// InvalidArgument naming the tensor and row for a non-finite or out-of-range weight. On error no
+// output file is left behind.
+Result<QuantizeReport> quantize_gguf(const std::filesystem::path& in, const std::filesystem::path& out,
+                                     const QuantizeOptions& options);
+
+}  // namespace glass::formats
