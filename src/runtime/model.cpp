@@ -1,4 +1,5 @@
-// load_llm and the immutable Model: map the file, read the tokenizer, build the architecture's
+// load_llm and the immutable Model: map the file (GGUF, or an HF directory: runtime/hf_source.cpp),
+// read the tokenizer, build the architecture's
 // graph against the file's tensors, and pick the backend. Plans compile on first use and are cached.
 #include <fmt/format.h>
 
@@ -10,6 +11,7 @@
 #include "formats/gguf_vocab.h"
 #include "graph/printer.h"
 #include "graph/serialize.h"
+#include "runtime/hf_source.h"
 #include "runtime/model_impl.h"
 
 namespace glass {
@@ -48,30 +50,44 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   const auto t0 = std::chrono::steady_clock::now();
   auto impl = std::make_unique<Model::Impl>();
   impl->options = options;
-  auto file = formats::GgufFile::open(path);
-  if (!file) return file.error();
-  impl->file.emplace(std::move(*file));
+  models::BuildOptions build{options.n_ctx, options.min_ctx, graph::DType::F32};
+  auto format = detect_model_format(path);
+  if (!format) return format.error();
+  std::error_code ec;
+  uint64_t file_bytes = 0;
+  const models::Architecture* arch = nullptr;
+  if (*format == ModelFormat::HfDirectory) {
+    auto hf = open_hf_source(path, *impl, build);
+    if (!hf) return hf.error();
+    arch = hf->arch;
+    file_bytes = hf->file_bytes;
+  } else {
+    auto file = formats::GgufFile::open(path);
+    if (!file) return file.error();
+    impl->file.emplace(std::move(*file));
+    file_bytes = std::filesystem::file_size(path, ec);
+  }
 
   auto arch_name = impl->file->get_string("general.architecture");
   if (!arch_name) return arch_name.error();
-  const models::Architecture* arch = models::find_architecture(*arch_name);
+  if (arch == nullptr) arch = models::find_architecture(*arch_name);
   if (arch == nullptr)
     return make_error(ErrorCode::Unsupported,
                       fmt::format("model: architecture '{}' in {} is not supported (supported: {})",
                                   *arch_name, path, fmt::join(models::architecture_names(), ", ")));
 
-  auto vocab = formats::vocab_from_gguf(*impl->file);
-  if (!vocab) return vocab.error();
-  auto tok = tokenizer::Tokenizer::create(std::move(*vocab));
-  if (!tok) return tok.error();
-  impl->tokenizer = std::move(*tok);
-
-  for (const formats::GgufTensorInfo& t : impl->file->tensors())
-    impl->weights.emplace(t.name, models::WeightInfo{t.shape, t.dtype, t.data});
+  if (*format == ModelFormat::Gguf) {
+    auto vocab = formats::vocab_from_gguf(*impl->file);
+    if (!vocab) return vocab.error();
+    auto tok = tokenizer::Tokenizer::create(std::move(*vocab));
+    if (!tok) return tok.error();
+    impl->tokenizer = std::move(*tok);
+    for (const formats::GgufTensorInfo& t : impl->file->tensors())
+      impl->weights.emplace(t.name, models::WeightInfo{t.shape, t.dtype, t.data});
+  }
 
   if (options.n_ctx < 0 || options.n_batch < 0 || options.min_ctx < 0)
     return make_error(ErrorCode::InvalidArgument, "load: n_ctx, min_ctx and n_batch must not be negative");
-  models::BuildOptions build{options.n_ctx, options.min_ctx, graph::DType::F32};
   auto mg = arch->from_gguf(*impl->file, impl->weights, build);
   if (!mg) return mg.error();
   impl->model_graph = std::move(*mg);
@@ -101,15 +117,15 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   info.n_ctx_train = impl->model_graph.n_ctx_train;
   info.n_layers = impl->model_graph.n_layers;
   info.n_batch = std::min(options.n_batch > 0 ? options.n_batch : kDefaultBatch, info.n_ctx);
-  std::error_code ec;
-  info.file_bytes = std::filesystem::file_size(path, ec);
+  info.file_bytes = file_bytes;
   std::map<graph::DType, uint64_t> bytes_by_type;
-  for (const formats::GgufTensorInfo& t : impl->file->tensors()) {
+  for (const auto& [name, w] : impl->weights) {
     uint64_t n = 1;
-    for (int64_t d : t.shape) n *= static_cast<uint64_t>(d);
+    for (int64_t d : w.shape) n *= static_cast<uint64_t>(d);
+    const uint64_t nbytes = graph::dtype_bytes(w.dtype, n).value_or(0);  // sizes were checked at open
     info.n_params += n;
-    info.weight_bytes += t.nbytes;
-    bytes_by_type[t.dtype] += t.nbytes;
+    info.weight_bytes += nbytes;
+    bytes_by_type[w.dtype] += nbytes;
   }
   const auto most = std::max_element(bytes_by_type.begin(), bytes_by_type.end(),
                                      [](const auto& a, const auto& b) { return a.second < b.second; });

@@ -15,6 +15,9 @@ class Conformance : public test::WithSharedFixtures {
   void run_set(const std::string& set, size_t min_references) {
     const auto refs = find_references(fixtures_, set);
     ASSERT_GE(refs.size(), min_references) << "reference/" << set;
+    run(set, refs);
+  }
+  Outcome run(const std::string& set, const std::vector<Reference>& refs) {
     Outcome out;
     for (const std::string& backend : available_backends())
       for (const Reference& ref : refs) check(ref, backend, {}, out);
@@ -25,12 +28,30 @@ class Conformance : public test::WithSharedFixtures {
     for (const std::string& e : out.errors) ADD_FAILURE() << e;
     for (const verify::Row& r : out.rows)
       for (const std::string& b : r.breaches) ADD_FAILURE() << r.model << " " << r.mode << ": " << b;
+    return out;
   }
 };
 
 TEST_F(Conformance, Stories260K) { run_set("stories260K", 1); }
 TEST_F(Conformance, SyntheticLlama) { run_set("synthetic", 14); }
 TEST_F(Conformance, SyntheticArchitectures) { run_set("synthetic-arch", 1); }
+
+// The HF folders of stories260K (single file, sharded, tied) hold the same weights as
+// stories260K.gguf: the same reference applies, loaded from config.json + safetensors.
+TEST_F(Conformance, Stories260KHuggingFace) {
+  const auto refs = find_references(fixtures_, "stories260K");
+  ASSERT_EQ(refs.size(), 1u);
+  std::vector<Reference> hf;
+  for (const char* dir : {"stories260K-hf", "stories260K-hf-sharded", "stories260K-hf-tied"}) {
+    Reference r = refs.front();
+    r.name = dir;
+    r.model = fixtures_ / "models" / dir;
+    hf.push_back(std::move(r));
+  }
+  const Outcome out = run("stories260K (HF directories)", hf);
+  EXPECT_TRUE(out.pending.empty()) << "llama is supported: nothing may be pending";
+  EXPECT_EQ(out.rows.size(), 3 * 3 * available_backends().size());  // 3 folders x 3 modes
+}
 
 }  // namespace
 }  // namespace glass::conformance
