@@ -17,9 +17,10 @@ std::string hf_name(const std::string& gguf) {
   if (gguf == "output_norm.weight") return "model.norm.weight";
   if (gguf == "output.weight") return "lm_head.weight";
   static const std::pair<const char*, const char*> kLayer[] = {
-      {"attn_norm", "input_layernorm"},     {"attn_q", "self_attn.q_proj"},  {"attn_k", "self_attn.k_proj"},
-      {"attn_v", "self_attn.v_proj"},       {"attn_output", "self_attn.o_proj"},
-      {"ffn_norm", "post_attention_layernorm"}, {"ffn_gate", "mlp.gate_proj"}, {"ffn_up", "mlp.up_proj"},
+      {"attn_norm", "input_layernorm"},    {"attn_q", "self_attn.q_proj"},
+      {"attn_k", "self_attn.k_proj"},      {"attn_v", "self_attn.v_proj"},
+      {"attn_output", "self_attn.o_proj"}, {"ffn_norm", "post_attention_layernorm"},
+      {"ffn_gate", "mlp.gate_proj"},       {"ffn_up", "mlp.up_proj"},
       {"ffn_down", "mlp.down_proj"}};
   const size_t dot = gguf.find('.', 4);  // "blk.N."
   const std::string layer = gguf.substr(4, dot - 4);
@@ -54,7 +55,9 @@ Status write_hf_json_files(const std::filesystem::path& dir, const SynthHfModel&
                  {"rms_norm_eps", m.rms_eps},
                  {"rope_theta", m.rope_base},
                  {"tie_word_embeddings", true},
-                 {"torch_dtype", m.dtype == "F32" ? "float32" : m.dtype == "F16" ? "float16" : "bfloat16"},
+                 {"torch_dtype", m.dtype == "F32"   ? "float32"
+                                 : m.dtype == "F16" ? "float16"
+                                                    : "bfloat16"},
                  {"bos_token_id", 1},
                  {"eos_token_id", 2}};
   // A BPE vocabulary without merges: text falls back to byte tokens, which is all a benchmark needs.
@@ -62,8 +65,13 @@ Status write_hf_json_files(const std::filesystem::path& dir, const SynthHfModel&
   for (size_t i = 0; i < m.tokens.size(); ++i) vocab[m.tokens[i]] = i;
   Json added = Json::array();
   for (int i = 0; i < 3; ++i)
-    added.push_back({{"id", i}, {"content", m.tokens[static_cast<size_t>(i)]}, {"single_word", false},
-                     {"lstrip", false}, {"rstrip", false}, {"normalized", false}, {"special", true}});
+    added.push_back({{"id", i},
+                     {"content", m.tokens[static_cast<size_t>(i)]},
+                     {"single_word", false},
+                     {"lstrip", false},
+                     {"rstrip", false},
+                     {"normalized", false},
+                     {"special", true}});
   Json tokenizer = {
       {"version", "1.0"},
       {"added_tokens", added},
@@ -72,14 +80,24 @@ Status write_hf_json_files(const std::filesystem::path& dir, const SynthHfModel&
       {"post_processor", nullptr},
       {"decoder", {{"type", "Sequence"}, {"decoders", {{{"type", "ByteFallback"}}, {{"type", "Fuse"}}}}}},
       {"model",
-       {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", "<unk>"}, {"continuing_subword_prefix", nullptr},
-        {"end_of_word_suffix", nullptr}, {"fuse_unk", true}, {"byte_fallback", true}, {"vocab", vocab},
+       {{"type", "BPE"},
+        {"dropout", nullptr},
+        {"unk_token", "<unk>"},
+        {"continuing_subword_prefix", nullptr},
+        {"end_of_word_suffix", nullptr},
+        {"fuse_unk", true},
+        {"byte_fallback", true},
+        {"vocab", vocab},
         {"merges", Json::array()}}}};
-  Json tokenizer_config = {{"add_bos_token", true}, {"add_eos_token", false}, {"bos_token", "<s>"},
-                           {"eos_token", "</s>"}, {"unk_token", "<unk>"}};
-  for (const auto& [name, j] : {std::pair{"config.json", config}, std::pair{"tokenizer.json", tokenizer},
-                                std::pair{"tokenizer_config.json", tokenizer_config},
-                                std::pair{"generation_config.json", Json{{"bos_token_id", 1}, {"eos_token_id", 2}}}})
+  Json tokenizer_config = {{"add_bos_token", true},
+                           {"add_eos_token", false},
+                           {"bos_token", "<s>"},
+                           {"eos_token", "</s>"},
+                           {"unk_token", "<unk>"}};
+  for (const auto& [name, j] :
+       {std::pair{"config.json", config}, std::pair{"tokenizer.json", tokenizer},
+        std::pair{"tokenizer_config.json", tokenizer_config},
+        std::pair{"generation_config.json", Json{{"bos_token_id", 1}, {"eos_token_id", 2}}}})
     if (auto st = write(dir / name, j.dump(1)); !st) return st;
   return {};
 }

@@ -14,8 +14,8 @@ namespace glass::cli {
 struct SynthHfModel {
   int64_t dim, n_layers, n_heads, n_kv_heads, ffn_dim, vocab, n_ctx;
   float rope_base, rms_eps;
-  std::string dtype;                        // safetensors dtype of the matrices: F32, F16, BF16
-  std::vector<std::string> tokens;          // the vocabulary, by id (<unk> <s> </s> first)
+  std::string dtype;                // safetensors dtype of the matrices: F32, F16, BF16
+  std::vector<std::string> tokens;  // the vocabulary, by id (<unk> <s> </s> first)
 };
 
 struct SynthTensorInfo {

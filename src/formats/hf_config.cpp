@@ -44,7 +44,8 @@ Result<int64_t> HfObject::get_int(std::string_view key, std::optional<int64_t> f
     if (fallback) return *fallback;
     return error(key, "is missing");
   }
-  if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+  if (v->is_number_unsigned() &&
+      v->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
     return error(key, fmt::format("{} is out of range", shown(*v)));
   if (!v->is_number_integer()) return error(key, fmt::format("expected an integer, got {}", shown(*v)));
   return v->get<int64_t>();
@@ -129,7 +130,8 @@ Result<HfConfig> HfConfig::parse(std::string_view config_json, std::string_view 
   if (!generation_json.empty()) {
     auto g = parse_json_strict(generation_json, c.generation_where_);
     if (!g) return g.error();
-    if (!g->is_object()) return make_error(ErrorCode::InvalidFile, c.generation_where_ + ": not a JSON object");
+    if (!g->is_object())
+      return make_error(ErrorCode::InvalidFile, c.generation_where_ + ": not a JSON object");
     c.generation_ = std::move(*g);
   }
   const HfObject root = c.config();
@@ -140,11 +142,13 @@ Result<HfConfig> HfConfig::parse(std::string_view config_json, std::string_view 
                                   "(there is no trust_remote_code)",
                                   c.config_where_, shown(*auto_map)));
   if (const Json* q = root.find("quantization_config")) {
-    const std::string method = q->is_object() && q->contains("quant_method") ? shown((*q)["quant_method"]) : "?";
-    return make_error(ErrorCode::Unsupported,
-                      fmt::format("{}: quantized HF checkpoints (quantization_config, quant_method {}) are not "
-                                  "supported; use the unquantized weights or a GGUF file",
-                                  c.config_where_, method));
+    const std::string method =
+        q->is_object() && q->contains("quant_method") ? shown((*q)["quant_method"]) : "?";
+    return make_error(
+        ErrorCode::Unsupported,
+        fmt::format("{}: quantized HF checkpoints (quantization_config, quant_method {}) are not "
+                    "supported; use the unquantized weights or a GGUF file",
+                    c.config_where_, method));
   }
   auto type = root.get_string("model_type");
   if (!type) return type.error();

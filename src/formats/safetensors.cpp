@@ -24,9 +24,9 @@ struct DTypeRow {
 
 // Every dtype the safetensors format defines (safetensors 0.5).
 constexpr DTypeRow kDTypes[] = {
-    {"BOOL", 1, std::nullopt},    {"U8", 1, std::nullopt},          {"I8", 1, graph::DType::I8},
-    {"F8_E5M2", 1, std::nullopt}, {"F8_E4M3", 1, std::nullopt},     {"F8_E8M0", 1, std::nullopt},
-    {"I16", 2, std::nullopt},     {"U16", 2, std::nullopt},         {"F16", 2, graph::DType::F16},
+    {"BOOL", 1, std::nullopt},       {"U8", 1, std::nullopt},       {"I8", 1, graph::DType::I8},
+    {"F8_E5M2", 1, std::nullopt},    {"F8_E4M3", 1, std::nullopt},  {"F8_E8M0", 1, std::nullopt},
+    {"I16", 2, std::nullopt},        {"U16", 2, std::nullopt},      {"F16", 2, graph::DType::F16},
     {"BF16", 2, graph::DType::BF16}, {"I32", 4, graph::DType::I32}, {"U32", 4, std::nullopt},
     {"F32", 4, graph::DType::F32},   {"F64", 8, std::nullopt},      {"I64", 8, std::nullopt},
     {"U64", 8, std::nullopt},        {"C64", 8, std::nullopt},      {"F4", 0, std::nullopt},
@@ -67,10 +67,11 @@ class SafetensorsParser {
     if (n > size - 8)
       return invalid(fmt::format("header length {} runs past the end of the file ({} bytes)", n, size));
     if (n > kSafetensorsMaxHeader)
-      return invalid(fmt::format("header length {} exceeds the format's limit of {} bytes", n,
-                                 kSafetensorsMaxHeader));
+      return invalid(
+          fmt::format("header length {} exceeds the format's limit of {} bytes", n, kSafetensorsMaxHeader));
     data_start_ = 8 + n;
-    const std::string_view text(reinterpret_cast<const char*>(out_.file_->data()) + 8, static_cast<size_t>(n));
+    const std::string_view text(reinterpret_cast<const char*>(out_.file_->data()) + 8,
+                                static_cast<size_t>(n));
     if (text.empty() || text.front() != '{') return invalid("header does not start with '{'");
     auto header = parse_json_strict(text, fmt::format("safetensors: {}: header", path()));
     if (!header) return header.error();
@@ -114,8 +115,10 @@ class SafetensorsParser {
     const auto dtype = entry.find("dtype");
     const auto shape = entry.find("shape");
     const auto offsets = entry.find("data_offsets");
-    if (dtype == entry.end() || !dtype->is_string()) return bad_tensor(name, "'dtype' is missing or not a string");
-    if (shape == entry.end() || !shape->is_array()) return bad_tensor(name, "'shape' is missing or not an array");
+    if (dtype == entry.end() || !dtype->is_string())
+      return bad_tensor(name, "'dtype' is missing or not a string");
+    if (shape == entry.end() || !shape->is_array())
+      return bad_tensor(name, "'shape' is missing or not an array");
     if (offsets == entry.end() || !offsets->is_array() || offsets->size() != 2)
       return bad_tensor(name, "'data_offsets' is missing or not an array [begin, end]");
 
@@ -145,11 +148,13 @@ class SafetensorsParser {
     uint64_t begin = 0, end = 0;
     if (!as_u64((*offsets)[0], begin) || !as_u64((*offsets)[1], end))
       return bad_tensor(name, "data_offsets are not non-negative integers");
-    if (end < begin) return bad_tensor(name, fmt::format("data_offsets [{}, {}] end before they begin", begin, end));
+    if (end < begin)
+      return bad_tensor(name, fmt::format("data_offsets [{}, {}] end before they begin", begin, end));
     const uint64_t buffer = out_.file_->size() - data_start_;
     if (end > buffer)
-      return bad_tensor(name, fmt::format("data_offsets [{}, {}] run past the data buffer ({} bytes; file has {})",
-                                          begin, end, buffer, out_.file_->size()));
+      return bad_tensor(
+          name, fmt::format("data_offsets [{}, {}] run past the data buffer ({} bytes; file has {})", begin,
+                            end, buffer, out_.file_->size()));
     t.nbytes = n * row->bytes;
     if (t.nbytes != end - begin)
       return bad_tensor(name, fmt::format("{} [{}] needs {} bytes but data_offsets [{}, {}] span {}", t.dtype,

@@ -28,10 +28,10 @@ inline constexpr uint64_t kSafetensorsMaxHeader = 100'000'000;  // the format's 
 
 struct SafetensorsTensor {
   std::string name;
-  std::string dtype;                       // as the file spells it: "F32", "BF16", "I64", ...
+  std::string dtype;                        // as the file spells it: "F32", "BF16", "I64", ...
   std::optional<graph::DType> graph_dtype;  // nullopt: a dtype glass does not compute with
-  std::vector<int64_t> shape;              // row-major, outermost first (as in the file)
-  uint64_t offset = 0;                     // absolute file offset of the data
+  std::vector<int64_t> shape;               // row-major, outermost first (as in the file)
+  uint64_t offset = 0;                      // absolute file offset of the data
   uint64_t nbytes = 0;
   const void* data = nullptr;  // points into the mapping
 };

@@ -48,19 +48,21 @@ Result<SafetensorsCheckpoint> SafetensorsCheckpoint::open(const std::filesystem:
     for (const SafetensorsTensor& t : c.shards_.front().tensors()) c.tensors_.emplace(t.name, &t);
     return c;
   }
-  if (std::filesystem::is_regular_file(dir / kSafetensorsIndex, ec)) return open_index(dir / kSafetensorsIndex);
+  if (std::filesystem::is_regular_file(dir / kSafetensorsIndex, ec))
+    return open_index(dir / kSafetensorsIndex);
   std::vector<std::string> found;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec))
     if (e.path().extension() == ".safetensors") found.push_back(e.path().filename().string());
   std::sort(found.begin(), found.end());
   if (found.empty())
-    return make_error(ErrorCode::InvalidFile,
-                      fmt::format("{}: directory has config.json but no *.safetensors (glass reads safetensors "
-                                  "weights only; pytorch_model.bin pickles are not read)",
-                                  dir.string()));
+    return make_error(
+        ErrorCode::InvalidFile,
+        fmt::format("{}: directory has config.json but no *.safetensors (glass reads safetensors "
+                    "weights only; pytorch_model.bin pickles are not read)",
+                    dir.string()));
   return make_error(ErrorCode::InvalidFile,
-                    fmt::format("{}: directory has {} but neither {} nor {}", dir.string(), fmt::join(found, ", "),
-                                kSafetensorsSingle, kSafetensorsIndex));
+                    fmt::format("{}: directory has {} but neither {} nor {}", dir.string(),
+                                fmt::join(found, ", "), kSafetensorsSingle, kSafetensorsIndex));
 }
 
 Result<SafetensorsCheckpoint> SafetensorsCheckpoint::open_index(const std::filesystem::path& index) {
@@ -115,7 +117,8 @@ Result<SafetensorsCheckpoint> SafetensorsCheckpoint::open_index(const std::files
     for (const SafetensorsTensor& t : f.tensors()) {
       const auto [it, fresh] = stored_in.emplace(t.name, shard);
       if (!fresh) {
-        problems.push_back(fmt::format("{} is stored twice, in {} and {}", quoted(t.name), it->second, shard));
+        problems.push_back(
+            fmt::format("{} is stored twice, in {} and {}", quoted(t.name), it->second, shard));
         continue;
       }
       const auto l = listed.find(t.name);
@@ -147,14 +150,17 @@ Result<SafetensorsCheckpoint> SafetensorsCheckpoint::open_index(const std::files
     if (!meta->is_object()) return bad("'metadata' is not an object");
     if (const auto ts = meta->find("total_size"); ts != meta->end()) {
       // Some writers store it as a float (1171200.0): accept any exact non-negative integer value.
-      const bool integral = ts->is_number_unsigned() ||
-                            (ts->is_number_float() && ts->get<double>() >= 0 && ts->get<double>() < 1.8e19 &&
-                             ts->get<double>() == static_cast<double>(static_cast<uint64_t>(ts->get<double>())));
-      if (!integral) return bad(fmt::format("metadata.total_size = {} is not a non-negative integer", ts->dump()));
-      const uint64_t claimed = ts->is_number_unsigned() ? ts->get<uint64_t>()
-                                                       : static_cast<uint64_t>(ts->get<double>());
+      const bool integral =
+          ts->is_number_unsigned() ||
+          (ts->is_number_float() && ts->get<double>() >= 0 && ts->get<double>() < 1.8e19 &&
+           ts->get<double>() == static_cast<double>(static_cast<uint64_t>(ts->get<double>())));
+      if (!integral)
+        return bad(fmt::format("metadata.total_size = {} is not a non-negative integer", ts->dump()));
+      const uint64_t claimed =
+          ts->is_number_unsigned() ? ts->get<uint64_t>() : static_cast<uint64_t>(ts->get<double>());
       if (claimed != total)
-        return bad(fmt::format("metadata.total_size is {} but the listed tensors hold {} bytes", claimed, total));
+        return bad(
+            fmt::format("metadata.total_size is {} but the listed tensors hold {} bytes", claimed, total));
     }
   }
   return c;

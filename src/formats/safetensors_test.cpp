@@ -22,7 +22,8 @@ void expect_error(const Result<T>& r, std::initializer_list<std::string_view> pa
   ASSERT_FALSE(r.ok()) << "expected an error containing '" << *parts.begin() << "'";
   EXPECT_EQ(r.error().code, code) << r.error().message;
   for (auto p : parts)
-    EXPECT_NE(r.error().message.find(p), std::string::npos) << "missing '" << p << "' in: " << r.error().message;
+    EXPECT_NE(r.error().message.find(p), std::string::npos)
+        << "missing '" << p << "' in: " << r.error().message;
 }
 
 Result<SafetensorsFile> open_bytes(const std::vector<uint8_t>& bytes) {
@@ -87,7 +88,8 @@ TEST(SafetensorsMalformed, BadJson) {
                {"bad.safetensors", "header", "not valid JSON"});
   expect_error(open_bytes(SafetensorsWriter::from_header("[1, 2]", {})), {"does not start with '{'"});
   expect_error(open_bytes(SafetensorsWriter::from_header("", {})), {"does not start with '{'"});
-  expect_error(open_bytes(SafetensorsWriter::from_header(R"({"a": 3})", {})), {"tensor 'a'", "not an object"});
+  expect_error(open_bytes(SafetensorsWriter::from_header(R"({"a": 3})", {})),
+               {"tensor 'a'", "not an object"});
   expect_error(open_bytes(SafetensorsWriter::from_header(R"({"__metadata__": {"k": 1}})", {})),
                {"__metadata__ 'k' is not a string"});
   // Deep nesting is parsed without recursion and refused as a bad entry, not a crash.
@@ -104,21 +106,24 @@ TEST(SafetensorsMalformed, TensorListedTwice) {
 
 TEST(SafetensorsMalformed, FieldsMissingOrMistyped) {
   const std::vector<uint8_t> data(4, 0);
-  expect_error(open_bytes(SafetensorsWriter::from_header(R"({"a": {"shape": [1], "data_offsets": [0, 4]}})", data)),
-               {"tensor 'a'", "'dtype'"});
-  expect_error(open_bytes(SafetensorsWriter::from_header(R"({"a": {"dtype": "F32", "data_offsets": [0, 4]}})", data)),
-               {"tensor 'a'", "'shape'"});
-  expect_error(open_bytes(SafetensorsWriter::from_header(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0]}})", data)),
+  expect_error(
+      open_bytes(SafetensorsWriter::from_header(R"({"a": {"shape": [1], "data_offsets": [0, 4]}})", data)),
+      {"tensor 'a'", "'dtype'"});
+  expect_error(
+      open_bytes(SafetensorsWriter::from_header(R"({"a": {"dtype": "F32", "data_offsets": [0, 4]}})", data)),
+      {"tensor 'a'", "'shape'"});
+  expect_error(open_bytes(SafetensorsWriter::from_header(
+                   R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0]}})", data)),
                {"tensor 'a'", "'data_offsets'"});
-  expect_error(
-      open_bytes(SafetensorsWriter::from_header(R"({"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}})", data)),
-      {"tensor 'a'", "shape[0] is not a non-negative integer"});
-  expect_error(
-      open_bytes(SafetensorsWriter::from_header(R"({"a": {"dtype": "F32", "shape": [1.5], "data_offsets": [0, 4]}})", data)),
-      {"shape[0]"});
-  expect_error(
-      open_bytes(SafetensorsWriter::from_header(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, -4]}})", data)),
-      {"data_offsets are not non-negative integers"});
+  expect_error(open_bytes(SafetensorsWriter::from_header(
+                   R"({"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}})", data)),
+               {"tensor 'a'", "shape[0] is not a non-negative integer"});
+  expect_error(open_bytes(SafetensorsWriter::from_header(
+                   R"({"a": {"dtype": "F32", "shape": [1.5], "data_offsets": [0, 4]}})", data)),
+               {"shape[0]"});
+  expect_error(open_bytes(SafetensorsWriter::from_header(
+                   R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, -4]}})", data)),
+               {"data_offsets are not non-negative integers"});
 }
 
 TEST(SafetensorsMalformed, UnknownDtype) {
@@ -230,8 +235,8 @@ TEST(SafetensorsCheckpointMalformed, IndexNamesMissingShards) {
   const auto dir = sharded_dir("missing_shard", R"({"weight_map": {"a": "model-00001-of-00002.safetensors",
       "b": "model-00001-of-00002.safetensors", "c": "model-00002-of-00003.safetensors",
       "d": "model-00003-of-00003.safetensors"}})");
-  expect_error(SafetensorsCheckpoint::open(dir),
-               {"2 of 3 shard files", "model-00002-of-00003.safetensors", "model-00003-of-00003.safetensors"});
+  expect_error(SafetensorsCheckpoint::open(dir), {"2 of 3 shard files", "model-00002-of-00003.safetensors",
+                                                  "model-00003-of-00003.safetensors"});
 }
 
 TEST(SafetensorsCheckpointMalformed, TensorListedTwiceInWeightMap) {
@@ -270,7 +275,8 @@ TEST(SafetensorsCheckpointMalformed, ShardNameLeavesTheDirectory) {
 }
 
 TEST(SafetensorsCheckpointMalformed, IndexNotJson) {
-  expect_error(SafetensorsCheckpoint::open(sharded_dir("index_json", "{\"weight_map\": ")), {"not valid JSON"});
+  expect_error(SafetensorsCheckpoint::open(sharded_dir("index_json", "{\"weight_map\": ")),
+               {"not valid JSON"});
   expect_error(SafetensorsCheckpoint::open(sharded_dir("index_map", R"({"weight_map": []})")),
                {"'weight_map' is missing or not an object"});
 }

@@ -33,7 +33,8 @@ int64_t match_layer(std::string_view name, const Pattern& p) {
   if (name.size() <= p.prefix.size() + p.suffix.size() || !name.starts_with(p.prefix) ||
       !name.ends_with(p.suffix))
     return -1;
-  const std::string_view digits = name.substr(p.prefix.size(), name.size() - p.prefix.size() - p.suffix.size());
+  const std::string_view digits =
+      name.substr(p.prefix.size(), name.size() - p.prefix.size() - p.suffix.size());
   if (digits.size() > 1 && digits.front() == '0') return -1;
   int64_t v = -1;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
@@ -68,8 +69,8 @@ const HfAdapter* find_hf_adapter(std::string_view architecture) {
 const Architecture* find_architecture_for_model_type(std::string_view model_type) {
   for (std::string_view name : architecture_names()) {
     const Architecture* a = find_architecture(name);
-    if (a != nullptr && std::find(a->hf_model_types.begin(), a->hf_model_types.end(), model_type) !=
-                            a->hf_model_types.end())
+    if (a != nullptr &&
+        std::find(a->hf_model_types.begin(), a->hf_model_types.end(), model_type) != a->hf_model_types.end())
       return a;
   }
   return nullptr;
@@ -133,8 +134,8 @@ Result<WeightIndex> bind_hf_tensors(
   }
   if (!unusable.empty())
     return make_error(ErrorCode::Unsupported,
-                      fmt::format("{}: tensors in a dtype glass does not compute with (F32, F16, BF16): {}", where,
-                                  fmt::join(unusable, ", ")));
+                      fmt::format("{}: tensors in a dtype glass does not compute with (F32, F16, BF16): {}",
+                                  where, fmt::join(unusable, ", ")));
   return out;
 }
 
@@ -165,7 +166,8 @@ Result<HfModel> open_hf_model(const std::filesystem::path& dir) {
   if (!eos) return eos.error();
   for (int64_t id : *eos) {
     if (id < 0 || id > INT32_MAX)
-      return make_error(ErrorCode::InvalidFile, fmt::format("hf: {}: eos_token_id {} is out of range", dir.string(), id));
+      return make_error(ErrorCode::InvalidFile,
+                        fmt::format("hf: {}: eos_token_id {} is out of range", dir.string(), id));
     m.eog_ids.push_back(static_cast<int32_t>(id));
   }
   auto bos = config->bos_token_id();
@@ -187,7 +189,8 @@ Result<HfModel> open_hf_model(const std::filesystem::path& dir) {
   if (!weights) return weights.error();
   m.weights = std::move(*weights);
   for (const HfDerivedTensor& d : storage->derived) {
-    const auto [it, fresh] = m.weights.emplace(d.name, WeightInfo{d.shape, graph::DType::F32, d.values.data()});
+    const auto [it, fresh] =
+        m.weights.emplace(d.name, WeightInfo{d.shape, graph::DType::F32, d.values.data()});
     if (!fresh)
       return make_error(ErrorCode::InvalidFile,
                         fmt::format("hf: {}: tensor '{}' is both computed from config.json and stored in the "

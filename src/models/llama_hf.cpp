@@ -75,20 +75,20 @@ Status rope(const formats::HfObject& c, int64_t n_rot, formats::GgufMetadataBuil
     m.f32("llama.rope.scaling.factor", static_cast<float>(*factor));
     return {};
   }
-  {  // llama3
-    auto low = r->get_float("low_freq_factor", 1.0);
-    if (!low) return low.error();
-    auto high = r->get_float("high_freq_factor", 4.0);
-    if (!high) return high.error();
-    auto original = r->get_float("original_max_position_embeddings", 8192.0);
-    if (!original) return original.error();
-    if (!(*low > 0) || !(*high > *low) || !(*original > 0))
-      return r->error("low_freq_factor", "llama3 scaling needs 0 < low_freq_factor < high_freq_factor and a "
-                                         "positive original_max_position_embeddings");
-    out.derived.push_back({"rope_freqs.weight", {n_rot / 2},
-                           llama3_rope_factors(n_rot, *theta, *factor, *low, *high, *original)});
-    return {};
-  }
+  // llama3: the frequency factors GGUF files carry as rope_freqs.weight.
+  auto low = r->get_float("low_freq_factor", 1.0);
+  if (!low) return low.error();
+  auto high = r->get_float("high_freq_factor", 4.0);
+  if (!high) return high.error();
+  auto original = r->get_float("original_max_position_embeddings", 8192.0);
+  if (!original) return original.error();
+  if (!(*low > 0) || !(*high > *low) || !(*original > 0))
+    return r->error("low_freq_factor",
+                    "llama3 scaling needs 0 < low_freq_factor < high_freq_factor and a "
+                    "positive original_max_position_embeddings");
+  out.derived.push_back({"rope_freqs.weight",
+                         {n_rot / 2},
+                         llama3_rope_factors(n_rot, *theta, *factor, *low, *high, *original)});
   return {};
 }
 
@@ -110,7 +110,8 @@ Status normalize(const formats::HfConfig& config, HfNormalized& out) {
   int64_t dim = 0, n_heads = 0, n_ctx = 0;
   if (auto s = put_int(c, "hidden_size", "llama.embedding_length", std::nullopt, m, &dim); !s) return s;
   if (auto s = put_int(c, "intermediate_size", "llama.feed_forward_length", std::nullopt, m); !s) return s;
-  if (auto s = put_int(c, "num_hidden_layers", "llama.block_count", std::nullopt, m, &out.n_layers); !s) return s;
+  if (auto s = put_int(c, "num_hidden_layers", "llama.block_count", std::nullopt, m, &out.n_layers); !s)
+    return s;
   if (auto s = put_int(c, "num_attention_heads", "llama.attention.head_count", std::nullopt, m, &n_heads); !s)
     return s;
   if (auto s = put_int(c, "num_key_value_heads", "llama.attention.head_count_kv", n_heads, m); !s) return s;
@@ -118,7 +119,8 @@ Status normalize(const formats::HfConfig& config, HfNormalized& out) {
   if (dim % n_heads != 0 && !c.has("head_dim"))
     return c.error("hidden_size", fmt::format("{} is not divisible by num_attention_heads {}", dim, n_heads));
   int64_t head_dim = 0;
-  if (auto s = put_int(c, "head_dim", "llama.attention.key_length", dim / n_heads, m, &head_dim); !s) return s;
+  if (auto s = put_int(c, "head_dim", "llama.attention.key_length", dim / n_heads, m, &head_dim); !s)
+    return s;
   m.u32("llama.attention.value_length", static_cast<uint32_t>(head_dim));
 
   // Mistral's sliding window: attention within the window is the full attention the graph
@@ -141,7 +143,8 @@ Status normalize(const formats::HfConfig& config, HfNormalized& out) {
   if (!partial) return partial.error();
   const auto n_rot = static_cast<int64_t>(std::llround(static_cast<double>(head_dim) * *partial));
   if (n_rot <= 0 || n_rot > head_dim || n_rot % 2 != 0)
-    return c.error("partial_rotary_factor", fmt::format("gives {} rotated dims of head_dim {}", n_rot, head_dim));
+    return c.error("partial_rotary_factor",
+                   fmt::format("gives {} rotated dims of head_dim {}", n_rot, head_dim));
   m.u32("llama.rope.dimension_count", static_cast<uint32_t>(n_rot));
   if (auto s = rope(c, n_rot, m, out); !s) return s;
 
@@ -168,7 +171,8 @@ std::vector<float> llama3_rope_factors(int64_t n_rot, double base, double factor
     if (wavelen > low_wavelen) {
       divisor = factor;
     } else if (wavelen >= high_wavelen) {
-      const double smooth = (original_context / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor);
+      const double smooth =
+          (original_context / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor);
       divisor = 1.0 / ((1.0 - smooth) / factor + smooth);
     }
     out.push_back(static_cast<float>(divisor));

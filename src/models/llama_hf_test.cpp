@@ -3,9 +3,8 @@
 // config.json normalisation and the name table's coverage rules.
 #include "models/llama_hf.h"
 
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>
@@ -22,7 +21,8 @@ namespace {
 
 // Reference tests.
 
-class LlamaHfReference : public test::WithSharedFixtures, public ::testing::WithParamInterface<const char*> {};
+class LlamaHfReference : public test::WithSharedFixtures,
+                         public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(LlamaHfReference, EveryLogitInEveryModeMatchesTheGgufReference) {
   const auto ref_dir = fixtures_ / "reference/stories260K";
@@ -88,9 +88,12 @@ TEST(LlamaHfLayout, RopePairingFollowsTheSource) {
   c.n_layers = 1, c.dim = 16, c.n_heads = 2, c.n_kv_heads = 1, c.head_dim = 8, c.ffn_dim = 8;
   c.vocab_size = 4, c.n_ctx_train = 16, c.n_rot = 8;
   WeightIndex w;
-  auto add = [&](const char* name, std::vector<int64_t> shape) { w[name] = {shape, graph::DType::F32, nullptr}; };
+  auto add = [&](const char* name, std::vector<int64_t> shape) {
+    w[name] = {shape, graph::DType::F32, nullptr};
+  };
   add("token_embd.weight", {4, 16});
-  for (const char* n : {"output_norm.weight", "blk.0.attn_norm.weight", "blk.0.ffn_norm.weight"}) add(n, {16});
+  for (const char* n : {"output_norm.weight", "blk.0.attn_norm.weight", "blk.0.ffn_norm.weight"})
+    add(n, {16});
   add("blk.0.attn_q.weight", {16, 16});
   add("blk.0.attn_k.weight", {8, 16});
   add("blk.0.attn_v.weight", {8, 16});
@@ -107,7 +110,8 @@ TEST(LlamaHfLayout, RopePairingFollowsTheSource) {
     for (const graph::Node& n : g->nodes) {
       if (n.op != graph::Op::Rope) continue;
       ++ropes;
-      EXPECT_EQ(std::get<graph::RopeAttrs>(n.attrs).mode, hf ? graph::RopeMode::NeoX : graph::RopeMode::Normal);
+      EXPECT_EQ(std::get<graph::RopeAttrs>(n.attrs).mode,
+                hf ? graph::RopeMode::NeoX : graph::RopeMode::Normal);
     }
     EXPECT_EQ(ropes, 2);
   }
@@ -187,7 +191,8 @@ TEST(LlamaHfConfig, RopeScaling) {
   EXPECT_FLOAT_EQ(*f->get_f32("llama.rope.scaling.factor"), 4.0f);
 
   // transformers 5 moves rope_theta into rope_parameters.
-  auto v5 = normalize_with(R"({"rope_theta": null, "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0}})");
+  auto v5 = normalize_with(
+      R"({"rope_theta": null, "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0}})");
   ASSERT_TRUE(v5.ok()) << v5.error().message;
   EXPECT_FLOAT_EQ(*v5->metadata.build("x")->get_f32("llama.rope.freq_base"), 500000.0f);
 
@@ -251,13 +256,14 @@ TEST(LlamaHfConfig, RefusesWhatTheGraphDoesNotCompute) {
 
 TEST(HfConfig, RemoteCodeAndQuantizedCheckpointsAreRefused) {
   auto remote = formats::HfConfig::parse(
-      R"({"model_type": "llama", "auto_map": {"AutoModelForCausalLM": "modeling_x.XForCausalLM"}})", "", "dir");
+      R"({"model_type": "llama", "auto_map": {"AutoModelForCausalLM": "modeling_x.XForCausalLM"}})", "",
+      "dir");
   ASSERT_FALSE(remote.ok());
   EXPECT_EQ(remote.error().code, ErrorCode::Unsupported);
   EXPECT_NE(remote.error().message.find("auto_map"), std::string::npos) << remote.error().message;
   EXPECT_NE(remote.error().message.find("trust_remote_code"), std::string::npos) << remote.error().message;
-  auto quant = formats::HfConfig::parse(R"({"model_type": "llama", "quantization_config": {"quant_method": "gptq"}})",
-                                        "", "dir");
+  auto quant = formats::HfConfig::parse(
+      R"({"model_type": "llama", "quantization_config": {"quant_method": "gptq"}})", "", "dir");
   ASSERT_FALSE(quant.ok());
   EXPECT_NE(quant.error().message.find("gptq"), std::string::npos) << quant.error().message;
   auto untyped = formats::HfConfig::parse(R"({"hidden_size": 4})", "", "dir");
@@ -267,7 +273,8 @@ TEST(HfConfig, RemoteCodeAndQuantizedCheckpointsAreRefused) {
 
 TEST(HfConfig, GenerationConfigWinsForSpecialIds) {
   auto c = formats::HfConfig::parse(R"({"model_type": "llama", "bos_token_id": 1, "eos_token_id": 2})",
-                                    R"({"bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009]})", "dir");
+                                    R"({"bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009]})",
+                                    "dir");
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(*c->bos_token_id(), std::optional<int64_t>(128000));
   EXPECT_EQ(*c->eos_token_ids(), (std::vector<int64_t>{128001, 128008, 128009}));
@@ -306,9 +313,9 @@ std::vector<std::string> llama_names(int layers, bool lm_head) {
   std::vector<std::string> n{"model.embed_tokens.weight", "model.norm.weight"};
   if (lm_head) n.push_back("lm_head.weight");
   for (int i = 0; i < layers; ++i)
-    for (const char* s : {"input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
-                          "self_attn.o_proj", "post_attention_layernorm", "mlp.gate_proj", "mlp.up_proj",
-                          "mlp.down_proj"})
+    for (const char* s :
+         {"input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+          "post_attention_layernorm", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"})
       n.push_back(fmt::format("model.layers.{}.{}.weight", i, s));
   return n;
 }
@@ -335,7 +342,8 @@ TEST(HfBind, TiedEmbeddingsNeedNoLmHeadAndIgnoreOne) {
   // Untied without lm_head: missing, never silently tied.
   auto untied = bind_hf_tensors(without.map, kLlamaHf.tensors, 1, false, "hf: dir");
   ASSERT_FALSE(untied.ok());
-  EXPECT_NE(untied.error().message.find("1 missing: lm_head.weight"), std::string::npos) << untied.error().message;
+  EXPECT_NE(untied.error().message.find("1 missing: lm_head.weight"), std::string::npos)
+      << untied.error().message;
 }
 
 TEST(HfBind, ReportsAllMissingAndUnexpectedAtOnce) {
@@ -350,9 +358,10 @@ TEST(HfBind, ReportsAllMissingAndUnexpectedAtOnce) {
   ASSERT_FALSE(w.ok());
   const std::string& m = w.error().message;
   EXPECT_EQ(w.error().code, ErrorCode::InvalidFile);
-  for (const char* part : {"2 missing", "model.layers.0.mlp.up_proj.weight", "model.layers.1.self_attn.k_proj.weight",
-                           "3 unexpected", "model.layers.2.mlp.up_proj.weight",
-                           "model.layers.01.mlp.up_proj.weight", "model.layers.0.self_attn.q_proj.bias"})
+  for (const char* part :
+       {"2 missing", "model.layers.0.mlp.up_proj.weight", "model.layers.1.self_attn.k_proj.weight",
+        "3 unexpected", "model.layers.2.mlp.up_proj.weight", "model.layers.01.mlp.up_proj.weight",
+        "model.layers.0.self_attn.q_proj.bias"})
     EXPECT_NE(m.find(part), std::string::npos) << "missing '" << part << "' in: " << m;
 }
 
@@ -368,7 +377,8 @@ TEST(HfBind, UnusableDtypeIsUnsupported) {
   auto w = bind_hf_tensors(ck.map, kLlamaHf.tensors, 1, false, "hf: dir");
   ASSERT_FALSE(w.ok());
   EXPECT_EQ(w.error().code, ErrorCode::Unsupported);
-  EXPECT_NE(w.error().message.find("'model.embed_tokens.weight' (I64)"), std::string::npos) << w.error().message;
+  EXPECT_NE(w.error().message.find("'model.embed_tokens.weight' (I64)"), std::string::npos)
+      << w.error().message;
 }
 
 }  // namespace

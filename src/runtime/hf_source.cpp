@@ -24,15 +24,17 @@ Result<ModelFormat> detect_model_format(const std::filesystem::path& path) {
   return ModelFormat::Gguf;
 }
 
-Result<HfSource> open_hf_source(const std::filesystem::path& dir, Model::Impl& impl, models::BuildOptions& build) {
+Result<HfSource> open_hf_source(const std::filesystem::path& dir, Model::Impl& impl,
+                                models::BuildOptions& build) {
   auto hf = models::open_hf_model(dir);
   if (!hf) return hf.error();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(dir / "tokenizer.json", ec))
-    return make_error(ErrorCode::InvalidFile,
-                      fmt::format("load: {} has config.json and weights but no tokenizer.json (glass reads HF "
-                                  "tokenizers from tokenizer.json only, not tokenizer.model)",
-                                  dir.string()));
+    return make_error(
+        ErrorCode::InvalidFile,
+        fmt::format("load: {} has config.json and weights but no tokenizer.json (glass reads HF "
+                    "tokenizers from tokenizer.json only, not tokenizer.model)",
+                    dir.string()));
   tokenizer::HfTokenizerOptions tok_options;
   tok_options.eog_ids = hf->eog_ids;
   auto tok = tokenizer::load_hf_tokenizer(dir, tok_options);

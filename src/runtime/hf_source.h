@@ -21,6 +21,7 @@ struct HfSource {
   const models::Architecture* arch = nullptr;
   uint64_t file_bytes = 0;
 };
-Result<HfSource> open_hf_source(const std::filesystem::path& dir, Model::Impl& impl, models::BuildOptions& build);
+Result<HfSource> open_hf_source(const std::filesystem::path& dir, Model::Impl& impl,
+                                models::BuildOptions& build);
 
 }  // namespace glass

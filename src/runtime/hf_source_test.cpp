@@ -16,8 +16,8 @@
 namespace glass {
 namespace {
 
-std::vector<float> all_logits(const std::string& path, const std::vector<int32_t>& ids, const std::string& mode,
-                              const GraphRewrite& rewrite = {}) {
+std::vector<float> all_logits(const std::string& path, const std::vector<int32_t>& ids,
+                              const std::string& mode, const GraphRewrite& rewrite = {}) {
   auto model = load_llm_rewritten(path, {}, rewrite);
   EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
   if (!model.ok()) return {};
@@ -82,7 +82,8 @@ void expect_load_error(const std::filesystem::path& path, std::initializer_list<
   ASSERT_FALSE(model.ok()) << path;
   EXPECT_EQ(model.error().code, code) << model.error().message;
   for (auto p : parts)
-    EXPECT_NE(model.error().message.find(p), std::string::npos) << "missing '" << p << "' in: " << model.error().message;
+    EXPECT_NE(model.error().message.find(p), std::string::npos)
+        << "missing '" << p << "' in: " << model.error().message;
 }
 
 TEST(HfLoadErrors, FormatDetection) {

@@ -1,6 +1,6 @@
 // load_llm and the immutable Model: map the file (GGUF, or an HF directory: runtime/hf_source.cpp),
-// read the tokenizer, build the architecture's
-// graph against the file's tensors, and pick the backend. Plans compile on first use and are cached.
+// read the tokenizer, build the architecture's graph against the file's tensors, and pick the backend.
+// Plans compile on first use and are cached.
 #include <fmt/format.h>
 
 #include <algorithm>

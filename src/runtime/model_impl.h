@@ -1,6 +1,7 @@
 #pragma once
 // What a loaded Model holds: the mapped file (or an HF directory's config as GGUF metadata and its
-// safetensors mappings), tokenizer, built graph, backend and plan cache. Everything here is immutable after load except the plan cache, which is internally locked.
+// safetensors mappings), tokenizer, built graph, backend and plan cache. Everything here is immutable after
+// load except the plan cache, which is internally locked.
 #include <functional>
 #include <memory>
 #include <optional>

@@ -54,14 +54,15 @@ std::vector<uint8_t> SafetensorsWriter::build() const {
   return from_header(header(), data);
 }
 
-std::vector<uint8_t> SafetensorsWriter::from_header(std::string_view header, const std::vector<uint8_t>& data) {
+std::vector<uint8_t> SafetensorsWriter::from_header(std::string_view header,
+                                                    const std::vector<uint8_t>& data) {
   std::string h(header);
   while ((8 + h.size()) % 8 != 0) h += ' ';  // the reference writer pads with spaces
-  std::vector<uint8_t> out(8);
   const uint64_t n = h.size();
+  std::vector<uint8_t> out(8 + h.size() + data.size());
   std::memcpy(out.data(), &n, 8);
-  out.insert(out.end(), h.begin(), h.end());
-  out.insert(out.end(), data.begin(), data.end());
+  std::memcpy(out.data() + 8, h.data(), h.size());
+  if (!data.empty()) std::memcpy(out.data() + 8 + h.size(), data.data(), data.size());
   return out;
 }
 

@@ -23,13 +23,14 @@ class SafetensorsWriter {
   };
 
   SafetensorsWriter& tensor(Tensor t);
-  SafetensorsWriter& tensor_f32(std::string name, std::vector<int64_t> shape, const std::vector<float>& values);
+  SafetensorsWriter& tensor_f32(std::string name, std::vector<int64_t> shape,
+                                const std::vector<float>& values);
   // Zero-filled F32 data of the shape's size.
   SafetensorsWriter& zeros_f32(std::string name, std::vector<int64_t> shape);
   SafetensorsWriter& metadata(std::string key, std::string value);
 
-  std::string header() const;           // the JSON header
-  std::vector<uint8_t> build() const;   // u64 length | header | data
+  std::string header() const;          // the JSON header
+  std::vector<uint8_t> build() const;  // u64 length | header | data
   // A file from a given header text and data buffer (for malformed headers).
   static std::vector<uint8_t> from_header(std::string_view header, const std::vector<uint8_t>& data);
 

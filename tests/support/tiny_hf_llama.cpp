@@ -43,15 +43,17 @@ TinyHf write_tiny_hf_llama(const TinyHfSpec& spec, const std::string& name) {
   TinyHf out;
   out.dir = make_temp_dir(name);
   out.gguf = out.dir.parent_path() / (name + ".gguf");
-  write_text(out.dir / "config.json",
-             fmt::format(R"({{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": {},
+  write_text(
+      out.dir / "config.json",
+      fmt::format(R"({{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": {},
   "intermediate_size": {}, "num_hidden_layers": {}, "num_attention_heads": {}, "num_key_value_heads": {},
   "hidden_act": "silu", "vocab_size": {}, "max_position_embeddings": {}, "rms_norm_eps": 1e-05,
   "rope_theta": 10000.0, "tie_word_embeddings": {}, "bos_token_id": 1, "eos_token_id": 2{}{}}})",
-                         kDim, kFfn, spec.n_layers, kHeads, kKvHeads, kVocab, kCtx, spec.tied ? "true" : "false",
-                         spec.extra_config.empty() ? "" : ", ", spec.extra_config));
+                  kDim, kFfn, spec.n_layers, kHeads, kKvHeads, kVocab, kCtx, spec.tied ? "true" : "false",
+                  spec.extra_config.empty() ? "" : ", ", spec.extra_config));
   write_text(out.dir / "tokenizer.json", kTokenizerJson);
-  write_text(out.dir / "tokenizer_config.json", R"({"bos_token": "<s>", "eos_token": "</s>", "add_bos_token": true})");
+  write_text(out.dir / "tokenizer_config.json",
+             R"({"bos_token": "<s>", "eos_token": "</s>", "add_bos_token": true})");
 
   GgufWriter g;
   g.kv("general.architecture", GgufWriter::string("llama"));
@@ -63,7 +65,8 @@ TinyHf write_tiny_hf_llama(const TinyHfSpec& spec, const std::string& name) {
   g.kv("llama.attention.head_count_kv", GgufWriter::u32(kKvHeads));
   g.kv("llama.attention.layer_norm_rms_epsilon", GgufWriter::f32(1e-5f));
   g.kv("tokenizer.ggml.model", GgufWriter::string("llama"));
-  g.kv("tokenizer.ggml.tokens", GgufWriter::string_array({"<unk>", "<s>", "</s>", "c", "a", "b", "ca", "ab"}));
+  g.kv("tokenizer.ggml.tokens",
+       GgufWriter::string_array({"<unk>", "<s>", "</s>", "c", "a", "b", "ca", "ab"}));
   g.kv("tokenizer.ggml.scores", GgufWriter::f32_array({0, 0, 0, -1, -2, -3, -0.5f, -0.7f}));
   g.kv("tokenizer.ggml.token_type", GgufWriter::i32_array({2, 3, 3, 1, 1, 1, 1, 1}));
   g.kv("tokenizer.ggml.bos_token_id", GgufWriter::u32(1));
@@ -72,15 +75,16 @@ TinyHf write_tiny_hf_llama(const TinyHfSpec& spec, const std::string& name) {
   SafetensorsWriter st;
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 0.3f);
-  auto tensor = [&](const std::string& hf, const std::string& gguf, std::vector<int64_t> shape, int rope_heads = 0,
-                    bool ones = false) {
+  auto tensor = [&](const std::string& hf, const std::string& gguf, std::vector<int64_t> shape,
+                    int rope_heads = 0, bool ones = false) {
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
     std::vector<float> v(static_cast<size_t>(n));
     for (float& x : v) x = ones ? 1.0f + normal(rng) : normal(rng);
     if (!spec.drop_tensors.count(hf)) st.tensor_f32(hf, shape, v);
     if (!gguf.empty())
-      g.tensor_f32(gguf, shape, rope_heads > 0 ? to_interleaved(v, rope_heads, static_cast<int>(shape[1])) : v);
+      g.tensor_f32(gguf, shape,
+                   rope_heads > 0 ? to_interleaved(v, rope_heads, static_cast<int>(shape[1])) : v);
   };
   tensor("model.embed_tokens.weight", "token_embd.weight", {kVocab, kDim});
   tensor("model.norm.weight", "output_norm.weight", {kDim}, 0, true);
