@@ -47,4 +47,9 @@ Result<HfSource> open_hf_source(const std::filesystem::path& dir, Model::Impl& i
   return HfSource{hf->arch, hf->file_bytes};
 }
 
+Error hf_build_error(const Error& e, const std::filesystem::path& dir) {
+  return make_error(e.code, fmt::format("{} (from {}, its keys read as the GGUF keys named)", e.message,
+                                        (dir / "config.json").string()));
+}
+
 }  // namespace glass

@@ -24,4 +24,8 @@ struct HfSource {
 Result<HfSource> open_hf_source(const std::filesystem::path& dir, Model::Impl& impl,
                                 models::BuildOptions& build);
 
+// An architecture's error about its (GGUF-named) keys, e.g. "llama: llama.attention.head_count = 8
+// is not a multiple of ...", said in terms of the directory's config.json.
+Error hf_build_error(const Error& e, const std::filesystem::path& dir);
+
 }  // namespace glass

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 
 #include "glass/llm.h"
 #include "runtime/verify.h"
@@ -141,6 +143,26 @@ TEST(HfLoadErrors, CorruptSafetensorsNamesTheFile) {
   const auto tiny = test::write_tiny_hf_llama({}, "hf_corrupt");
   test::write_bytes(tiny.dir / "model.safetensors", {255, 0, 0, 0, 0, 0, 0, 0, '{', '}'});
   expect_load_error(tiny.dir, {"model.safetensors", "header length 255 runs past the end"});
+}
+
+// HF embeddings are often padded past the tokenizer (Qwen2.5: 151936 rows, 151665 tokens).
+TEST(HfLoad, EmbeddingRowsBeyondTheTokenizerAreAllowed) {
+  const auto tiny = test::write_tiny_hf_llama({.vocab_rows = 12}, "hf_padded_vocab");
+  auto model = load_llm(tiny.dir.string(), {});
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  EXPECT_EQ((*model)->info().vocab_size, 12);
+  EXPECT_EQ((*model)->token_to_piece(11), "");
+}
+
+TEST(HfLoadErrors, ArchitectureErrorsNameTheConfig) {
+  const auto tiny = test::write_tiny_hf_llama({}, "hf_bad_kv_heads");
+  std::ifstream in(tiny.dir / "config.json");
+  std::string config((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string from = R"("num_key_value_heads": 2)";
+  ASSERT_NE(config.find(from), std::string::npos);
+  config.replace(config.find(from), from.size(), R"("num_key_value_heads": 4)");
+  test::write_text(tiny.dir / "config.json", config);
+  expect_load_error(tiny.dir, {"blk.0.attn_k.weight", "expected [16, 16]", "config.json"});
 }
 
 // The generation_config eos list joins the end-of-generation set.

@@ -89,7 +89,7 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   if (options.n_ctx < 0 || options.n_batch < 0 || options.min_ctx < 0)
     return make_error(ErrorCode::InvalidArgument, "load: n_ctx, min_ctx and n_batch must not be negative");
   auto mg = arch->from_gguf(*impl->file, impl->weights, build);
-  if (!mg) return mg.error();
+  if (!mg) return *format == ModelFormat::HfDirectory ? hf_build_error(mg.error(), path) : mg.error();
   impl->model_graph = std::move(*mg);
   if (rewrite) {
     auto rewritten = rewrite(impl->model_graph.graph);
@@ -97,7 +97,12 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
     impl->model_graph.graph = std::move(*rewritten);
   }
   impl->graph_hash = impl->model_graph.graph.hash();
-  if (impl->tokenizer->vocab_size() != impl->model_graph.vocab_size)
+  // HF checkpoints often pad the embedding past the tokenizer (llama.cpp's converter pads the
+  // vocabulary instead); the extra rows are ids no text maps to.
+  const bool vocab_fits = *format == ModelFormat::HfDirectory
+                              ? impl->tokenizer->vocab_size() <= impl->model_graph.vocab_size
+                              : impl->tokenizer->vocab_size() == impl->model_graph.vocab_size;
+  if (!vocab_fits)
     return make_error(ErrorCode::InvalidFile,
                       fmt::format("model: tokenizer has {} tokens but the model's vocabulary is {}",
                                   impl->tokenizer->vocab_size(), impl->model_graph.vocab_size));

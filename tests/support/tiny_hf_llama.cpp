@@ -11,7 +11,7 @@
 namespace glass::test {
 namespace {
 
-constexpr int kDim = 16, kHeads = 4, kKvHeads = 2, kHeadDim = 4, kFfn = 24, kVocab = 8, kCtx = 64;
+constexpr int kDim = 16, kHeads = 4, kKvHeads = 2, kHeadDim = 4, kFfn = 24, kCtx = 64;
 
 const char* kTokenizerJson = R"({"version": "1.0",
  "added_tokens": [
@@ -49,8 +49,8 @@ TinyHf write_tiny_hf_llama(const TinyHfSpec& spec, const std::string& name) {
   "intermediate_size": {}, "num_hidden_layers": {}, "num_attention_heads": {}, "num_key_value_heads": {},
   "hidden_act": "silu", "vocab_size": {}, "max_position_embeddings": {}, "rms_norm_eps": 1e-05,
   "rope_theta": 10000.0, "tie_word_embeddings": {}, "bos_token_id": 1, "eos_token_id": 2{}{}}})",
-                  kDim, kFfn, spec.n_layers, kHeads, kKvHeads, kVocab, kCtx, spec.tied ? "true" : "false",
-                  spec.extra_config.empty() ? "" : ", ", spec.extra_config));
+                  kDim, kFfn, spec.n_layers, kHeads, kKvHeads, spec.vocab_rows, kCtx,
+                  spec.tied ? "true" : "false", spec.extra_config.empty() ? "" : ", ", spec.extra_config));
   write_text(out.dir / "tokenizer.json", kTokenizerJson);
   write_text(out.dir / "tokenizer_config.json",
              R"({"bos_token": "<s>", "eos_token": "</s>", "add_bos_token": true})");
@@ -86,9 +86,9 @@ TinyHf write_tiny_hf_llama(const TinyHfSpec& spec, const std::string& name) {
       g.tensor_f32(gguf, shape,
                    rope_heads > 0 ? to_interleaved(v, rope_heads, static_cast<int>(shape[1])) : v);
   };
-  tensor("model.embed_tokens.weight", "token_embd.weight", {kVocab, kDim});
+  tensor("model.embed_tokens.weight", "token_embd.weight", {spec.vocab_rows, kDim});
   tensor("model.norm.weight", "output_norm.weight", {kDim}, 0, true);
-  if (!spec.tied) tensor("lm_head.weight", "output.weight", {kVocab, kDim});
+  if (!spec.tied) tensor("lm_head.weight", "output.weight", {spec.vocab_rows, kDim});
   for (int i = 0; i < spec.n_layers; ++i) {
     auto hf = [&](const char* s) { return fmt::format("model.layers.{}.{}.weight", i, s); };
     auto gg = [&](const char* s) { return fmt::format("blk.{}.{}.weight", i, s); };

@@ -13,6 +13,7 @@ struct TinyHfSpec {
   std::set<std::string> drop_tensors;  // HF names to leave out
   bool tied = false;                   // tie_word_embeddings, no lm_head.weight
   int n_layers = 2;
+  int vocab_rows = 8;        // embedding / lm_head rows (config vocab_size); the tokenizer has 8 tokens
   std::string extra_config;  // JSON members added to config.json: R"("auto_map": {...})"
 };
 
