@@ -142,6 +142,9 @@ Result<WeightIndex> bind_hf_tensors(
 Result<HfModel> open_hf_model(const std::filesystem::path& dir) {
   auto config = formats::HfConfig::open(dir);
   if (!config) return config.error();
+  // The weights before the config's meaning: a directory without safetensors says so first.
+  auto checkpoint = formats::SafetensorsCheckpoint::open(dir);
+  if (!checkpoint) return checkpoint.error();
   HfModel m;
   m.model_type = config->model_type();
   m.arch = find_architecture_for_model_type(m.model_type);
@@ -180,8 +183,6 @@ Result<HfModel> open_hf_model(const std::filesystem::path& dir) {
   if (!meta) return meta.error();
   m.metadata.emplace(std::move(*meta));
 
-  auto checkpoint = formats::SafetensorsCheckpoint::open(dir);
-  if (!checkpoint) return checkpoint.error();
   auto storage = std::make_shared<Storage>(Storage{std::move(*checkpoint), std::move(norm.derived)});
   m.file_bytes = storage->checkpoint.file_bytes();
   auto weights = bind_hf_tensors(storage->checkpoint.tensors(), adapter->tensors, norm.n_layers,
