@@ -3,12 +3,12 @@
 // so a turn evaluates only the new tokens. Ctrl-C cancels the reply being generated (the
 // conversation continues); Ctrl-C at the prompt, Ctrl-D or /exit ends the program.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
-#include <unistd.h>
 #include <string>
 
 #include "cli/common.h"
@@ -40,9 +40,9 @@ int chat(ChatOptions o) {
   auto model = load_or_report(o.model);
   if (!model) return 1;
   if (model->chat_template().empty())
-    return report(make_error(ErrorCode::InvalidArgument,
-                             fmt::format("{} has no chat template; give one with --chat-template-file",
-                                         model->info().path)));
+    return report(make_error(
+        ErrorCode::InvalidArgument,
+        fmt::format("{} has no chat template; give one with --chat-template-file", model->info().path)));
   auto session = model->new_session();
   if (!session) return report(session.error());
   o.gen.cancel = std::make_shared<std::atomic<bool>>(false);
@@ -82,8 +82,9 @@ int chat(ChatOptions o) {
     if (o.verbose || r->finish == FinishReason::Cancelled)
       fmt::print(stderr, "[{} new prompt tokens, {} generated, {:.1f} tok/s, {} cached, finish: {}]\n",
                  r->timings.n_prompt_tokens, r->timings.n_decoded,
-                 r->timings.decode_ms > 0 ? 1000.0 * static_cast<double>(r->timings.n_decoded) / r->timings.decode_ms
-                                          : 0.0,
+                 r->timings.decode_ms > 0
+                     ? 1000.0 * static_cast<double>(r->timings.n_decoded) / r->timings.decode_ms
+                     : 0.0,
                  (*session)->n_past(), finish_reason_name(r->finish));
   }
   sigaction(SIGINT, &previous, nullptr);

@@ -6,11 +6,13 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/common.h"
+#include "cli/synth_hf.h"
 #include "formats/half.h"
 
 namespace glass::cli {
@@ -76,7 +78,17 @@ class Rng {
   uint64_t s_;
 };
 
-int synth(const std::string& shape_name, const std::string& type, const std::string& out, uint64_t seed) {
+// The synthetic vocabulary: <unk> <s> </s>, the 256 byte tokens, then "▁w<i>" pieces.
+std::string token_text(uint64_t i) {
+  return i == 0    ? "<unk>"
+         : i == 1  ? "<s>"
+         : i == 2  ? "</s>"
+         : i < 259 ? fmt::format("<0x{:02X}>", i - 3)
+                   : fmt::format("\xE2\x96\x81w{}", i);
+}
+
+int synth(const std::string& shape_name, const std::string& type, const std::string& out, uint64_t seed,
+          const std::string& format) {
   const Shape* s = nullptr;
   for (const Shape& c : kShapes)
     if (shape_name == c.name) s = &c;
@@ -143,12 +155,7 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
   // The vocabulary: <unk> <s> </s>, the 256 byte tokens, then "▁w<i>" pieces.
   const auto n_vocab = static_cast<uint64_t>(s->vocab);
   h.str("tokenizer.ggml.tokens"), h.u32(kArray), h.u32(kString), h.u64(n_vocab);
-  for (uint64_t i = 0; i < n_vocab; ++i)
-    h.str(i == 0    ? "<unk>"
-          : i == 1  ? "<s>"
-          : i == 2  ? "</s>"
-          : i < 259 ? fmt::format("<0x{:02X}>", i - 3)
-                    : fmt::format("\xE2\x96\x81w{}", i));
+  for (uint64_t i = 0; i < n_vocab; ++i) h.str(token_text(i));
   h.str("tokenizer.ggml.scores"), h.u32(kArray), h.u32(kF32), h.u64(n_vocab);
   for (uint64_t i = 0; i < n_vocab; ++i) h.f32(i < 259 ? 0.0f : -static_cast<float>(i));
   h.str("tokenizer.ggml.token_type"), h.u32(kArray), h.u32(kI32), h.u64(n_vocab);
@@ -169,15 +176,35 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
   }
   h.data.resize((h.data.size() + 31) / 32 * 32, 0);
 
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(out.c_str(), "wb"), std::fclose);
-  if (!f) return report(make_error(ErrorCode::Io, fmt::format("synth: cannot write '{}'", out)));
+  // --format hf: the same tensors and values as an HF directory (synth_hf.h), data unpadded.
+  const bool hf = format == "hf";
+  SynthHfModel hf_model{s->dim,      s->n_layers, s->n_heads, s->n_kv_heads, s->ffn_dim, s->vocab, s->n_ctx,
+                        s->rope_base, s->rms_eps, type == "f32" ? "F32" : type == "f16" ? "F16" : "BF16",
+                        {}};
+  std::vector<SynthTensorInfo> hf_tensors;
+  std::string data_path = out;
+  if (hf) {
+    for (uint64_t i = 0; i < n_vocab; ++i) hf_model.tokens.push_back(token_text(i));
+    for (size_t k = 0; k < tensors.size(); ++k)
+      hf_tensors.push_back({tensors[k].name, tensors[k].shape, tensors[k].matrix, sizes[k]});
+    std::error_code ec;
+    std::filesystem::create_directories(out, ec);
+    if (auto st = write_hf_json_files(out, hf_model); !st) return report(st.error());
+    h.data = safetensors_header(hf_model, hf_tensors);
+    data_path = (std::filesystem::path(out) / "model.safetensors").string();
+  } else if (format != "gguf") {
+    return report(make_error(ErrorCode::InvalidArgument, fmt::format("synth: format '{}' (gguf or hf)", format)));
+  }
+
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(data_path.c_str(), "wb"), std::fclose);
+  if (!f) return report(make_error(ErrorCode::Io, fmt::format("synth: cannot write '{}'", data_path)));
   bool ok = std::fwrite(h.data.data(), 1, h.data.size(), f.get()) == h.data.size();
   Rng rng(seed);
   std::vector<uint8_t> buf;
   for (size_t k = 0; k < tensors.size() && ok; ++k) {
     const Tensor& t = tensors[k];
     const uint64_t n = sizes[k] / (t.matrix ? elem : 4);
-    buf.assign((sizes[k] + 31) / 32 * 32, 0);
+    buf.assign(hf ? sizes[k] : (sizes[k] + 31) / 32 * 32, 0);
     for (uint64_t i = 0; i < n; ++i) {
       const float v = t.matrix ? rng.normal() * t.stddev : 1.0f + 0.1f * rng.normal();
       if (!t.matrix || ggml_type == kGgmlF32) {
@@ -187,6 +214,7 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
         std::memcpy(buf.data() + 2 * i, &b, 2);
       }
     }
+    if (hf) to_hf_rows(hf_model, hf_tensors[k], buf);
     ok = std::fwrite(buf.data(), 1, buf.size(), f.get()) == buf.size();
   }
   if (!ok) return report(make_error(ErrorCode::Io, fmt::format("synth: writing '{}' failed", out)));
@@ -204,11 +232,16 @@ void add_synth_command(CLI::App& app, int& exit_code) {
   auto type = std::make_shared<std::string>("f16");
   auto out = std::make_shared<std::string>();
   auto seed = std::make_shared<uint64_t>(1234);
+  auto format = std::make_shared<std::string>("gguf");
   cmd->add_option("--shape", *shape, "smollm2-135m, llama-1b, qwen2.5-0.5b or tiny")->capture_default_str();
   cmd->add_option("--type", *type, "matrix storage: f32, f16 or bf16")->capture_default_str();
-  cmd->add_option("-o,--output", *out, "output GGUF file")->required();
+  cmd->add_option("-o,--output", *out, "output GGUF file (--format hf: output directory)")->required();
+  cmd->add_option("--format", *format, "gguf, or hf: a Hugging Face directory (config.json, model.safetensors, "
+                                       "tokenizer.json) holding the same model")
+      ->capture_default_str();
   cmd->add_option("--seed", *seed, "random seed")->capture_default_str();
-  cmd->callback([&exit_code, shape, type, out, seed] { exit_code = synth(*shape, *type, *out, *seed); });
+  cmd->callback(
+      [&exit_code, shape, type, out, seed, format] { exit_code = synth(*shape, *type, *out, *seed, *format); });
 }
 
 }  // namespace glass::cli

@@ -21,7 +21,8 @@ std::string default_model() {
 }  // namespace
 
 void add_model_options(CLI::App& cmd, ModelOptions& o) {
-  cmd.add_option("-m,--model", o.path, "GGUF model file (default: the bundled models/stories260K.gguf)");
+  cmd.add_option("-m,--model", o.path,
+                 "GGUF file or Hugging Face model directory (default: the bundled models/stories260K.gguf)");
   cmd.add_option("-c,--ctx-size", o.load.n_ctx,
                  "KV cache capacity in tokens (default: the model's context, at most 4096, or what the command needs)");
   cmd.add_option("-b,--batch-size", o.load.n_batch,

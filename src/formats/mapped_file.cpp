@@ -46,8 +46,17 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::filesystem
       new MappedFile(std::move(p), static_cast<const uint8_t*>(m), size));
 }
 
+std::shared_ptr<const MappedFile> MappedFile::from_bytes(std::string name, std::vector<uint8_t> bytes) {
+  auto* f = new MappedFile(std::move(name), kEmpty, 0);
+  f->owned_ = true;
+  f->owned_bytes_ = std::move(bytes);
+  if (!f->owned_bytes_.empty()) f->data_ = f->owned_bytes_.data();
+  f->size_ = f->owned_bytes_.size();
+  return std::shared_ptr<const MappedFile>(f);
+}
+
 MappedFile::~MappedFile() {
-  if (size_ > 0) ::munmap(const_cast<uint8_t*>(data_), static_cast<size_t>(size_));
+  if (size_ > 0 && !owned_) ::munmap(const_cast<uint8_t*>(data_), static_cast<size_t>(size_));
 }
 
 }  // namespace glass::formats

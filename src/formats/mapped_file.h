@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "glass/result.h"
 
@@ -17,6 +18,9 @@ class MappedFile {
   // Maps `path` read-only (MAP_PRIVATE, PROT_READ). An empty file maps to size 0 with a non-null
   // data() that must not be read. Errors are ErrorCode::Io naming the path and the errno text.
   static Result<std::shared_ptr<const MappedFile>> open(const std::filesystem::path& path);
+  // Bytes built in memory (e.g. HF config.json normalised into GGUF metadata), presented like a
+  // mapped file so the same readers parse them; `name` stands in for the path in messages.
+  static std::shared_ptr<const MappedFile> from_bytes(std::string name, std::vector<uint8_t> bytes);
 
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -33,6 +37,8 @@ class MappedFile {
   std::string path_;
   const uint8_t* data_;
   uint64_t size_;
+  bool owned_ = false;  // from_bytes: data_ is owned_bytes_, nothing to unmap
+  std::vector<uint8_t> owned_bytes_;
 };
 
 }  // namespace glass::formats

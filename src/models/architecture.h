@@ -20,6 +20,11 @@ struct BuildOptions {
   int64_t n_ctx = 0;    // cache capacity C; 0 = min(training context, kDefaultContext), at least min_ctx
   int64_t min_ctx = 0;  // the caller's lower bound for the default
   graph::DType kv_dtype = graph::DType::F32;
+  // The weights are an HF checkpoint's, unconverted. llama.cpp's converter permutes Llama q/k rows
+  // so that RoPE rotates interleaved pairs (x[2i], x[2i+1]); HF's rows rotate halves (x[i],
+  // x[i + n_rot/2]). Families whose GGUF form was permuted build NeoX pairing instead when this is
+  // set: the same math, no weight copy, no per-token cost. Others ignore it.
+  bool hf_layout = false;
 };
 
 inline constexpr int64_t kDefaultContext = 4096;  // like llama.cpp's default -c

@@ -133,6 +133,8 @@ Result<graph::Graph> build_llama(const LlamaConfig& c, const WeightIndex& w, con
   const int64_t q_dim = c.n_heads * c.head_dim, kv_dim = c.n_kv_heads * c.head_dim;
   const int64_t n_ctx = choose_context(opt, c.n_ctx_train);
 
+  // HF checkpoints keep q/k rows in rotate-half order (architecture.h, BuildOptions::hf_layout).
+  const graph::RopeMode rope_mode = opt.hf_layout ? graph::RopeMode::NeoX : graph::RopeMode::Normal;
   const Step step = declare_step(b, n_ctx);
   const Tensor token_embd = weight(b, w, "token_embd.weight", {c.vocab_size, c.dim});
   const Tensor output_norm = weight(b, w, "output_norm.weight", {c.dim});
@@ -141,8 +143,7 @@ Result<graph::Graph> build_llama(const LlamaConfig& c, const WeightIndex& w, con
                       c.n_kv_heads,
                       c.head_dim,
                       n_ctx,
-                      graph::RopeAttrs{static_cast<int>(c.n_rot), graph::RopeMode::Normal, c.rope_freq_base,
-                                       c.rope_freq_scale},
+                      graph::RopeAttrs{static_cast<int>(c.n_rot), rope_mode, c.rope_freq_base, c.rope_freq_scale},
                       optional_weight(b, w, "rope_freqs.weight", {c.n_rot / 2})};
 
   Tensor x = b.embedding(token_embd, step.tokens).named("token_embd");  // [T, dim]

@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "runtime/chat_load.h"
 #include "runtime/chat_template_source.h"
 #include "runtime/model_impl.h"
 #include "runtime/session_impl.h"
@@ -21,6 +24,60 @@ void ChatTemplateSlot::load(std::string text) {
     parsed.emplace(std::move(*t));
   else
     error = t.error();  // reported by the first chat call: a model loads for plain generation anyway
+}
+
+namespace {
+
+Result<std::string> read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return make_error(ErrorCode::Io, fmt::format("chat: cannot read {}", p.string()));
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// HF: chat_template.jinja beside the config wins (as in transformers), then tokenizer_config.json.
+Result<std::string> hf_chat_template(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir / "chat_template.jinja", ec)) return read_text(dir / "chat_template.jinja");
+  const auto config_path = dir / "tokenizer_config.json";
+  if (!std::filesystem::exists(config_path, ec)) return std::string();
+  auto text = read_text(config_path);
+  if (!text) return text.error();
+  const auto config = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (config.is_discarded() || !config.is_object())
+    return make_error(ErrorCode::InvalidFile,
+                      fmt::format("chat: {} is not a JSON object", config_path.string()));
+  const auto t = config.find("chat_template");
+  if (t == config.end() || t->is_null()) return std::string();
+  if (t->is_string()) return t->get<std::string>();
+  if (t->is_array())
+    for (const auto& entry : *t)
+      if (entry.is_object() && entry.value("name", "") == "default" && entry.contains("template") &&
+          entry["template"].is_string())
+        return entry["template"].get<std::string>();
+  return make_error(
+      ErrorCode::InvalidFile,
+      fmt::format("chat: {}: chat_template is neither a string nor a list with a \"default\" entry",
+                  config_path.string()));
+}
+
+}  // namespace
+
+Status load_chat_template(Model::Impl& impl, ModelFormat format, const std::filesystem::path& path) {
+  if (!impl.options.chat_template.empty()) {
+    impl.chat.load(impl.options.chat_template);
+    return {};
+  }
+  if (format == ModelFormat::HfDirectory) {
+    auto text = hf_chat_template(path);
+    if (!text) return text.error();
+    impl.chat.load(std::move(*text));
+    return {};
+  }
+  if (impl.file->find("tokenizer.chat_template") == nullptr) return {};
+  auto text = impl.file->get_string("tokenizer.chat_template");
+  if (!text) return text.error();
+  impl.chat.load(std::move(*text));
+  return {};
 }
 
 const std::string& Model::chat_template() const { return impl_->chat.source; }

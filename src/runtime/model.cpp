@@ -1,5 +1,6 @@
-// load_llm and the immutable Model: map the file, read the tokenizer, build the architecture's
-// graph against the file's tensors, and pick the backend. Plans compile on first use and are cached.
+// load_llm and the immutable Model: map the file (GGUF, or an HF directory: runtime/hf_source.cpp),
+// read the tokenizer, build the architecture's graph against the file's tensors, and pick the backend.
+// Plans compile on first use and are cached.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +12,8 @@
 #include "graph/printer.h"
 #include "graph/serialize.h"
 #include "models/blocks.h"
+#include "runtime/chat_load.h"
+#include "runtime/hf_source.h"
 #include "runtime/model_impl.h"
 
 namespace glass {
@@ -49,39 +52,47 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   const auto t0 = std::chrono::steady_clock::now();
   auto impl = std::make_unique<Model::Impl>();
   impl->options = options;
-  auto file = formats::GgufFile::open(path);
-  if (!file) return file.error();
-  impl->file.emplace(std::move(*file));
+  models::BuildOptions build{options.n_ctx, options.min_ctx, graph::DType::F32};
+  auto format = detect_model_format(path);
+  if (!format) return format.error();
+  std::error_code ec;
+  uint64_t file_bytes = 0;
+  const models::Architecture* arch = nullptr;
+  if (*format == ModelFormat::HfDirectory) {
+    auto hf = open_hf_source(path, *impl, build);
+    if (!hf) return hf.error();
+    arch = hf->arch;
+    file_bytes = hf->file_bytes;
+  } else {
+    auto file = formats::GgufFile::open(path);
+    if (!file) return file.error();
+    impl->file.emplace(std::move(*file));
+    file_bytes = std::filesystem::file_size(path, ec);
+  }
 
   auto arch_name = impl->file->get_string("general.architecture");
   if (!arch_name) return arch_name.error();
-  const models::Architecture* arch = models::find_architecture(*arch_name);
+  if (arch == nullptr) arch = models::find_architecture(*arch_name);
   if (arch == nullptr)
     return make_error(ErrorCode::Unsupported,
                       fmt::format("model: architecture '{}' in {} is not supported (supported: {})",
                                   *arch_name, path, fmt::join(models::architecture_names(), ", ")));
 
-  auto vocab = formats::vocab_from_gguf(*impl->file);
-  if (!vocab) return vocab.error();
-  auto tok = tokenizer::Tokenizer::create(std::move(*vocab));
-  if (!tok) return tok.error();
-  impl->tokenizer = std::move(*tok);
-  if (!options.chat_template.empty()) {
-    impl->chat.load(options.chat_template);
-  } else if (impl->file->find("tokenizer.chat_template") != nullptr) {
-    auto text = impl->file->get_string("tokenizer.chat_template");
-    if (!text) return text.error();
-    impl->chat.load(std::move(*text));
+  if (*format == ModelFormat::Gguf) {
+    auto vocab = formats::vocab_from_gguf(*impl->file);
+    if (!vocab) return vocab.error();
+    auto tok = tokenizer::Tokenizer::create(std::move(*vocab));
+    if (!tok) return tok.error();
+    impl->tokenizer = std::move(*tok);
+    for (const formats::GgufTensorInfo& t : impl->file->tensors())
+      impl->weights.emplace(t.name, models::WeightInfo{t.shape, t.dtype, t.data});
   }
-
-  for (const formats::GgufTensorInfo& t : impl->file->tensors())
-    impl->weights.emplace(t.name, models::WeightInfo{t.shape, t.dtype, t.data});
+  if (auto st = load_chat_template(*impl, *format, path); !st) return st.error();
 
   if (options.n_ctx < 0 || options.n_batch < 0 || options.min_ctx < 0)
     return make_error(ErrorCode::InvalidArgument, "load: n_ctx, min_ctx and n_batch must not be negative");
-  models::BuildOptions build{options.n_ctx, options.min_ctx, graph::DType::F32};
   auto mg = arch->from_gguf(*impl->file, impl->weights, build);
-  if (!mg) return mg.error();
+  if (!mg) return *format == ModelFormat::HfDirectory ? hf_build_error(mg.error(), path) : mg.error();
   impl->model_graph = std::move(*mg);
   if (rewrite) {
     auto rewritten = rewrite(impl->model_graph.graph);
@@ -93,7 +104,12 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
       impl->model_graph.state_kinds.push_back(models::state_kind(impl->model_graph.graph.node(id).name));
   }
   impl->graph_hash = impl->model_graph.graph.hash();
-  if (impl->tokenizer->vocab_size() != impl->model_graph.vocab_size)
+  // HF checkpoints often pad the embedding past the tokenizer (llama.cpp's converter pads the
+  // vocabulary instead); the extra rows are ids no text maps to.
+  const bool vocab_fits = *format == ModelFormat::HfDirectory
+                              ? impl->tokenizer->vocab_size() <= impl->model_graph.vocab_size
+                              : impl->tokenizer->vocab_size() == impl->model_graph.vocab_size;
+  if (!vocab_fits)
     return make_error(ErrorCode::InvalidFile,
                       fmt::format("model: tokenizer has {} tokens but the model's vocabulary is {}",
                                   impl->tokenizer->vocab_size(), impl->model_graph.vocab_size));
@@ -113,15 +129,15 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   info.n_ctx_train = impl->model_graph.n_ctx_train;
   info.n_layers = impl->model_graph.n_layers;
   info.n_batch = std::min(options.n_batch > 0 ? options.n_batch : kDefaultBatch, info.n_ctx);
-  std::error_code ec;
-  info.file_bytes = std::filesystem::file_size(path, ec);
+  info.file_bytes = file_bytes;
   std::map<graph::DType, uint64_t> bytes_by_type;
-  for (const formats::GgufTensorInfo& t : impl->file->tensors()) {
+  for (const auto& [name, w] : impl->weights) {
     uint64_t n = 1;
-    for (int64_t d : t.shape) n *= static_cast<uint64_t>(d);
+    for (int64_t d : w.shape) n *= static_cast<uint64_t>(d);
+    const uint64_t nbytes = graph::dtype_bytes(w.dtype, n).value_or(0);  // sizes were checked at open
     info.n_params += n;
-    info.weight_bytes += t.nbytes;
-    bytes_by_type[t.dtype] += t.nbytes;
+    info.weight_bytes += nbytes;
+    bytes_by_type[w.dtype] += nbytes;
   }
   const auto most = std::max_element(bytes_by_type.begin(), bytes_by_type.end(),
                                      [](const auto& a, const auto& b) { return a.second < b.second; });

@@ -1,6 +1,7 @@
 #pragma once
-// What a loaded Model holds: the mapped file, tokenizer, built graph, backend and plan cache.
-// Everything here is immutable after load except the plan cache, which is internally locked.
+// What a loaded Model holds: the mapped file (or an HF directory's config as GGUF metadata and its
+// safetensors mappings), tokenizer, built graph, backend and plan cache. Everything here is immutable after
+// load except the plan cache, which is internally locked.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -21,6 +22,7 @@ struct Model::Impl {
   std::optional<formats::GgufFile> file;
   std::optional<tokenizer::Tokenizer> tokenizer;
   models::WeightIndex weights;
+  std::shared_ptr<const void> storage;  // HF checkpoints: the shards' mappings, derived tensors
   models::ModelGraph model_graph;
   uint64_t graph_hash = 0;
   std::unique_ptr<backend::Backend> backend;

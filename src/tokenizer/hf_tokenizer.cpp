@@ -109,7 +109,7 @@ std::string config_token(const Json& config, std::string_view key) {
   return {};
 }
 
-Result<Tokenizer> build(const Json& j, const Json& config) {
+Result<Tokenizer> build(const Json& j, const Json& config, const HfTokenizerOptions& options) {
   if (!j.is_object()) return bad("(top level)", "expected an object");
   const Json* model = hf::find(j, "model");
   if (model == nullptr || !model->is_object()) return bad("model", "missing");
@@ -288,12 +288,16 @@ Result<Tokenizer> build(const Json& j, const Json& config) {
   if (!clean) return clean.error();
   p.clean_up = *clean ? CleanUp::Transformers : CleanUp::None;
   apply_special_token_rules(v, SpecialTokenIds{});
+  v.eog_ids.insert(v.eog_ids.end(), options.eog_ids.begin(), options.eog_ids.end());
+  std::sort(v.eog_ids.begin(), v.eog_ids.end());
+  v.eog_ids.erase(std::unique(v.eog_ids.begin(), v.eog_ids.end()), v.eog_ids.end());
   return Tokenizer::create(std::move(v), std::move(p));
 }
 
 }  // namespace
 
-Result<Tokenizer> hf_tokenizer_from_json(std::string_view tokenizer_json, std::string_view config_json) {
+Result<Tokenizer> hf_tokenizer_from_json(std::string_view tokenizer_json, std::string_view config_json,
+                                         const HfTokenizerOptions& options) {
   Result<Json> j = parse_json(tokenizer_json, "tokenizer.json");
   if (!j) return j.error();
   Json config = Json::object();
@@ -305,13 +309,13 @@ Result<Tokenizer> hf_tokenizer_from_json(std::string_view tokenizer_json, std::s
     config = std::move(c).value();
   }
   try {
-    return build(*j, config);
+    return build(*j, config, options);
   } catch (const Json::exception& e) {  // a type mismatch the checks above did not foresee
     return make_error(ErrorCode::InvalidFile, fmt::format("tokenizer.json: {}", e.what()));
   }
 }
 
-Result<Tokenizer> load_hf_tokenizer(const std::filesystem::path& path) {
+Result<Tokenizer> load_hf_tokenizer(const std::filesystem::path& path, const HfTokenizerOptions& options) {
   std::error_code ec;
   const bool dir = std::filesystem::is_directory(path, ec);
   const std::filesystem::path file = dir ? path / "tokenizer.json" : path;
@@ -324,7 +328,7 @@ Result<Tokenizer> load_hf_tokenizer(const std::filesystem::path& path) {
     if (!c) return c.error();
     config = std::move(c).value();
   }
-  Result<Tokenizer> t = hf_tokenizer_from_json(*text, config);
+  Result<Tokenizer> t = hf_tokenizer_from_json(*text, config, options);
   if (!t) return make_error(t.error().code, fmt::format("{} ({})", t.error().message, file.string()));
   return t;
 }

@@ -17,6 +17,16 @@ class Conformance : public test::WithSharedFixtures {
   void run_set(const std::string& set, size_t min_references, const std::vector<std::string>& required = {}) {
     const auto refs = find_references(fixtures_, set);
     ASSERT_GE(refs.size(), min_references) << "reference/" << set;
+    const Outcome out = run(set, refs);
+    for (const std::string& name : required)
+      for (const std::string& backend : available_backends()) {
+        const std::string label = name + (backend == "ref" ? "" : " @" + backend);
+        const auto n = std::count_if(out.rows.begin(), out.rows.end(),
+                                     [&](const verify::Row& r) { return r.model == label; });
+        EXPECT_EQ(n, 3) << label << " was not checked in prefill, decode and chunked modes";
+      }
+  }
+  Outcome run(const std::string& set, const std::vector<Reference>& refs) {
     Outcome out;
     for (const std::string& backend : available_backends())
       for (const Reference& ref : refs) check(ref, backend, {}, out);
@@ -27,13 +37,7 @@ class Conformance : public test::WithSharedFixtures {
     for (const std::string& e : out.errors) ADD_FAILURE() << e;
     for (const verify::Row& r : out.rows)
       for (const std::string& b : r.breaches) ADD_FAILURE() << r.model << " " << r.mode << ": " << b;
-    for (const std::string& name : required)
-      for (const std::string& backend : available_backends()) {
-        const std::string label = name + (backend == "ref" ? "" : " @" + backend);
-        const auto n = std::count_if(out.rows.begin(), out.rows.end(),
-                                     [&](const verify::Row& r) { return r.model == label; });
-        EXPECT_EQ(n, 3) << label << " was not checked in prefill, decode and chunked modes";
-      }
+    return out;
   }
 };
 
@@ -44,6 +48,23 @@ TEST_F(Conformance, SyntheticArchitectures) {
           {"qwen2-f32", "qwen2-q8_0", "qwen2-q4_k_m", "qwen3-f32", "qwen3-q8_0", "qwen3-q4_k_m", "phi3-f32",
            "qwen3moe-f32", "gemma2-f32", "gemma3-f32", "gemma3-q8_0", "gemma3-q4_k_m", "gemma3n-f32",
            "gemma2-f32 (exact gelu)", "gemma3-f32 (exact gelu)", "gemma3n-f32 (exact gelu)"});
+}
+
+// The HF folders of stories260K (single file, sharded, tied) hold the same weights as
+// stories260K.gguf: the same reference applies, loaded from config.json + safetensors.
+TEST_F(Conformance, Stories260KHuggingFace) {
+  const auto refs = find_references(fixtures_, "stories260K");
+  ASSERT_EQ(refs.size(), 1u);
+  std::vector<Reference> hf;
+  for (const char* dir : {"stories260K-hf", "stories260K-hf-sharded", "stories260K-hf-tied"}) {
+    Reference r = refs.front();
+    r.name = dir;
+    r.model = fixtures_ / "models" / dir;
+    hf.push_back(std::move(r));
+  }
+  const Outcome out = run("stories260K (HF directories)", hf);
+  EXPECT_TRUE(out.pending.empty()) << "llama is supported: nothing may be pending";
+  EXPECT_EQ(out.rows.size(), 3 * 3 * available_backends().size());  // 3 folders x 3 modes
 }
 
 }  // namespace
