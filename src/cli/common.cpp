@@ -27,7 +27,8 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
                  "KV cache capacity in tokens (default: the model's context, at most 4096, or what the command needs)");
   cmd.add_option("-b,--batch-size", o.load.n_batch,
                  "most tokens per prefill call (default: 512)");
-  cmd.add_option("--backend", o.load.backend, "compute backend")->default_val("ref");
+  // The command defaults to the fast backend; the API's LoadOptions default stays "ref".
+  cmd.add_option("--backend", o.load.backend, "compute backend: cpu or ref")->default_val("cpu");
   cmd.add_option("-t,--threads", o.load.n_threads, "compute threads (cpu backend; default: one per hardware thread)");
   cmd.add_flag("--decompose", o.load.decompose, "run composite ops through their reference decompositions");
   cmd.add_option_function<std::string>(
