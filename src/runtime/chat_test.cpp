@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "glass/llm.h"
 #include "support/fixtures.h"
@@ -131,6 +134,35 @@ TEST(Chat, ErrorsNameTheProblem) {
   auto r3 = (*s3)->chat({{"user", "hi"}}, greedy(2));
   ASSERT_FALSE(r3.ok());
   EXPECT_NE(r3.error().message.find("roles must alternate"), std::string::npos) << r3.error().message;
+}
+
+class ChatHf : public test::WithSharedFixtures {};
+
+// An HF directory's template comes from tokenizer_config.json, and chat_template.jinja beside it
+// wins, as in transformers.
+TEST_F(ChatHf, TemplateComesFromTheDirectory) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "glass_chat_hf_test";
+  fs::remove_all(dir);
+  fs::copy(fixtures_ / "models/stories260K-hf", dir);
+  std::ifstream in(dir / "tokenizer_config.json");
+  nlohmann::json config = nlohmann::json::parse(in);
+  in.close();
+  config["chat_template"] = "{{ bos_token }}[{{ messages[0].content }}]";
+  std::ofstream(dir / "tokenizer_config.json") << config.dump();
+  auto model = load_llm(dir.string(), {});
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  auto text = (*model)->apply_chat_template({{"user", "Hi"}}, true);
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  EXPECT_EQ(*text, "<s>[Hi]");
+
+  std::ofstream(dir / "chat_template.jinja") << "{{ messages[0].role }}";
+  auto jinja = load_llm(dir.string(), {});
+  ASSERT_TRUE(jinja.ok()) << jinja.error().message;
+  auto text2 = (*jinja)->apply_chat_template({{"user", "Hi"}}, true);
+  ASSERT_TRUE(text2.ok());
+  EXPECT_EQ(*text2, "user");
+  fs::remove_all(dir);
 }
 
 }  // namespace
