@@ -13,34 +13,8 @@
 
 #include "formats/npy.h"
 #include "glass/llm.h"
+#include "support/counting_new.h"
 #include "support/fixtures.h"
-
-namespace {
-std::atomic<uint64_t> g_allocations{0};
-}  // namespace
-
-// Counting global allocation (this test binary only): the no-allocation test reads the counter.
-// GCC pairs the inlined malloc/free across these replacements and warns; they do match.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](size_t n) { return operator new(n); }
-// The nothrow forms too (std::stable_sort's buffer uses them), or they would pair the
-// sanitizer's new with this free.
-void* operator new(size_t n, const std::nothrow_t&) noexcept {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(n == 0 ? 1 : n);
-}
-void* operator new[](size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
 
 namespace glass {
 namespace {
@@ -173,7 +147,7 @@ TEST_F(CpuTokenLoop, EvalAllocatesNothing) {
   const std::vector<int32_t> prompt{1, 50, 60, 70, 80};
   ASSERT_TRUE((*session)->eval(prompt).ok());                   // binds the prefill plan
   ASSERT_TRUE((*session)->eval(std::vector<int32_t>{9}).ok());  // and the decode plan
-  const uint64_t before = g_allocations.load();
+  const uint64_t before = test::allocations();
   int32_t token = 42;
   for (int i = 0; i < 20; ++i) {
     ASSERT_TRUE((*session)->eval(std::span<const int32_t>(&token, 1)).ok());
@@ -181,7 +155,7 @@ TEST_F(CpuTokenLoop, EvalAllocatesNothing) {
     token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
   }
   ASSERT_TRUE((*session)->eval(prompt).ok());  // a prefill chunk too
-  EXPECT_EQ(g_allocations.load() - before, 0u);
+  EXPECT_EQ(test::allocations() - before, 0u);
   EXPECT_EQ((*model)->plans_compiled(), 2u);
   EXPECT_EQ((*session)->stats().prefix_tokens_recomputed, 0u);
 }
