@@ -122,6 +122,8 @@ class Session {
   // Evaluates `tokens` at the next positions through the KV cache (prefill plan for several
   // tokens, decode plan for one; longer inputs go in n_batch chunks). When `all_logits` is given
   // it receives tokens.size() x vocab_size logits; the last row is always kept in last_logits().
+  // Without it only the last token's logits are computed: the LM head runs on one row, as in
+  // llama.cpp, whose batches compute logits only for the tokens that ask for them.
   Status eval(std::span<const int32_t> tokens, std::span<float> all_logits = {});
   std::span<const float> last_logits() const;
   int64_t n_past() const;

@@ -17,6 +17,7 @@ struct PlanKey {
   std::string backend;
   int64_t max_t = 0;
   int64_t max_s = 0;
+  int64_t max_o = 0;
   bool decomposed = false;
   auto operator<=>(const PlanKey&) const = default;
 };

@@ -14,6 +14,7 @@
 #include <random>
 #include <thread>
 
+#include "backend/cpu/read_bandwidth.h"
 #include "cli/common.h"
 
 namespace glass::cli {
@@ -26,6 +27,7 @@ struct BenchOptions {
   int reps = 5;
   std::string output = "md";
   uint32_t seed = 1;
+  bool bandwidth = false;
 };
 
 struct TestResult {
@@ -153,6 +155,25 @@ int bench(BenchOptions o) {
       std::fflush(stdout);
     }
   }
+  // The decode ceiling: weight bytes per token x tokens/s against the measured read bandwidth.
+  backend::cpu::ReadBandwidth bw;
+  if (o.bandwidth) {
+    backend::cpu::ThreadPool pool(threads);
+    bw = backend::cpu::measure_read_bandwidth(pool, size_t{1} << 30, 5);
+  }
+  auto weight_gbs = [&](const TestResult& r) {
+    return static_cast<double>(info.weight_bytes) * r.avg_ts / 1e9;
+  };
+  if (o.output == "md" && o.bandwidth) {
+    fmt::print("\nread bandwidth: {:.1f} GB/s best, {:.1f} mean ({} passes over {:.2f} GiB, {} threads)\n",
+               bw.best_gbs, bw.mean_gbs, bw.passes, static_cast<double>(bw.bytes) / (1 << 30), threads);
+    for (const TestResult& r : results)
+      if (r.n_gen > 0)
+        fmt::print(
+            "tg{}: {:.1f} GB/s of weights ({:.2f} GiB x {:.2f} t/s) = {:.0f}% of the best read bandwidth\n",
+            r.n_gen, weight_gbs(r), static_cast<double>(info.weight_bytes) / (1 << 30), r.avg_ts,
+            100.0 * weight_gbs(r) / bw.best_gbs);
+  }
   if (o.output == "json") {
     nlohmann::json out = nlohmann::json::array();
     for (const TestResult& r : results)
@@ -173,6 +194,11 @@ int bench(BenchOptions o) {
                      {"samples_ns", std::vector<uint64_t>(r.ns.begin(), r.ns.end())},
                      {"samples_ts", r.ts},
                      {"peak_rss_bytes", peak_rss_bytes()}});
+    if (o.bandwidth)
+      for (size_t i = 0; i < results.size(); ++i) {
+        out[i]["read_bandwidth_gbs"] = bw.best_gbs;
+        if (results[i].n_gen > 0) out[i]["weight_read_gbs"] = weight_gbs(results[i]);
+      }
     fmt::print("{}\n", out.dump(2));
   }
   return 0;
@@ -195,6 +221,9 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-r,--repetitions", o->reps, "repetitions of each test")->capture_default_str();
   cmd->add_option("-o,--output", o->output, "md or json")->capture_default_str();
   cmd->add_option("--seed", o->seed, "seed of the random token ids")->capture_default_str();
+  cmd->add_flag("--bandwidth", o->bandwidth,
+                "also measure the read bandwidth (1 GiB buffer, -t threads, the decode matvec's split) and "
+                "report each tg test's weight bytes per second against it");
   cmd->callback([o, &exit_code] { exit_code = bench(*o); });
 }
 

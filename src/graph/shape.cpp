@@ -10,6 +10,8 @@ std::string_view sym_name(Sym s) {
       return "T";
     case Sym::S:
       return "S";
+    case Sym::O:
+      return "O";
     default:
       return "";
   }
@@ -18,6 +20,7 @@ std::string_view sym_name(Sym s) {
 std::optional<Sym> sym_from_name(std::string_view name) {
   if (name == "T") return Sym::T;
   if (name == "S") return Sym::S;
+  if (name == "O") return Sym::O;
   return std::nullopt;
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 // Tensor shapes whose dimensions are constants or named symbols. `T` is the number of tokens in a
-// step and `S` the number of cache rows an attention reads (past + new). One compiled plan serves
-// every value of the symbols within its bucket; they are bound per step.
+// step, `S` the number of cache rows an attention reads (past + new) and `O` the number of the
+// step's tokens whose outputs (logits) are wanted: usually 1, the last prompt token, as llama.cpp
+// computes only the rows a batch asks for. One compiled plan serves every value of the symbols
+// within its bucket; they are bound per step.
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -11,7 +13,7 @@
 
 namespace glass::graph {
 
-enum class Sym : uint8_t { None, T, S, kSentinel };
+enum class Sym : uint8_t { None, T, S, O, kSentinel };
 
 std::string_view sym_name(Sym s);
 std::optional<Sym> sym_from_name(std::string_view name);

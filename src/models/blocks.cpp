@@ -22,6 +22,7 @@ Step declare_step(graph::Builder& b, int64_t n_ctx) {
   s.positions = b.input("positions", per_token, DType::I32);
   s.seq_ids = b.input("seq_ids", per_token, DType::I32);
   s.slots = b.input("slots", per_token, DType::I32);
+  s.output_rows = b.input("output_rows", Shape{Dim::symbol(Sym::O)}, DType::I32);
   const Tensor cache_pos = b.state("cache.pos", Shape{Dim::constant(n_ctx)}, DType::I32);
   const Tensor cache_seq = b.state("cache.seq", Shape{Dim::constant(n_ctx)}, DType::I32);
   s.kv_pos = b.kv_write(cache_pos, s.positions, s.slots).named("cache.pos.write");
@@ -112,6 +113,10 @@ Tensor fused_swiglu_ffn(graph::Builder& b, const std::string& layer, Tensor gate
   const Tensor h = b.swiglu(b.slice(gu, 1, 0, Dim::constant(ffn)), b.slice(gu, 1, ffn, Dim::constant(ffn)))
                        .named(layer + ".ffn_act");  // [T, ffn]
   return b.matmul(h, down).named(layer + ".ffn_out");
+}
+
+Tensor select_output_rows(graph::Builder& b, const Step& step, Tensor x) {
+  return b.gather(x, step.output_rows).named("output_rows");
 }
 
 Tensor lm_head(graph::Builder& b, const WeightIndex& w, Tensor x, Tensor token_embd, int64_t vocab_size,

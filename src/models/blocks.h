@@ -11,12 +11,13 @@ namespace glass::models {
 
 // What every layer of one step sees.
 struct Step {
-  graph::Tensor tokens;     // [T] i32
-  graph::Tensor positions;  // [T] i32
-  graph::Tensor seq_ids;    // [T] i32: the sequence each token belongs to
-  graph::Tensor slots;      // [T] i32: cache rows this step writes
-  graph::Tensor kv_pos;     // [C] i32: the position stored in each cache row, after this step's write
-  graph::Tensor kv_seq;     // [C] i32: the sequence of each cache row, after this step's write
+  graph::Tensor tokens;       // [T] i32
+  graph::Tensor positions;    // [T] i32
+  graph::Tensor seq_ids;      // [T] i32: the sequence each token belongs to
+  graph::Tensor slots;        // [T] i32: cache rows this step writes
+  graph::Tensor kv_pos;       // [C] i32: the position stored in each cache row, after this step's write
+  graph::Tensor kv_seq;       // [C] i32: the sequence of each cache row, after this step's write
+  graph::Tensor output_rows;  // [O] i32: the tokens (indices into [0, T)) whose logits are wanted
 };
 
 // Declares the step inputs and the shared cache.pos / cache.seq state, and writes this step's
@@ -70,6 +71,10 @@ graph::Tensor swiglu_ffn(graph::Builder& b, const std::string& layer, graph::Ten
 // The same with gate and up stored as one matrix whose rows are [gate | up] (Phi-3 ffn_up).
 graph::Tensor fused_swiglu_ffn(graph::Builder& b, const std::string& layer, graph::Tensor gate_up,
                                graph::Tensor down, int64_t ffn_dim, graph::Tensor x);
+
+// The rows of x ([T, dim]) of the tokens whose logits the step wants ([O, dim]). Models apply it
+// after the last attention, where every op left is per token, so the LM head runs on O rows only.
+graph::Tensor select_output_rows(graph::Builder& b, const Step& step, graph::Tensor x);
 
 // The final RMSNorm and the output projection (output.weight, or the tied token_embd.weight when
 // the file has none): logits [T, vocab_size].

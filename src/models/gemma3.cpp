@@ -72,9 +72,11 @@ Result<graph::Graph> build(const Gemma3Config& c, const WeightIndex& w, const Bu
     x = (x + b.rms_norm(f, l.post_ffn_norm, s.rms_eps).named(layer + ".post_ffw_norm")).named(layer + ".out");
   }
   Tensor logits =
-      b.matmul(b.rms_norm(x, gw.output_norm, s.rms_eps).named("output_norm"), gw.output).named("output");
+      b.matmul(b.rms_norm(select_output_rows(b, step, x), gw.output_norm, s.rms_eps).named("output_norm"),
+               gw.output)
+          .named("output");
   if (c.final_softcap > 0.0f) logits = b.softcap(logits, c.final_softcap).named("final_softcap");
-  b.output("logits", logits.named("logits"));  // [T, vocab_size]
+  b.output("logits", logits.named("logits"));  // [O, vocab_size]
   return b.finish();
 }
 

@@ -197,9 +197,11 @@ Result<graph::Graph> build_gemma3n(const Gemma3nConfig& cfg, const WeightIndex& 
   }
   const Tensor x = altup_merge(b, cfg, gw, streams);
   Tensor logits =
-      b.matmul(b.rms_norm(x, gw.output_norm, s.rms_eps).named("output_norm"), gw.output).named("output");
+      b.matmul(b.rms_norm(select_output_rows(b, step, x), gw.output_norm, s.rms_eps).named("output_norm"),
+               gw.output)
+          .named("output");
   if (cfg.final_softcap > 0.0f) logits = b.softcap(logits, cfg.final_softcap).named("final_softcap");
-  b.output("logits", logits.named("logits"));  // [T, vocab_size]
+  b.output("logits", logits.named("logits"));  // [O, vocab_size]
   return b.finish();
 }
 

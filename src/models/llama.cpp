@@ -139,12 +139,13 @@ Result<graph::Graph> build_llama(const LlamaConfig& c, const WeightIndex& w, con
   const Tensor token_embd = weight(b, w, "token_embd.weight", {c.vocab_size, c.dim});
   const Tensor output_norm = weight(b, w, "output_norm.weight", {c.dim});
   const Tensor output = optional_weight(b, w, "output.weight", {c.vocab_size, c.dim}).value_or(token_embd);
-  AttentionShape attn{c.n_heads,
-                      c.n_kv_heads,
-                      c.head_dim,
-                      n_ctx,
-                      graph::RopeAttrs{static_cast<int>(c.n_rot), rope_mode, c.rope_freq_base, c.rope_freq_scale},
-                      optional_weight(b, w, "rope_freqs.weight", {c.n_rot / 2})};
+  AttentionShape attn{
+      c.n_heads,
+      c.n_kv_heads,
+      c.head_dim,
+      n_ctx,
+      graph::RopeAttrs{static_cast<int>(c.n_rot), rope_mode, c.rope_freq_base, c.rope_freq_scale},
+      optional_weight(b, w, "rope_freqs.weight", {c.n_rot / 2})};
 
   Tensor x = b.embedding(token_embd, step.tokens).named("token_embd");  // [T, dim]
   for (int64_t i = 0; i < c.n_layers; ++i) {
@@ -158,16 +159,18 @@ Result<graph::Graph> build_llama(const LlamaConfig& c, const WeightIndex& w, con
     const Tensor up = weight(b, w, blk(i, "ffn_up"), {c.ffn_dim, c.dim});
     const Tensor down = weight(b, w, blk(i, "ffn_down"), {c.dim, c.ffn_dim});
 
-    const Tensor h = x + self_attention(b, layer, aw, attn,
-                                        b.rms_norm(x, attn_norm, c.rms_eps).named(layer + ".attn_norm"), step,
-                                        opt.kv_dtype);
+    Tensor h = x + self_attention(b, layer, aw, attn,
+                                  b.rms_norm(x, attn_norm, c.rms_eps).named(layer + ".attn_norm"), step,
+                                  opt.kv_dtype);
+    // Past the last attention every op is per token: only the tokens whose logits are wanted go on.
+    if (i == c.n_layers - 1) h = select_output_rows(b, step, h);
     x = (h +
          swiglu_ffn(b, layer, gate, up, down, b.rms_norm(h, ffn_norm, c.rms_eps).named(layer + ".ffn_norm")))
             .named(layer + ".out");
   }
   const Tensor logits =
       b.matmul(b.rms_norm(x, output_norm, c.rms_eps).named("output_norm"), output).named("logits");
-  b.output("logits", logits);  // [T, vocab_size]
+  b.output("logits", logits);  // [O, vocab_size]
   return b.finish();
 }
 

@@ -51,13 +51,14 @@ Result<ModelGraph> phi3_from_gguf(const formats::GgufFile& file, const WeightInd
     const Tensor down = weight(b, w, blk(i, "ffn_down"), {c.dim, c.ffn_dim});
 
     const Tensor xn = b.rms_norm(x, attn_norm, c.rms_eps).named(layer + ".attn_norm");
-    const Tensor h =
+    Tensor h =
         x + attend(b, layer, project_qkv_fused(b, layer, wqkv, attn, xn), wo, attn, step, opt.kv_dtype);
+    if (i == c.n_layers - 1) h = select_output_rows(b, step, h);  // only wanted tokens go on
     x = (h + fused_swiglu_ffn(b, layer, gate_up, down, c.ffn_dim,
                               b.rms_norm(h, ffn_norm, c.rms_eps).named(layer + ".ffn_norm")))
             .named(layer + ".out");
   }
-  b.output("logits", lm_head(b, w, x, token_embd, c.vocab_size, c.dim, c.rms_eps));  // [T, vocab_size]
+  b.output("logits", lm_head(b, w, x, token_embd, c.vocab_size, c.dim, c.rms_eps));  // [O, vocab]
   auto g = b.finish();
   if (!g) return g.error();
   return decoder_model_graph(std::move(*g), c, opt,

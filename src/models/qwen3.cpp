@@ -49,12 +49,13 @@ Result<ModelGraph> qwen3_from_gguf(const formats::GgufFile& file, const WeightIn
 
     const Tensor xn = b.rms_norm(x, attn_norm, c.rms_eps).named(layer + ".attn_norm");
     const QkvHeads qkv = qk_norm(b, layer, project_qkv(b, layer, aw, attn, xn), q_norm, k_norm, c.rms_eps);
-    const Tensor h = x + attend(b, layer, qkv, aw.wo, attn, step, opt.kv_dtype);
+    Tensor h = x + attend(b, layer, qkv, aw.wo, attn, step, opt.kv_dtype);
+    if (i == c.n_layers - 1) h = select_output_rows(b, step, h);  // only wanted tokens go on
     x = (h +
          swiglu_ffn(b, layer, gate, up, down, b.rms_norm(h, ffn_norm, c.rms_eps).named(layer + ".ffn_norm")))
             .named(layer + ".out");
   }
-  b.output("logits", lm_head(b, w, x, token_embd, c.vocab_size, c.dim, c.rms_eps));  // [T, vocab_size]
+  b.output("logits", lm_head(b, w, x, token_embd, c.vocab_size, c.dim, c.rms_eps));  // [O, vocab]
   auto g = b.finish();
   if (!g) return g.error();
   return decoder_model_graph(std::move(*g), c, opt, fmt::format(", ffn {}, q/k norm", c.ffn_dim));

@@ -29,6 +29,7 @@ Result<std::shared_ptr<backend::Plan>> Model::Impl::plan(int64_t max_t) const {
   backend::CompileOptions opt;
   opt.max[graph::Sym::T] = max_t;
   opt.max[graph::Sym::S] = info.n_ctx;
+  opt.max[graph::Sym::O] = max_t;  // logits of every token at most
   opt.decompose_composites = options.decompose;
   return plans.get(*backend, model_graph.graph, graph_hash, weight_resolver(), opt);
 }

@@ -19,7 +19,8 @@ Status Session::Impl::bind(BoundPlan& bp, int64_t max_t) {
   const std::map<std::string, void*> inputs{{"tokens", tokens.data()},
                                             {"positions", positions.data()},
                                             {"seq_ids", seq_ids.data()},
-                                            {"slots", slots.data()}};
+                                            {"slots", slots.data()},
+                                            {"output_rows", output_rows.data()}};
   for (graph::NodeId id : g.leaves(graph::Op::Input)) {
     const auto it = inputs.find(g.node(id).name);
     if (it == inputs.end())
@@ -56,8 +57,13 @@ Status Session::Impl::run_chunk(std::span<const int32_t> chunk, std::span<const 
     positions[i] = static_cast<int32_t>(seq_pos[seq]++);
     slots[i] = static_cast<int32_t>(n_rows + static_cast<int64_t>(i));
   }
+  // Logits of every token when the caller takes them, else of the last one only.
+  const int64_t n_out = out.empty() ? 1 : n;
+  for (int64_t r = 0; r < n_out; ++r)
+    output_rows[static_cast<size_t>(r)] = static_cast<int32_t>(n - n_out + r);
   bp.args.bind[graph::Sym::T] = n;
   bp.args.bind[graph::Sym::S] = n_rows + n;
+  bp.args.bind[graph::Sym::O] = n_out;
   uint64_t before = 0, after = 0;
   for (size_t k = 0; k < bp.kinds.size(); ++k)
     if (bp.kinds[k] != models::StateKind::RowMeta) before += bp.stats.state_rows_written[k];
@@ -67,7 +73,7 @@ Status Session::Impl::run_chunk(std::span<const int32_t> chunk, std::span<const 
   stats.kv_rows_written += after - before;
   const auto vocab = static_cast<size_t>(m->info.vocab_size);
   if (!out.empty()) std::copy_n(logits.begin(), static_cast<size_t>(n) * vocab, out.begin());
-  std::copy_n(logits.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(n - 1) * vocab), vocab,
+  std::copy_n(logits.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(n_out - 1) * vocab), vocab,
               last.begin());
   n_rows += n;
   stats.n_eval_calls++;
@@ -126,7 +132,7 @@ Result<std::unique_ptr<Session>> Model::new_session() const {
     s->states.emplace_back((bytes + sizeof(float) - 1) / sizeof(float), 0.0f);
   }
   const auto batch = static_cast<size_t>(impl_->info.n_batch);
-  for (auto* v : {&s->tokens, &s->positions, &s->seq_ids, &s->slots}) v->assign(batch, 0);
+  for (auto* v : {&s->tokens, &s->positions, &s->seq_ids, &s->slots, &s->output_rows}) v->assign(batch, 0);
   s->logits.assign(batch * static_cast<size_t>(impl_->info.vocab_size), 0.0f);
   s->last.assign(static_cast<size_t>(impl_->info.vocab_size), 0.0f);
   s->seq_pos.assign(1, 0);
@@ -138,7 +144,8 @@ Result<std::unique_ptr<Session>> Model::new_session() const {
 Status Session::eval(std::span<const int32_t> tokens, std::span<float> all_logits) {
   // One sequence (id 0): a span of zeros as long as the longest eval the session allows.
   if (tokens.size() > impl_->zeros.size()) impl_->zeros.assign(tokens.size(), 0);
-  auto st = impl_->eval_tokens(tokens, std::span<const int32_t>(impl_->zeros.data(), tokens.size()), all_logits);
+  auto st =
+      impl_->eval_tokens(tokens, std::span<const int32_t>(impl_->zeros.data(), tokens.size()), all_logits);
   if (st) impl_->history.insert(impl_->history.end(), tokens.begin(), tokens.end());
   return st;
 }
@@ -147,7 +154,8 @@ std::span<const int32_t> Session::tokens() const { return impl_->history; }
 
 Status Session::truncate(int64_t n) {
   Impl& s = *impl_;
-  if (n < 0 || n > static_cast<int64_t>(s.history.size()) || s.n_rows != static_cast<int64_t>(s.history.size()))
+  if (n < 0 || n > static_cast<int64_t>(s.history.size()) ||
+      s.n_rows != static_cast<int64_t>(s.history.size()))
     return make_error(ErrorCode::InvalidArgument,
                       fmt::format("session: cannot keep {} of {} cached tokens", n, s.history.size()));
   // Rows are handed out in order, so the first n rows hold exactly the first n tokens; rows past

@@ -29,18 +29,20 @@ struct Session::Impl {
   std::vector<std::vector<float>> states;  // float-aligned storage for each state tensor
   std::map<std::string, size_t> state_index;
   std::vector<int32_t> tokens, positions, seq_ids, slots;  // n_batch each
+  std::vector<int32_t> output_rows;                        // n_batch: the rows whose logits are computed
   std::vector<float> logits;                               // n_batch x vocab
   std::vector<float> last;                                 // vocab: last row of the last eval
   std::vector<int64_t> seq_pos;                            // next position of each sequence
   std::vector<int32_t> zeros;                              // sequence ids of single-sequence evals
   BoundPlan prefill, decode;
   SessionStats stats;
-  int64_t n_rows = 0;  // cache rows in use (rows are handed out in order; reset() frees them all)
+  int64_t n_rows = 0;            // cache rows in use (rows are handed out in order; reset() frees them all)
   std::vector<int32_t> history;  // ids in rows [0, n_rows) of single-sequence evals (Session::eval)
 
   Status bind(BoundPlan& bp, int64_t max_t);
   // Evaluates tokens[i] of sequence seqs[i] at that sequence's next position; `out` (when not
-  // empty) receives one row of logits per token. Splits into n_batch chunks.
+  // empty) receives one row of logits per token. Without `out` only the last token's logits are
+  // computed (into `last`). Splits into n_batch chunks.
   Status eval_tokens(std::span<const int32_t> tokens, std::span<const int32_t> seqs, std::span<float> out);
   Status run_chunk(std::span<const int32_t> chunk, std::span<const int32_t> seqs, std::span<float> out);
   int64_t position(int32_t seq) const;

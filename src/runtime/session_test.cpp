@@ -42,6 +42,33 @@ TEST(Session, CompilesTwoPlansAndWritesOneRowPerLayerPerStep) {
   EXPECT_EQ(model->plans_compiled(), 2u);
 }
 
+// Without a logits buffer the LM head runs on the last token only (the graph's O rows): its logits
+// equal the last row of an eval that asks for every row, and a following decode is unaffected.
+TEST(Session, LastRowOnlyEvalMatchesAllRows) {
+  for (const char* backend : {"ref", "cpu"}) {
+    LoadOptions opt;
+    opt.backend = backend;
+    auto model = bundled(opt);
+    ASSERT_TRUE(model);
+    const std::vector<int32_t> ids{1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 290};
+    const auto vocab = static_cast<size_t>(model->info().vocab_size);
+    auto all_rows = model->new_session();
+    std::vector<float> all(ids.size() * vocab);
+    ASSERT_TRUE((*all_rows)->eval(ids, all).ok());
+    auto last_row = model->new_session();
+    ASSERT_TRUE((*last_row)->eval(ids).ok());
+    for (size_t v = 0; v < vocab; ++v) {
+      ASSERT_NEAR((*last_row)->last_logits()[v], all[(ids.size() - 1) * vocab + v], 1e-4) << backend;
+      ASSERT_EQ((*all_rows)->last_logits()[v], all[(ids.size() - 1) * vocab + v]) << backend;
+    }
+    const int32_t next = 312;
+    ASSERT_TRUE((*all_rows)->eval(std::span<const int32_t>(&next, 1)).ok());
+    ASSERT_TRUE((*last_row)->eval(std::span<const int32_t>(&next, 1)).ok());
+    for (size_t v = 0; v < vocab; ++v)
+      ASSERT_NEAR((*last_row)->last_logits()[v], (*all_rows)->last_logits()[v], 1e-4) << backend;
+  }
+}
+
 TEST(Session, CachedDecodeMatchesFullPrefix) {
   auto model = bundled();
   ASSERT_TRUE(model);
