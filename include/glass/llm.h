@@ -23,11 +23,15 @@ namespace glass {
 
 struct LoadOptions {
   std::string backend = "ref";  // compute backend by name
-  int64_t n_ctx = 0;    // KV cache capacity in tokens; 0 = min(training context, 4096), at least min_ctx
-  int64_t min_ctx = 0;  // lower bound for the default n_ctx (e.g. prompt + tokens to generate)
-  int64_t n_batch = 0;  // most tokens per prefill call; 0 = min(n_ctx, 512)
-  bool decompose = false;       // run composite ops through their reference decompositions (debugging)
-  int n_threads = 0;            // compute threads (cpu backend); 0 = one per hardware thread
+  int64_t n_ctx = 0;       // KV cache capacity in tokens; 0 = min(training context, 4096), at least min_ctx
+  int64_t min_ctx = 0;     // lower bound for the default n_ctx (e.g. prompt + tokens to generate)
+  int64_t n_batch = 0;     // most tokens per prefill call; 0 = min(n_ctx, 512)
+  bool decompose = false;  // run composite ops through their reference decompositions (debugging)
+  int n_threads = 0;       // compute threads (cpu backend); 0 = one per hardware thread
+  // cpu backend: copy weights whose kernel has a faster layout into it once, when the first plan
+  // is compiled (Q4_0 with AVX-512 VNNI; metered in the plan's rewrite log); false: every weight
+  // is read from the file mapping as stored.
+  bool repack_weights = true;
   // Jinja chat template used by Session::chat instead of the model's own (GGUF
   // tokenizer.chat_template); empty = the model's.
   std::string chat_template;
@@ -161,10 +165,10 @@ struct SamplingConfig {
   // Penalties on tokens seen in the last penalty_last_n accepted tokens (prompt and generated):
   // a token seen `count` times has its logit divided by repeat_penalty when positive (multiplied
   // when not), then lowered by count * frequency_penalty + presence_penalty.
-  float repeat_penalty = 1.0f;     // > 0; 1: off
-  float presence_penalty = 0.0f;   // 0: off
-  float frequency_penalty = 0.0f;  // 0: off
-  int32_t penalty_last_n = 64;     // window in tokens; 0: off, -1: the context size
+  float repeat_penalty = 1.0f;                        // > 0; 1: off
+  float presence_penalty = 0.0f;                      // 0: off
+  float frequency_penalty = 0.0f;                     // 0: off
+  int32_t penalty_last_n = 64;                        // window in tokens; 0: off, -1: the context size
   std::vector<std::pair<int32_t, float>> logit_bias;  // (token id, added to its logit); -INFINITY bans
   // Sampler names in the order they run: penalties, top_k, typical_p, top_p, min_p, temperature
   // (llama.cpp's aliases typ_p, temp, '-' for '_' also read); unknown names are an error. Empty:
@@ -176,9 +180,9 @@ struct GenerateConfig {
   int32_t max_tokens = 128;
   SamplingConfig sampling;
   bool stop_at_end_of_generation = true;  // the model's end-of-generation tokens (EOS, EOT, ...)
-  std::vector<int32_t> stop_token_ids;     // more token ids that end generation (not emitted)
-  std::vector<std::string> stop;           // stop strings, matched across token boundaries; text up to
-                                           // (not including) the match is returned, nothing after it
+  std::vector<int32_t> stop_token_ids;    // more token ids that end generation (not emitted)
+  std::vector<std::string> stop;          // stop strings, matched across token boundaries; text up to
+                                          // (not including) the match is returned, nothing after it
   // Set to true from any thread to cancel: the loop stops before its next decode step.
   std::shared_ptr<std::atomic<bool>> cancel;
 };
@@ -198,8 +202,8 @@ struct GenerateTimings {
 };
 
 struct GenerateCounters {
-  uint64_t plans_compiled = 0;          // by the model, in total (flat while generating)
-  uint64_t kv_rows_written = 0;         // by this request's evaluations
+  uint64_t plans_compiled = 0;            // by the model, in total (flat while generating)
+  uint64_t kv_rows_written = 0;           // by this request's evaluations
   uint64_t prefix_tokens_recomputed = 0;  // always 0: decode never re-evaluates the prefix
 };
 
@@ -223,7 +227,8 @@ Result<GenerateResult> generate(Session& session, std::string_view prompt, const
 // per step for all live sequences, each finishing on its own. configs holds one config per prompt,
 // or a single config for all. Results are in prompt order. Same seed, same tokens as alone.
 using BatchPieceCallback = std::function<bool(size_t index, std::string_view piece)>;
-Result<std::vector<GenerateResult>> generate_batch(const Model& model, const std::vector<std::vector<int32_t>>& prompts,
+Result<std::vector<GenerateResult>> generate_batch(const Model& model,
+                                                   const std::vector<std::vector<int32_t>>& prompts,
                                                    const std::vector<GenerateConfig>& configs,
                                                    const BatchPieceCallback& on_piece = {});
 

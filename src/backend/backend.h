@@ -82,6 +82,7 @@ std::string kernel_signature(const graph::Graph& g, const graph::Node& n);
 
 struct BackendOptions {
   int n_threads = 0;  // compute threads for backends that use them (cpu); <= 0: one per hardware thread
+  bool repack_weights = true;  // cpu: one-time repacks into faster kernel layouts (cpu/weight_repack.h)
 };
 Result<std::unique_ptr<Backend>> make_backend(std::string_view name, const BackendOptions& options = {});
 

@@ -23,13 +23,17 @@ std::string default_model() {
 void add_model_options(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("-m,--model", o.path,
                  "GGUF file or Hugging Face model directory (default: the bundled models/stories260K.gguf)");
-  cmd.add_option("-c,--ctx-size", o.load.n_ctx,
-                 "KV cache capacity in tokens (default: the model's context, at most 4096, or what the command needs)");
-  cmd.add_option("-b,--batch-size", o.load.n_batch,
-                 "most tokens per prefill call (default: 512)");
+  cmd.add_option(
+      "-c,--ctx-size", o.load.n_ctx,
+      "KV cache capacity in tokens (default: the model's context, at most 4096, or what the command needs)");
+  cmd.add_option("-b,--batch-size", o.load.n_batch, "most tokens per prefill call (default: 512)");
   // The command defaults to the fast backend; the API's LoadOptions default stays "ref".
   cmd.add_option("--backend", o.load.backend, "compute backend: cpu or ref")->default_val("cpu");
-  cmd.add_option("-t,--threads", o.load.n_threads, "compute threads (cpu backend; default: one per hardware thread)");
+  cmd.add_option("-t,--threads", o.load.n_threads,
+                 "compute threads (cpu backend; default: one per hardware thread)");
+  cmd.add_flag("!--no-repack", o.load.repack_weights,
+               "cpu backend: multiply every weight in its file layout (no one-time repack into a kernel's "
+               "faster layout, e.g. q4_0 in 16-row groups)");
   cmd.add_flag("--decompose", o.load.decompose, "run composite ops through their reference decompositions");
   cmd.add_option_function<std::string>(
       "--chat-template-file",
@@ -51,14 +55,15 @@ void add_sampling_options(CLI::App& cmd, GenerateConfig& gen) {
   cmd.add_option("--repeat-penalty", s.repeat_penalty, "repetition penalty (1 = off)")->capture_default_str();
   cmd.add_option("--repeat-last-n", s.penalty_last_n, "penalty window in tokens (0 = off, -1 = context)")
       ->capture_default_str();
-  cmd.add_option("--presence-penalty", s.presence_penalty, "presence penalty (0 = off)")->capture_default_str();
+  cmd.add_option("--presence-penalty", s.presence_penalty, "presence penalty (0 = off)")
+      ->capture_default_str();
   cmd.add_option("--frequency-penalty", s.frequency_penalty, "frequency penalty (0 = off)")
       ->capture_default_str();
   // As llama.cpp: -1 draws a random seed, which the result reports.
   cmd.add_option_function<int64_t>(
-         "-s,--seed",
-         [&s](int64_t v) { s.seed = v < 0 ? SamplingConfig::kRandomSeed : static_cast<uint64_t>(v); },
-         "sampling seed (-1 = random; default 12648430)");
+      "-s,--seed",
+      [&s](int64_t v) { s.seed = v < 0 ? SamplingConfig::kRandomSeed : static_cast<uint64_t>(v); },
+      "sampling seed (-1 = random; default 12648430)");
   cmd.add_option("--stop", gen.stop, "stop string (repeatable)");
 }
 
@@ -72,7 +77,8 @@ Result<std::vector<int32_t>> parse_token_ids(const std::string& text) {
     int32_t v = 0;
     auto [next, ec] = std::from_chars(p, end, v);
     if (ec != std::errc() || next == p)
-      return make_error(ErrorCode::InvalidArgument, fmt::format("cannot read a token id at '{}'", std::string(p, end)));
+      return make_error(ErrorCode::InvalidArgument,
+                        fmt::format("cannot read a token id at '{}'", std::string(p, end)));
     ids.push_back(v);
     p = next;
   }

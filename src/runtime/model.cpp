@@ -115,7 +115,7 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
                       fmt::format("model: tokenizer has {} tokens but the model's vocabulary is {}",
                                   impl->tokenizer->vocab_size(), impl->model_graph.vocab_size));
 
-  auto be = backend::make_backend(options.backend, {options.n_threads});
+  auto be = backend::make_backend(options.backend, {options.n_threads, options.repack_weights});
   if (!be) return be.error();
   impl->backend = std::move(*be);
 

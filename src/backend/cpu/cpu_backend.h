@@ -8,12 +8,14 @@
 #include "backend/backend.h"
 #include "backend/cpu/isa.h"
 #include "backend/cpu/thread_pool.h"
+#include "backend/cpu/weight_repack.h"
 
 namespace glass::backend::cpu {
 
 struct CpuOptions {
   int n_threads = 0;           // <= 0: one per hardware thread
   std::optional<Isa> max_isa;  // default: the best this CPU runs
+  bool repack_weights = true;  // one-time repacks into faster kernel layouts (weight_repack.h)
 };
 
 class CpuBackend final : public Backend {
@@ -30,7 +32,8 @@ class CpuBackend final : public Backend {
 
  private:
   Isa isa_;
-  std::shared_ptr<ThreadPool> pool_;  // shared with the plans compiled here
+  std::shared_ptr<ThreadPool> pool_;        // shared with the plans compiled here
+  std::shared_ptr<WeightRepacks> repacks_;  // null: no repacking; else shared with the plans
 };
 
 // What a compiled cpu plan holds, for tests and reports.
@@ -40,6 +43,7 @@ struct CpuPlanInfo {
   size_t scratch_bytes = 0;
   size_t n_kernels = 0;   // kernel calls per step
   size_t n_in_place = 0;  // kernels writing over their input's buffer
+  size_t n_repacked = 0;  // matmuls reading a repacked copy of their weight (weight_repack.h)
 };
 // The info of a plan compiled by CpuBackend (nullopt for other plans).
 std::optional<CpuPlanInfo> cpu_plan_info(const Plan& plan);

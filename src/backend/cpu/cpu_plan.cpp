@@ -15,6 +15,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/kernel.h"
+#include "backend/cpu/kernels/matmul.h"
 #include "backend/cpu/memory_planner.h"
 
 namespace glass::backend::cpu {
@@ -69,8 +70,13 @@ class CpuWorkspace final : public Workspace {
 class CpuPlan final : public Plan {
  public:
   CpuPlan(graph::Graph g, graph::RewriteLog log, graph::Bindings max, Isa isa,
-          std::shared_ptr<ThreadPool> pool)
-      : g_(std::move(g)), log_(std::move(log)), max_(max), isa_(isa), pool_(std::move(pool)) {}
+          std::shared_ptr<ThreadPool> pool, std::shared_ptr<WeightRepacks> repacks)
+      : g_(std::move(g)),
+        log_(std::move(log)),
+        max_(max),
+        isa_(isa),
+        pool_(std::move(pool)),
+        repacks_(std::move(repacks)) {}
 
   Status build(const WeightResolver& weights);
 
@@ -88,12 +94,14 @@ class CpuPlan final : public Plan {
     return *graph::dtype_bytes(n.dtype, static_cast<uint64_t>(graph::resolve(n.shape, max_).numel()));
   }
   Status check_args(const StepArgs& a, StepStats& stats) const;
+  const char* use_repacked(Step& s, const Node& nd);
 
   graph::Graph g_;
   graph::RewriteLog log_;
   graph::Bindings max_;
   Isa isa_;
   std::shared_ptr<ThreadPool> pool_;
+  std::shared_ptr<WeightRepacks> repacks_;
   std::vector<Step> steps_;
   std::vector<float> prepared_;
   std::vector<std::pair<size_t, Location>> copies_;  // outputs not written in place: (output, source)
@@ -221,6 +229,7 @@ Status CpuPlan::build(const WeightResolver& weights) {
   info_.arena_unshared = mp.total_bytes;
 
   const int threads = pool_->size();
+  const char* repacked_layout = nullptr;
   for (size_t i = 0; i < n; ++i) {
     const Node& nd = g_.nodes[i];
     if (graph::is_leaf(nd.op) || choice[i].fn == nullptr) continue;
@@ -233,6 +242,7 @@ Status CpuPlan::build(const WeightResolver& weights) {
       s.in_node[k] = &g_.node(nd.inputs[k]);
     }
     s.data = choice[i].data;
+    if (const auto* layout = use_repacked(s, nd); layout != nullptr) repacked_layout = layout;
     s.state = written_state[i];
     if (conversion_of[i] >= 0) {
       s.converted = static_cast<int64_t>(mp.offsets[static_cast<size_t>(conversion_of[i])]);
@@ -249,6 +259,13 @@ Status CpuPlan::build(const WeightResolver& weights) {
     steps_.push_back(s);
   }
   info_.n_kernels = steps_.size();
+  if (info_.n_repacked > 0) {
+    const RepackTotals t = repacks_->totals();
+    log_.fired.push_back(fmt::format(
+        "repack_weights: {} matmuls read {} copies of their weights ({} weights, {:.1f} MiB, made once "
+        "for all of the backend's plans in {:.2f} s)",
+        info_.n_repacked, repacked_layout, t.weights, static_cast<double>(t.bytes) / (1 << 20), t.seconds));
+  }
   for (size_t k = 0; k < g_.outputs.size(); ++k) {
     const auto id = static_cast<size_t>(g_.outputs[k].node);
     const Location& l = loc[root[id]];
@@ -257,6 +274,23 @@ Status CpuPlan::build(const WeightResolver& weights) {
     copy_nodes_.push_back(&g_.nodes[id]);
   }
   return {};
+}
+
+// A matmul whose weight (a parameter in the mapping) has a repacked-layout kernel at this tier
+// reads the backend's repacked copy with that kernel. Returns the layout's name, or null.
+const char* CpuPlan::use_repacked(Step& s, const Node& nd) {
+  if (nd.op != Op::MatMul || repacks_ == nullptr) return nullptr;
+  const auto& mk = *static_cast<const kernels::MatmulKernel*>(s.data);
+  const Node& w = *s.in_node[1];
+  if (mk.repacked == nullptr || s.in[1].kind != Location::Fixed || w.op != Op::Parameter ||
+      w.shape.size() != 2)
+    return nullptr;
+  const int64_t rows = w.shape[0].value, k = w.shape[1].value;
+  const size_t bytes = *graph::dtype_bytes(w.dtype, static_cast<uint64_t>(rows * k));
+  s.in[1].fixed = repacks_->get(s.in[1].fixed, bytes, rows, k, *mk.repacked, *pool_);
+  s.data = mk.repacked;
+  ++info_.n_repacked;
+  return mk.repacked->layout;
 }
 
 Status CpuPlan::check_args(const StepArgs& a, StepStats& stats) const {
@@ -324,7 +358,8 @@ Status CpuPlan::run(const StepArgs& args, Workspace& workspace, StepStats& stats
 
 CpuBackend::CpuBackend(const CpuOptions& options)
     : isa_(std::min(options.max_isa.value_or(Isa::kSentinel), detect_isa())),
-      pool_(std::make_shared<ThreadPool>(options.n_threads)) {}
+      pool_(std::make_shared<ThreadPool>(options.n_threads)),
+      repacks_(options.repack_weights ? std::make_shared<WeightRepacks>() : nullptr) {}
 
 bool CpuBackend::supports(const graph::Graph& g, const graph::Node& n) const {
   return graph::is_leaf(n.op) || find_kernel(g, n, isa_).has_value();
@@ -336,8 +371,8 @@ Result<std::unique_ptr<Plan>> CpuBackend::compile(const graph::Graph& g, const W
                                                   const CompileOptions& options) const {
   auto lowered = lower_for(*this, g, options);
   if (!lowered) return lowered.error();
-  auto plan =
-      std::make_unique<CpuPlan>(std::move(lowered->graph), std::move(lowered->log), options.max, isa_, pool_);
+  auto plan = std::make_unique<CpuPlan>(std::move(lowered->graph), std::move(lowered->log), options.max, isa_,
+                                        pool_, repacks_);
   if (auto st = plan->build(weights); !st) return st.error();
   return std::unique_ptr<Plan>(std::move(plan));
 }

@@ -83,6 +83,42 @@ TEST(CpuPlan, ReusesBuffersRunsInPlaceAndMatchesRef) {
   }
 }
 
+// Q4_0 weights on an AVX-512 VNNI machine are read from one repacked copy (16-row groups) made
+// for the backend and shared by its plans; the results equal the file-layout kernels' closely
+// (same integer block sums; the float order differs) at every T: decode, tile and packed paths.
+TEST(CpuPlan, RepacksQ4_0WeightsOnceAndMatchesTheFileLayout) {
+  Block blk = layer_like(DType::Q4_0);
+  const auto resolver = [&](const graph::Node& n) -> Result<const void*> { return blk.bound.at(n.name); };
+  CompileOptions small, large;
+  small.max = testing::bindings(1, 0);
+  large.max = testing::bindings(40, 0);
+  const CpuBackend repacking({2, {}, true}), plain({2, {}, false});
+  const bool vnni = detect_isa() == Isa::Avx512;
+  auto decode = repacking.compile(blk.g, resolver, small);
+  auto prefill = repacking.compile(blk.g, resolver, large);
+  auto unpacked = plain.compile(blk.g, resolver, large);
+  ASSERT_TRUE(decode.ok() && prefill.ok() && unpacked.ok());
+  EXPECT_EQ(cpu_plan_info(**decode)->n_repacked, vnni ? 5u : 0u);
+  EXPECT_EQ(cpu_plan_info(**prefill)->n_repacked, vnni ? 5u : 0u);
+  EXPECT_EQ(cpu_plan_info(**unpacked)->n_repacked, 0u);
+  if (vnni) {
+    const auto& log = (*prefill)->rewrites().fired;
+    ASSERT_FALSE(log.empty());
+    EXPECT_NE(log.back().find("repack_weights: 5 matmuls read q4_0x16 copies of their weights (5 weights"),
+              std::string::npos)
+        << log.back();  // five weights, repacked once for both plans
+  }
+  for (int64_t T : {1, 3, 5, 17, 40}) {
+    test::GraphRun run;
+    run.inputs["x"] = test::random_floats(static_cast<size_t>(T * 64), 7);
+    run.bind = testing::bindings(T, 0);
+    test::GraphRun got = run, want = run;
+    ASSERT_TRUE(testing::run_on(repacking, blk.g, got, large.max, blk.bound).ok());
+    ASSERT_TRUE(testing::run_on(plain, blk.g, want, large.max, blk.bound).ok());
+    EXPECT_LE(testing::nmse(got.outputs[0], want.outputs[0]), 1e-10) << "T=" << T;
+  }
+}
+
 TEST(CpuPlan, RunRejectsBindingsOutsideTheBucket) {
   Block blk = layer_like(DType::F32);
   CompileOptions opt;

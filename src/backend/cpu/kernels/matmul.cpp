@@ -10,7 +10,7 @@ namespace glass::backend::cpu::kernels {
 namespace {
 
 constexpr int64_t kSmallM = 4;     // up to this many activation rows: split weight rows only
-constexpr int64_t kTileRows = 64;  // weight rows per prefill tile
+constexpr int64_t kTileRows = 64;  // weight rows per prefill tile (whole repacked groups)
 constexpr int64_t kTileActs = 64;  // activation rows per prefill tile
 constexpr int64_t kPackMinM = 16;  // activation rows from which the packed path pays for its packing
 constexpr int64_t kPackRows = 16;
@@ -38,9 +38,12 @@ void product(const KernelArgs& a, const MatmulKernel& mk, const std::byte* act, 
   const size_t w_stride = *graph::dtype_bytes(a.in[1].dtype, static_cast<uint64_t>(d.K));
   const auto N = static_cast<size_t>(d.N);
   if (d.M <= kSmallM) {
-    // Enough chunks per thread to balance, each at least 16 rows (one cache-friendly stream).
+    // Enough chunks per thread to balance, each at least 16 rows (one cache-friendly stream), in
+    // whole groups of the kernel's row_align rows (a repacked layout's groups).
+    const int64_t align = mk.row_align, units = (d.N + align - 1) / align;
     const int64_t grain = std::max<int64_t>(16, d.N / (static_cast<int64_t>(a.pool.size()) * 8));
-    parallel_for(a.pool, d.N, grain, [&](int64_t n0, int64_t n1, int) {
+    parallel_for(a.pool, units, std::max<int64_t>(1, grain / align), [&](int64_t u0, int64_t u1, int) {
+      const int64_t n0 = u0 * align, n1 = std::min(u1 * align, d.N);
       mk.gemm(d.K, wm + static_cast<size_t>(n0) * w_stride, w_stride, n1 - n0, act, a_stride, d.M, om + n0,
               N);
     });

@@ -54,6 +54,11 @@ using PackFn = void (*)(int64_t k, const std::byte* w, size_t w_stride, int64_t 
 using PackedGemmFn = void (*)(int64_t k, const std::byte* packed, int64_t rows, const std::byte* a,
                               size_t a_stride, int64_t n_a, float* out, size_t out_stride);
 
+// A one-time rearrangement of a rows x k weight matrix into a kernel's faster layout, same size
+// (the cpu plan makes it at compile time, weight_repack.h). Works on any range of whole row
+// groups, so it can be split over threads.
+using RepackFn = void (*)(const std::byte* src, std::byte* dst, int64_t rows, int64_t k);
+
 struct MatmulKernel {
   graph::DType weight = graph::DType::F32;
   ActType act = ActType::F32;
@@ -62,6 +67,14 @@ struct MatmulKernel {
   PackedBytesFn packed_bytes = nullptr;
   PackFn pack = nullptr;
   PackedGemmFn packed_gemm = nullptr;
+  // The kernel for this weight type's repacked layout, where the tier has one (it may be used
+  // instead when the plan repacks the weights).
+  const MatmulKernel* repacked = nullptr;
+  // Set on a repacked-layout kernel: the repack, its layout's name, and the row groups that the
+  // work split must keep whole.
+  RepackFn repack = nullptr;
+  const char* layout = "";
+  int64_t row_align = 1;
 };
 
 // Kernels per ISA; nullptr when the ISA has no kernel of its own for the weight type.

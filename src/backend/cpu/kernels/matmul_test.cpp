@@ -150,6 +150,10 @@ std::vector<Case> cases() {
     for (int64_t M : {1, 3, 70}) v.push_back({t, M, M == 70 ? 133 : 37, K});
   }
   v.push_back({DType::Q4_0, 2, 1, 32});
+  // Q4_0 repacked in 16-row groups (AVX-512 VNNI): whole groups only, at the decode (M <= 4), tile
+  // and packed (M >= 16) paths, and groups plus a tail.
+  for (int64_t M : {1, 4, 5, 17}) v.push_back({DType::Q4_0, M, 48, 160});
+  v.push_back({DType::Q4_0, 20, 70, 64});
   v.push_back({DType::Q4_K, 5, 9, 256});
   return v;
 }

@@ -14,6 +14,9 @@
 #include "backend/cpu/kernels/matmul.h"
 #include "backend/cpu/kernels/matmul_x86_float.h"
 #include "backend/cpu/kernels/matmul_x86_packed.h"
+#if defined(__AVX512F__) && defined(__AVX512VNNI__)
+#include "backend/cpu/kernels/matmul_q4_0x16.h"
+#endif
 #include "backend/cpu/kernels/unpack.h"
 #include "backend/cpu/kernels/x86_simd.h"
 
@@ -116,7 +119,8 @@ inline __m128i scales_mins_k4(const uint8_t* packed) {
   u[1] = (u[2] & kmask2) | (((u[0] >> 6) & kmask3) << 4);
   u[2] = aux;
   u[0] &= kmask1;
-  return _mm_set_epi32(static_cast<int>(u[3]), static_cast<int>(u[2]), static_cast<int>(u[1]), static_cast<int>(u[0]));
+  return _mm_set_epi32(static_cast<int>(u[3]), static_cast<int>(u[2]), static_cast<int>(u[1]),
+                       static_cast<int>(u[0]));
 }
 
 struct Q2_KP {
@@ -159,8 +163,8 @@ struct Q3_KP {
     aux[3] = ((aux[1] >> 4) & 0x0f0f0f0f) | (((tmp >> 6) & 0x03030303) << 4);
     aux[0] = (aux[0] & 0x0f0f0f0f) | (((tmp >> 0) & 0x03030303) << 4);
     aux[1] = (aux[1] & 0x0f0f0f0f) | (((tmp >> 2) & 0x03030303) << 4);
-    const __m128i s8 = _mm_set_epi32(static_cast<int>(aux[3]), static_cast<int>(aux[2]), static_cast<int>(aux[1]),
-                                     static_cast<int>(aux[0]));
+    const __m128i s8 = _mm_set_epi32(static_cast<int>(aux[3]), static_cast<int>(aux[2]),
+                                     static_cast<int>(aux[1]), static_cast<int>(aux[0]));
     spread_scales(_mm_sub_epi8(s8, _mm_set1_epi8(32)), u.sc);
     u.d = half(b.d);
     u.dmin = 0.0f;
@@ -380,11 +384,35 @@ constexpr MatmulKernel packed(MatmulKernel k) {
   return k;
 }
 
+#if defined(__AVX512F__) && defined(__AVX512VNNI__)
+const MatmulKernel kQ4_0x16 = {DType::Q4_0,
+                               ActType::Q8_0,
+                               quantize_q8_0_x86,
+                               gemm_q4_0x16<kLegacy<Q4_0P>>,
+                               packed_bytes<PQ4_0>,
+                               pack_q4_0x16,
+                               packed_gemm<PQ4_0>,
+                               nullptr,
+                               repack_q4_0x16,
+                               "q4_0x16",
+                               kX16Rows};
+constexpr const MatmulKernel* kQ4_0Repacked = &kQ4_0x16;
+#else
+constexpr const MatmulKernel* kQ4_0Repacked = nullptr;
+#endif
+
+// k with the repacked-layout kernel r.
+constexpr MatmulKernel with_repacked(MatmulKernel k, const MatmulKernel* r) {
+  k.repacked = r;
+  return k;
+}
+
 const MatmulKernel kX86Kernels[] = {
     {DType::F32, ActType::F32, nullptr, float_gemm<F32W>},
     {DType::F16, ActType::F16, quantize_f16_x86, float_gemm<F16W>},
     {DType::BF16, ActType::BF16, quantize_bf16_x86, float_gemm<BF16W>},
-    packed<PQ4_0>({DType::Q4_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q4_0P>}),
+    with_repacked(packed<PQ4_0>({DType::Q4_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q4_0P>}),
+                  kQ4_0Repacked),
     packed<PQ4_1>({DType::Q4_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q4_1P>}),
     packed<PQ5_0>({DType::Q5_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q5_0P>}),
     packed<PQ5_1>({DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q5_1P>}),

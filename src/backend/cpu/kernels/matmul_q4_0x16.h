@@ -1,0 +1,118 @@
+#pragma once
+// Q4_0 weights repacked once at load (weight_repack.h) into groups of 16 rows, for AVX-512 VNNI.
+// A group holds the same bytes as its 16 rows (16 x 18 per block of 32 weights), reordered per
+// block as
+//   16 f16 scales (32 bytes), then 4 chunks of 64 bytes: byte 4r + j of chunk h is byte 4h + j of
+//   row r's quants (low nibble: weight 4h + j, high nibble: weight 16 + 4h + j).
+// so one 64-byte load and a mask give weights 4h..4h+3 of all 16 rows as unsigned bytes, and one
+// dpbusd with 4 broadcast activation bytes adds their products to 16 row sums. Row-major Q4_0
+// needs ~30 instructions per 2 blocks of one row; this needs ~32 per block of 16 rows, so decode
+// becomes memory-bound. Rows past the last full group stay as they were (row-major).
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "backend/cpu/kernels/matmul.h"
+#include "backend/cpu/kernels/matmul_x86_packed.h"
+#include "backend/cpu/kernels/unpack.h"
+
+namespace glass::backend::cpu::kernels {
+namespace {
+
+constexpr int64_t kX16Rows = 16;
+constexpr size_t kX16Block = 16 * sizeof(q::BlockQ4_0);  // 288
+
+// out[a * out_stride + r] for the 16 rows of one group and activation rows a < RA.
+template <int RA>
+inline void q4_0x16_group(int64_t nb, const std::byte* g, const std::byte* a, size_t a_stride, float* out,
+                          size_t out_stride) {
+  __m512 acc[RA];
+  for (auto& v : acc) v = _mm512_setzero_ps();
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  for (int64_t b = 0; b < nb; ++b) {
+    const std::byte* blk = g + static_cast<size_t>(b) * kX16Block;
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
+    __m512i lo[4], hi[4];
+    for (int h = 0; h < 4; ++h) {
+      const __m512i v = _mm512_loadu_si512(blk + 32 + 64 * h);
+      lo[h] = _mm512_and_si512(v, m4);
+      hi[h] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+    }
+    for (int i = 0; i < RA; ++i) {
+      const ActQ8& x = reinterpret_cast<const ActQ8*>(a + static_cast<size_t>(i) * a_stride)[b];
+      __m512i s = _mm512_setzero_si512();
+      for (int h = 0; h < 4; ++h) {
+        s = _mm512_dpbusd_epi32(s, lo[h], bcast4(x.qs + 4 * h));
+        s = _mm512_dpbusd_epi32(s, hi[h], bcast4(x.qs + 16 + 4 * h));
+      }
+      s = _mm512_sub_epi32(s, _mm512_set1_epi32(8 * x.sum));  // the quants are q + 8
+      acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, _mm512_set1_ps(x.d)), acc[i]);
+    }
+  }
+  for (int i = 0; i < RA; ++i) _mm512_storeu_ps(out + static_cast<size_t>(i) * out_stride, acc[i]);
+}
+
+// GemmFn over repacked rows: w points at a group boundary; rows past the last full group of the
+// range are row-major (the matrix's tail), for the plain kernel `tail`.
+template <GemmFn Tail>
+void gemm_q4_0x16(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const std::byte* a,
+                  size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
+  const int64_t nb = k / 32, groups = n_w / kX16Rows;
+  for (int64_t g = 0; g < groups; ++g) {
+    const std::byte* gw = w + static_cast<size_t>(g * kX16Rows) * w_stride;
+    float* o = out + g * kX16Rows;
+    int64_t i = 0;
+    for (; i + 4 <= n_a; i += 4)
+      q4_0x16_group<4>(nb, gw, a + static_cast<size_t>(i) * a_stride, a_stride,
+                       o + static_cast<size_t>(i) * out_stride, out_stride);
+    for (; i < n_a; ++i)
+      q4_0x16_group<1>(nb, gw, a + static_cast<size_t>(i) * a_stride, a_stride,
+                       o + static_cast<size_t>(i) * out_stride, out_stride);
+  }
+  if (const int64_t done = groups * kX16Rows; done < n_w)
+    Tail(k, w + static_cast<size_t>(done) * w_stride, w_stride, n_w - done, a, a_stride, n_a, out + done,
+         out_stride);
+}
+
+// The packed prefill path's tile (matmul_x86_packed.h, PQ4_0's layout) from a repacked group: the
+// nibbles become unsigned bytes, the scales f32. A tail (rows < 16) is row-major: the plain pack.
+void pack_q4_0x16(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, std::byte* out) {
+  if (rows < kX16Rows) return pack<PQ4_0>(k, w, w_stride, rows, out);
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  for (int64_t b = 0; b < k / 32; ++b) {
+    const std::byte* blk = w + static_cast<size_t>(b) * kX16Block;
+    std::byte* ch = out + static_cast<size_t>(b) * chunk_bytes<PQ4_0>();
+    for (int h = 0; h < 4; ++h) {
+      const __m512i v = _mm512_loadu_si512(blk + 32 + 64 * h);
+      _mm512_storeu_si512(ch + 64 * h, _mm512_and_si512(v, m4));                              // 4h..4h+3
+      _mm512_storeu_si512(ch + 64 * (h + 4), _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));  // 16 + 4h..
+    }
+    _mm512_storeu_ps(ch + 16 * 32,
+                     _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk))));
+  }
+}
+
+// Repacks the full 16-row groups of a row-major Q4_0 matrix (rows x k) from src into dst (same
+// size); the tail rows are copied as they are.
+inline void repack_q4_0x16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
+  const int64_t nb = k / 32;
+  const size_t row_bytes = static_cast<size_t>(nb) * sizeof(q::BlockQ4_0);
+  const int64_t groups = rows / kX16Rows;
+  for (int64_t g = 0; g < groups; ++g) {
+    const std::byte* s = src + static_cast<size_t>(g * kX16Rows) * row_bytes;
+    std::byte* d = dst + static_cast<size_t>(g * kX16Rows) * row_bytes;
+    for (int64_t b = 0; b < nb; ++b) {
+      std::byte* blk = d + static_cast<size_t>(b) * kX16Block;
+      for (int64_t r = 0; r < kX16Rows; ++r) {
+        const auto& in = reinterpret_cast<const q::BlockQ4_0*>(s + static_cast<size_t>(r) * row_bytes)[b];
+        std::memcpy(blk + 2 * r, in.d, 2);
+        for (int h = 0; h < 4; ++h) std::memcpy(blk + 32 + 64 * h + 4 * r, in.qs + 4 * h, 4);
+      }
+    }
+  }
+  const size_t done = static_cast<size_t>(groups * kX16Rows) * row_bytes;
+  std::memcpy(dst + done, src + done, static_cast<size_t>(rows) * row_bytes - done);
+}
+
+}  // namespace
+}  // namespace glass::backend::cpu::kernels

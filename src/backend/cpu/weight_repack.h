@@ -1,0 +1,38 @@
+#pragma once
+// One-time weight repacks: a matmul kernel may multiply a weight faster in its own layout (Q4_0
+// in 16-row groups for AVX-512 VNNI decode, kernels/matmul_q4_0x16.h). The cpu plan asks for the
+// repacked copy when it is compiled; the copy is made once per weight (split over the thread pool)
+// and shared by every plan of the backend (prefill and decode), so a model holds one copy. The
+// original stays in the file mapping, untouched. Metered: how many weights, bytes and time, shown
+// in the plan's rewrite log (`glass graph --after-rewrites`).
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "backend/cpu/kernels/matmul.h"
+#include "backend/cpu/thread_pool.h"
+
+namespace glass::backend::cpu {
+
+struct RepackTotals {
+  size_t weights = 0;
+  size_t bytes = 0;
+  double seconds = 0;
+};
+
+class WeightRepacks {
+ public:
+  // The copy of the rows x k matrix at src (bytes long) in `mk`'s layout, made on first use.
+  const std::byte* get(const void* src, size_t bytes, int64_t rows, int64_t k,
+                       const kernels::MatmulKernel& mk, ThreadPool& pool);
+  RepackTotals totals() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<const void*, std::unique_ptr<std::byte[]>> copies_;
+  RepackTotals totals_;
+};
+
+}  // namespace glass::backend::cpu
