@@ -12,6 +12,8 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <set>
+#include <string>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/kernel.h"
@@ -94,7 +96,7 @@ class CpuPlan final : public Plan {
     return *graph::dtype_bytes(n.dtype, static_cast<uint64_t>(graph::resolve(n.shape, max_).numel()));
   }
   Status check_args(const StepArgs& a, StepStats& stats) const;
-  const char* use_repacked(Step& s, const Node& nd);
+  Result<const char*> use_repacked(Step& s, const Node& nd);
 
   graph::Graph g_;
   graph::RewriteLog log_;
@@ -229,7 +231,7 @@ Status CpuPlan::build(const WeightResolver& weights) {
   info_.arena_unshared = mp.total_bytes;
 
   const int threads = pool_->size();
-  const char* repacked_layout = nullptr;
+  std::set<std::string> repacked_layouts;
   for (size_t i = 0; i < n; ++i) {
     const Node& nd = g_.nodes[i];
     if (graph::is_leaf(nd.op) || choice[i].fn == nullptr) continue;
@@ -242,7 +244,9 @@ Status CpuPlan::build(const WeightResolver& weights) {
       s.in_node[k] = &g_.node(nd.inputs[k]);
     }
     s.data = choice[i].data;
-    if (const auto* layout = use_repacked(s, nd); layout != nullptr) repacked_layout = layout;
+    auto layout = use_repacked(s, nd);
+    if (!layout) return layout.error();
+    if (*layout != nullptr) repacked_layouts.insert(*layout);
     s.state = written_state[i];
     if (conversion_of[i] >= 0) {
       s.converted = static_cast<int64_t>(mp.offsets[static_cast<size_t>(conversion_of[i])]);
@@ -264,7 +268,8 @@ Status CpuPlan::build(const WeightResolver& weights) {
     log_.fired.push_back(fmt::format(
         "repack_weights: {} matmuls read {} copies of their weights ({} weights, {:.1f} MiB, made once "
         "for all of the backend's plans in {:.2f} s)",
-        info_.n_repacked, repacked_layout, t.weights, static_cast<double>(t.bytes) / (1 << 20), t.seconds));
+        info_.n_repacked, fmt::join(repacked_layouts, " / "), t.weights,
+        static_cast<double>(t.bytes) / (1 << 20), t.seconds));
   }
   for (size_t k = 0; k < g_.outputs.size(); ++k) {
     const auto id = static_cast<size_t>(g_.outputs[k].node);
@@ -278,19 +283,21 @@ Status CpuPlan::build(const WeightResolver& weights) {
 
 // A matmul whose weight (a parameter in the mapping) has a repacked-layout kernel at this tier
 // reads the backend's repacked copy with that kernel. Returns the layout's name, or null.
-const char* CpuPlan::use_repacked(Step& s, const Node& nd) {
-  if (nd.op != Op::MatMul || repacks_ == nullptr) return nullptr;
+Result<const char*> CpuPlan::use_repacked(Step& s, const Node& nd) {
+  if (nd.op != Op::MatMul || repacks_ == nullptr) return static_cast<const char*>(nullptr);
   const auto& mk = *static_cast<const kernels::MatmulKernel*>(s.data);
   const Node& w = *s.in_node[1];
   if (mk.repacked == nullptr || s.in[1].kind != Location::Fixed || w.op != Op::Parameter ||
       w.shape.size() != 2)
-    return nullptr;
+    return static_cast<const char*>(nullptr);
   const int64_t rows = w.shape[0].value, k = w.shape[1].value;
   const size_t bytes = *graph::dtype_bytes(w.dtype, static_cast<uint64_t>(rows * k));
-  s.in[1].fixed = repacks_->get(s.in[1].fixed, bytes, rows, k, *mk.repacked, *pool_);
+  auto copy = repacks_->get(s.in[1].fixed, bytes, rows, k, *mk.repacked, *pool_);
+  if (!copy) return copy.error();
+  s.in[1].fixed = *copy;
   s.data = mk.repacked;
   ++info_.n_repacked;
-  return mk.repacked->layout;
+  return static_cast<const char*>(mk.repacked->layout);
 }
 
 Status CpuPlan::check_args(const StepArgs& a, StepStats& stats) const {

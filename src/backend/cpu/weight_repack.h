@@ -13,6 +13,7 @@
 
 #include "backend/cpu/kernels/matmul.h"
 #include "backend/cpu/thread_pool.h"
+#include "glass/result.h"
 
 namespace glass::backend::cpu {
 
@@ -24,14 +25,25 @@ struct RepackTotals {
 
 class WeightRepacks {
  public:
+  // Anonymous memory on 2 MiB-aligned transparent huge pages where the kernel allows them: a
+  // fault per 2 MiB instead of per 4 KiB while repacking, and fewer TLB misses while streaming.
+  struct Copy {
+    void* map = nullptr;
+    size_t map_bytes = 0;
+    std::byte* data = nullptr;
+    Copy() = default;
+    Copy(const Copy&) = delete;
+    Copy& operator=(const Copy&) = delete;
+    ~Copy();
+  };
   // The copy of the rows x k matrix at src (bytes long) in `mk`'s layout, made on first use.
-  const std::byte* get(const void* src, size_t bytes, int64_t rows, int64_t k,
-                       const kernels::MatmulKernel& mk, ThreadPool& pool);
+  Result<const std::byte*> get(const void* src, size_t bytes, int64_t rows, int64_t k,
+                               const kernels::MatmulKernel& mk, ThreadPool& pool);
   RepackTotals totals() const;
 
  private:
   mutable std::mutex mu_;
-  std::map<const void*, std::unique_ptr<std::byte[]>> copies_;
+  std::map<const void*, std::unique_ptr<Copy>> copies_;
   RepackTotals totals_;
 };
 

@@ -154,6 +154,7 @@ std::vector<Case> cases() {
   // and packed (M >= 16) paths, and groups plus a tail.
   for (int64_t M : {1, 4, 5, 17}) v.push_back({DType::Q4_0, M, 48, 160});
   v.push_back({DType::Q4_0, 20, 70, 64});
+  for (int64_t M : {1, 2, 5, 17}) v.push_back({DType::Q4_K, M, 48, 512});  // q4_kx16 likewise
   v.push_back({DType::Q4_K, 5, 9, 256});
   return v;
 }

@@ -16,6 +16,7 @@
 #include "backend/cpu/kernels/matmul_x86_packed.h"
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
 #include "backend/cpu/kernels/matmul_q4_0x16.h"
+#include "backend/cpu/kernels/matmul_q4_kx16.h"
 #endif
 #include "backend/cpu/kernels/unpack.h"
 #include "backend/cpu/kernels/x86_simd.h"
@@ -397,8 +398,21 @@ const MatmulKernel kQ4_0x16 = {DType::Q4_0,
                                "q4_0x16",
                                kX16Rows};
 constexpr const MatmulKernel* kQ4_0Repacked = &kQ4_0x16;
+const MatmulKernel kQ4_Kx16 = {DType::Q4_K,
+                               ActType::Q8_K,
+                               quantize_q8_k_x86,
+                               gemm_q4_kx16<kKQuant<Q4_KP>>,
+                               packed_bytes<PQ4_K>,
+                               pack_q4_kx16,
+                               packed_gemm<PQ4_K>,
+                               nullptr,
+                               repack_q4_kx16,
+                               "q4_kx16",
+                               kK16Rows};
+constexpr const MatmulKernel* kQ4_KRepacked = &kQ4_Kx16;
 #else
 constexpr const MatmulKernel* kQ4_0Repacked = nullptr;
+constexpr const MatmulKernel* kQ4_KRepacked = nullptr;
 #endif
 
 // k with the repacked-layout kernel r.
@@ -419,7 +433,8 @@ const MatmulKernel kX86Kernels[] = {
     packed<PQ8_0>({DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q8_0P>}),
     packed<PQ2_K>({DType::Q2_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q2_KP>}),
     packed<PQ3_K>({DType::Q3_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q3_KP>}),
-    packed<PQ4_K>({DType::Q4_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q4_KP>}),
+    with_repacked(packed<PQ4_K>({DType::Q4_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q4_KP>}),
+                  kQ4_KRepacked),
     packed<PQ5_K>({DType::Q5_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q5_KP>}),
     packed<PQ6_K>({DType::Q6_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q6_KP>}),
 };

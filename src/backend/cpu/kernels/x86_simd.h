@@ -61,6 +61,5 @@ inline __m256i bits32(const uint8_t* x) {
   return _mm256_cmpeq_epi8(_mm256_or_si256(bytes, mask), _mm256_set1_epi64x(-1));
 }
 
-
 }  // namespace
 }  // namespace glass::backend::cpu::kernels

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Side-by-side speed against llama.cpp on the same files, alternating runs (the machine is shared,
+# so only ratios within one run mean something). Makes the random-weight models of real shapes with
+# glass itself (synth + quantize, byte-identical to llama-quantize's output) in DIR, then for each
+# file runs llama-bench and glass bench with the same test definitions, REPS pairs each.
+#   scripts/bench-side-by-side.sh LLAMA_BENCH DIR [THREADS] [REPS]
+# Example: scripts/bench-side-by-side.sh ~/llama.cpp/build/bin/llama-bench /tmp/bench 2 2
+# FILES (environment) picks the files, e.g. FILES="smollm2-q4_0 l1b-q4_0".
+set -euo pipefail
+llama_bench=${1:?path to llama-bench}
+dir=${2:?directory for the model files}
+threads=${3:-2}
+reps=${4:-2}
+glass="$(cd "$(dirname "$0")/.." && pwd)/build/bin/glass"
+mkdir -p "$dir"
+make_file() {  # shape type name
+  local f16="$dir/$3-f16.gguf"
+  [ -f "$f16" ] || "$glass" synth --shape "$1" --type f16 -o "$f16"
+  [ "$2" = f16 ] || [ -f "$dir/$3-$2.gguf" ] || "$glass" quantize "$f16" "$dir/$3-$2.gguf" "$2"
+}
+files=${FILES:-"smollm2-q4_0 smollm2-q8_0 smollm2-q4_k_m smollm2-f16 l1b-q4_0 l1b-q8_0 l1b-q4_k_m"}
+for f in $files; do
+  name=${f%%-*}
+  type=${f#*-}
+  shape=$([ "$name" = l1b ] && echo llama-1b || echo smollm2-135m)
+  make_file "$shape" "$type" "$name"
+done
+echo "load before: $(cat /proc/loadavg)"
+for f in $files; do
+  for ((r = 0; r < reps; r++)); do
+    "$llama_bench" -m "$dir/$f.gguf" -t "$threads" -p 512 -n 128 -r 3 2>/dev/null | grep -E "pp512|tg128" | sed "s|^|llama.cpp $f |"
+    "$glass" bench -m "$dir/$f.gguf" -t "$threads" -p 512 -n 128 -r 3 2>/dev/null | grep -E "pp512|tg128" | sed "s|^|glass     $f |"
+  done
+done
+"$glass" bench -m "$dir/l1b-q4_0.gguf" -t "$threads" -p 0 -n 128 -r 3 --bandwidth 2>/dev/null | tail -3
+echo "load after: $(cat /proc/loadavg)"

@@ -1,0 +1,172 @@
+#pragma once
+// Q4_K weights repacked once at load (weight_repack.h) into groups of 16 rows, for AVX-512 VNNI,
+// the same idea as q4_0x16 (matmul_q4_0x16.h). A group holds the same bytes as its 16 rows
+// (16 x 144 per super-block of 256 weights), reordered per super-block as
+//   16 f16 d, 16 f16 dmin (64 bytes); the 12 packed scale/min bytes of each row as three 32-bit
+//   words, word w of the 16 rows together (3 x 64 bytes); then 4 x 8 chunks of 64 bytes: byte
+//   4r + t of chunk (c, h) is byte 32c + 4h + t of row r's quants (low nibble: weight
+//   64c + 4h + t, in sub-block 2c; high nibble: weight 64c + 32 + 4h + t, in sub-block 2c + 1).
+// The 6-bit scales and minimums are unpacked for 16 rows at once (one row per 32-bit lane) with
+// ggml's mask arithmetic. Per super-block and activation row: 64 dpbusd give the 8 sub-block sums
+// of 16 rows, times their integer scales (exact in int32), then d * d_x, minus
+// dmin * d_x * sum_j min_j * bsum_j.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "backend/cpu/kernels/matmul.h"
+#include "backend/cpu/kernels/matmul_x86_packed.h"
+#include "backend/cpu/kernels/unpack.h"
+
+namespace glass::backend::cpu::kernels {
+namespace {
+
+constexpr int64_t kK16Rows = 16;
+constexpr size_t kK16Block = 16 * sizeof(q::BlockQ4_K);  // 2304
+constexpr size_t kK16Quants = 64 + 3 * 64;               // where the quant chunks start
+
+// Scales (lanes: rows) of sub-blocks 0-3 / 4-7 and minimums 0-3 / 4-7, one byte each per lane.
+struct K4Scales {
+  __m512i s03, s47, m03, m47;
+};
+inline K4Scales k4_scales(const std::byte* blk) {
+  const __m512i u0 = _mm512_loadu_si512(blk + 64), u1 = _mm512_loadu_si512(blk + 128),
+                u2 = _mm512_loadu_si512(blk + 192);
+  const __m512i k1 = _mm512_set1_epi32(0x3f3f3f3f), k2 = _mm512_set1_epi32(0x0f0f0f0f),
+                k3 = _mm512_set1_epi32(0x03030303);
+  K4Scales s;
+  s.s03 = _mm512_and_si512(u0, k1);
+  s.m03 = _mm512_and_si512(u1, k1);
+  s.s47 = _mm512_or_si512(_mm512_and_si512(u2, k2),
+                          _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(u0, 6), k3), 4));
+  s.m47 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(u2, 4), k2),
+                          _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(u1, 6), k3), 4));
+  return s;
+}
+// Byte j (0-7) of every lane of the pair (lo for j < 4, hi otherwise), as int32.
+inline __m512i k4_byte(__m512i lo, __m512i hi, int j) {
+  const __m512i v = j < 4 ? lo : hi;
+  return _mm512_and_si512(_mm512_srli_epi32(v, 8 * (j & 3)), _mm512_set1_epi32(0xFF));
+}
+
+template <int RA>
+inline void q4_kx16_group(int64_t nb, const std::byte* g, const std::byte* a, size_t a_stride, float* out,
+                          size_t out_stride) {
+  __m512 acc[RA];
+  for (auto& v : acc) v = _mm512_setzero_ps();
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  for (int64_t b = 0; b < nb; ++b) {
+    const std::byte* blk = g + static_cast<size_t>(b) * kK16Block;
+    const K4Scales sc = k4_scales(blk);
+    __m512i isum[RA], imin[RA];
+    for (int i = 0; i < RA; ++i) isum[i] = imin[i] = _mm512_setzero_si512();
+    for (int c = 0; c < 4; ++c) {
+      __m512i lo_sum[RA], hi_sum[RA];
+      for (int i = 0; i < RA; ++i) lo_sum[i] = hi_sum[i] = _mm512_setzero_si512();
+      for (int h = 0; h < 8; ++h) {
+        const __m512i v = _mm512_loadu_si512(blk + kK16Quants + 64 * (8 * c + h));
+        const __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        for (int i = 0; i < RA; ++i) {
+          const ActQ8K& x = reinterpret_cast<const ActQ8K*>(a + static_cast<size_t>(i) * a_stride)[b];
+          lo_sum[i] = _mm512_dpbusd_epi32(lo_sum[i], lo, bcast4(x.qs + 64 * c + 4 * h));
+          hi_sum[i] = _mm512_dpbusd_epi32(hi_sum[i], hi, bcast4(x.qs + 64 * c + 32 + 4 * h));
+        }
+      }
+      const __m512i s_lo = k4_byte(sc.s03, sc.s47, 2 * c), s_hi = k4_byte(sc.s03, sc.s47, 2 * c + 1);
+      const __m512i m_lo = k4_byte(sc.m03, sc.m47, 2 * c), m_hi = k4_byte(sc.m03, sc.m47, 2 * c + 1);
+      for (int i = 0; i < RA; ++i) {
+        const ActQ8K& x = reinterpret_cast<const ActQ8K*>(a + static_cast<size_t>(i) * a_stride)[b];
+        isum[i] = _mm512_add_epi32(isum[i], _mm512_add_epi32(_mm512_mullo_epi32(lo_sum[i], s_lo),
+                                                             _mm512_mullo_epi32(hi_sum[i], s_hi)));
+        const int32_t b_lo = x.bsums[4 * c] + x.bsums[4 * c + 1],
+                      b_hi = x.bsums[4 * c + 2] + x.bsums[4 * c + 3];
+        imin[i] =
+            _mm512_add_epi32(imin[i], _mm512_add_epi32(_mm512_mullo_epi32(m_lo, _mm512_set1_epi32(b_lo)),
+                                                       _mm512_mullo_epi32(m_hi, _mm512_set1_epi32(b_hi))));
+      }
+    }
+    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
+    const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 32)));
+    for (int i = 0; i < RA; ++i) {
+      const float dx = reinterpret_cast<const ActQ8K*>(a + static_cast<size_t>(i) * a_stride)[b].d;
+      const __m512 vdx = _mm512_set1_ps(dx);
+      acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[i]), _mm512_mul_ps(d, vdx), acc[i]);
+      acc[i] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(imin[i]), _mm512_mul_ps(dmin, vdx), acc[i]);
+    }
+  }
+  for (int i = 0; i < RA; ++i) _mm512_storeu_ps(out + static_cast<size_t>(i) * out_stride, acc[i]);
+}
+
+// GemmFn over repacked rows (w at a group boundary; rows past the last full group are row-major).
+template <GemmFn Tail>
+void gemm_q4_kx16(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const std::byte* a,
+                  size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
+  const int64_t nb = k / 256, groups = n_w / kK16Rows;
+  for (int64_t g = 0; g < groups; ++g) {
+    const std::byte* gw = w + static_cast<size_t>(g * kK16Rows) * w_stride;
+    float* o = out + g * kK16Rows;
+    int64_t i = 0;
+    for (; i + 2 <= n_a; i += 2)
+      q4_kx16_group<2>(nb, gw, a + static_cast<size_t>(i) * a_stride, a_stride,
+                       o + static_cast<size_t>(i) * out_stride, out_stride);
+    for (; i < n_a; ++i)
+      q4_kx16_group<1>(nb, gw, a + static_cast<size_t>(i) * a_stride, a_stride,
+                       o + static_cast<size_t>(i) * out_stride, out_stride);
+  }
+  if (const int64_t done = groups * kK16Rows; done < n_w)
+    Tail(k, w + static_cast<size_t>(done) * w_stride, w_stride, n_w - done, a, a_stride, n_a, out + done,
+         out_stride);
+}
+
+// The packed prefill tile (PQ4_K's layout: 32-weight chunks, f32 scale d * sc and minimum
+// dmin * m per chunk) from a repacked group; a tail (rows < 16) is row-major: the plain pack.
+void pack_q4_kx16(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, std::byte* out) {
+  if (rows < kK16Rows) return pack<PQ4_K>(k, w, w_stride, rows, out);
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  for (int64_t b = 0; b < k / 256; ++b) {
+    const std::byte* blk = w + static_cast<size_t>(b) * kK16Block;
+    const K4Scales sc = k4_scales(blk);
+    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
+    const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 32)));
+    for (int c = 0; c < 4; ++c)
+      for (int half = 0; half < 2; ++half) {
+        const int j = 2 * c + half;
+        std::byte* ch = out + static_cast<size_t>(8 * b + j) * chunk_bytes<PQ4_K>();
+        for (int h = 0; h < 8; ++h) {
+          const __m512i v = _mm512_loadu_si512(blk + kK16Quants + 64 * (8 * c + h));
+          _mm512_storeu_si512(ch + 64 * h, _mm512_and_si512(half == 0 ? v : _mm512_srli_epi16(v, 4), m4));
+        }
+        _mm512_storeu_ps(ch + 16 * 32, _mm512_mul_ps(d, _mm512_cvtepi32_ps(k4_byte(sc.s03, sc.s47, j))));
+        _mm512_storeu_ps(ch + 16 * 32 + 64,
+                         _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(k4_byte(sc.m03, sc.m47, j))));
+      }
+  }
+}
+
+// Repacks the full 16-row groups of a row-major Q4_K matrix (rows x k); tail rows are copied.
+void repack_q4_kx16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
+  const int64_t nb = k / 256;
+  const size_t row_bytes = static_cast<size_t>(nb) * sizeof(q::BlockQ4_K);
+  const int64_t groups = rows / kK16Rows;
+  for (int64_t g = 0; g < groups; ++g) {
+    const std::byte* s = src + static_cast<size_t>(g * kK16Rows) * row_bytes;
+    std::byte* d = dst + static_cast<size_t>(g * kK16Rows) * row_bytes;
+    for (int64_t b = 0; b < nb; ++b) {
+      std::byte* blk = d + static_cast<size_t>(b) * kK16Block;
+      for (int64_t r = 0; r < kK16Rows; ++r) {
+        const auto& in = reinterpret_cast<const q::BlockQ4_K*>(s + static_cast<size_t>(r) * row_bytes)[b];
+        std::memcpy(blk + 2 * r, in.d, 2);
+        std::memcpy(blk + 32 + 2 * r, in.dmin, 2);
+        for (int w = 0; w < 3; ++w) std::memcpy(blk + 64 + 64 * w + 4 * r, in.scales + 4 * w, 4);
+        for (int c = 0; c < 4; ++c)
+          for (int h = 0; h < 8; ++h)
+            std::memcpy(blk + kK16Quants + 64 * (8 * c + h) + 4 * r, in.qs + 32 * c + 4 * h, 4);
+      }
+    }
+  }
+  const size_t done = static_cast<size_t>(groups * kK16Rows) * row_bytes;
+  std::memcpy(dst + done, src + done, static_cast<size_t>(rows) * row_bytes - done);
+}
+
+}  // namespace
+}  // namespace glass::backend::cpu::kernels
