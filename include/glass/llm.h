@@ -27,6 +27,7 @@ struct LoadOptions {
   int64_t min_ctx = 0;  // lower bound for the default n_ctx (e.g. prompt + tokens to generate)
   int64_t n_batch = 0;  // most tokens per prefill call; 0 = min(n_ctx, 512)
   bool decompose = false;       // run composite ops through their reference decompositions (debugging)
+  bool fuse = true;             // the backend's fusions (cpu: fused matmul epilogues); off for A/B
   int n_threads = 0;            // compute threads (cpu backend); 0 = one per hardware thread
   // Jinja chat template used by Session::chat instead of the model's own (GGUF
   // tokenizer.chat_template); empty = the model's.

@@ -18,6 +18,7 @@ struct PlanKey {
   int64_t max_t = 0;
   int64_t max_s = 0;
   bool decomposed = false;
+  bool fused = true;
   auto operator<=>(const PlanKey&) const = default;
 };
 

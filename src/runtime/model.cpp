@@ -30,6 +30,7 @@ Result<std::shared_ptr<backend::Plan>> Model::Impl::plan(int64_t max_t) const {
   opt.max[graph::Sym::T] = max_t;
   opt.max[graph::Sym::S] = info.n_ctx;
   opt.decompose_composites = options.decompose;
+  opt.fuse = options.fuse;
   return plans.get(*backend, model_graph.graph, graph_hash, weight_resolver(), opt);
 }
 
