@@ -279,6 +279,8 @@ Status CpuPlan::build(const WeightResolver& weights) {
 // What the plan fuses beyond the graph rewrites, one aggregated line per kind in the rewrite log
 // (`glass graph --after-rewrites`): composite ops run as one kernel, kernels writing over their
 // input, and activation copies several matmuls share.
+std::string nodes(size_t count) { return fmt::format("{} node{}", count, count == 1 ? "" : "s"); }
+
 void CpuPlan::report_fusions(const std::map<Op, size_t>& in_place_by_op,
                              const std::map<std::pair<graph::NodeId, uintptr_t>, size_t>& conversions,
                              const std::map<size_t, std::pair<size_t, const char*>>& conversion_readers) {
@@ -288,10 +290,10 @@ void CpuPlan::report_fusions(const std::map<Op, size_t>& in_place_by_op,
   for (const auto& [op, count] : composites) {
     switch (op) {
       case Op::RmsNorm:
-        log_.fired.push_back(fmt::format("fused: rms_norm×weight kernel for {} nodes", count));
+        log_.fired.push_back(fmt::format("fused: rms_norm×weight kernel for {}", nodes(count)));
         break;
       case Op::Attention:
-        log_.fired.push_back(fmt::format("attention: streaming online-softmax kernel ({} nodes)", count));
+        log_.fired.push_back(fmt::format("attention: streaming online-softmax kernel ({})", nodes(count)));
         break;
       case Op::KvWrite:  // the ref kernel's row copy
       case Op::MatMulAdd:  // named by their rewrites
@@ -299,12 +301,12 @@ void CpuPlan::report_fusions(const std::map<Op, size_t>& in_place_by_op,
       case Op::MatMulGeGlu:
         break;
       default:
-        log_.fired.push_back(fmt::format("fused: {} kernel for {} nodes", graph::op_name(op), count));
+        log_.fired.push_back(fmt::format("fused: {} kernel for {}", graph::op_name(op), nodes(count)));
     }
   }
   for (const auto& [op, count] : in_place_by_op)
-    log_.fired.push_back(fmt::format("in_place: {} writes over its {} ({} nodes)", graph::op_name(op),
-                                     op == Op::MatMulAdd ? "residual" : "input", count));
+    log_.fired.push_back(fmt::format("in_place: {} writes over its {} ({})", graph::op_name(op),
+                                     op == Op::MatMulAdd ? "residual" : "input", nodes(count)));
   // Shared copies, grouped by (readers, type): the first one's input names the group.
   std::map<std::pair<size_t, std::string>, std::pair<size_t, std::string>> shared;
   for (const auto& [key, life] : conversions) {

@@ -121,7 +121,7 @@ TEST_P(CpuFusedMatmul, MatchesUnfusedAndRef) {
     if (c.op == Op::MatMulAdd) {
       const auto& fired = fused.plan->rewrites().fired;
       const bool over_residual = std::find(fired.begin(), fired.end(),
-                                           "in_place: matmul_add writes over its residual (1 nodes)") != fired.end();
+                                           "in_place: matmul_add writes over its residual (1 node)") != fired.end();
       EXPECT_EQ(over_residual, c.residual_in_place);
     }
     EXPECT_LE(testing::nmse(fused.out, plain.out), 1e-12);
