@@ -40,7 +40,8 @@ std::vector<DType> dtypes_of(const Graph& g, const std::vector<NodeId>& ids) {
 
 // Rebuilds `g` with the consumers in `fusions` replaced by their fused node and the matmuls they
 // absorbed (`absorbed`) dropped.
-Result<Graph> apply(const Graph& g, const std::map<size_t, Fusion>& fusions, const std::vector<bool>& absorbed) {
+Result<Graph> apply(const Graph& g, const std::map<size_t, Fusion>& fusions,
+                    const std::vector<bool>& absorbed) {
   std::vector<bool> keep(absorbed.size());
   for (size_t i = 0; i < keep.size(); ++i) keep[i] = !absorbed[i];
   std::vector<NodeId> map(g.nodes.size(), -1);
@@ -86,7 +87,8 @@ Result<Graph> fuse_matmul_residual(const Graph& g, const FusionFilter& accept, R
   }
   if (fusions.empty()) return g;
   auto out = apply(g, fusions, absorbed);
-  if (out) log.fired.push_back(fmt::format("fuse_matmul_residual: {} add(matmul) -> matmul_add", fusions.size()));
+  if (out)
+    log.fired.push_back(fmt::format("fuse_matmul_residual: {} add(matmul) -> matmul_add", fusions.size()));
   return out;
 }
 
@@ -105,7 +107,8 @@ Result<Graph> fuse_gate_up(const Graph& g, const FusionFilter& accept, RewriteLo
     const Node& gw = g.node(gm.inputs[1]);
     const Node& uw = g.node(um.inputs[1]);
     if (gm.inputs[0] != um.inputs[0] || !(gw.shape == uw.shape) || gw.dtype != uw.dtype) continue;
-    Fusion f{n.op == Op::SwiGlu ? Op::MatMulSwiGlu : Op::MatMulGeGlu, {gm.inputs[0], gm.inputs[1], um.inputs[1]}};
+    Fusion f{n.op == Op::SwiGlu ? Op::MatMulSwiGlu : Op::MatMulGeGlu,
+             {gm.inputs[0], gm.inputs[1], um.inputs[1]}};
     if (accept && !accept(f.op, dtypes_of(g, f.inputs))) continue;
     ++counts[n.op];
     fusions.emplace(i, std::move(f));
@@ -116,8 +119,8 @@ Result<Graph> fuse_gate_up(const Graph& g, const FusionFilter& accept, RewriteLo
   auto out = apply(g, fusions, absorbed);
   if (out)
     for (const auto& [op, count] : counts)
-      log.fired.push_back(fmt::format("fuse_gate_up: {} {}(matmul, matmul) -> matmul_{}", count, op_name(op),
-                                      op_name(op)));
+      log.fired.push_back(
+          fmt::format("fuse_gate_up: {} {}(matmul, matmul) -> matmul_{}", count, op_name(op), op_name(op)));
   return out;
 }
 

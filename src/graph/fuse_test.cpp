@@ -67,7 +67,8 @@ TEST(Fuse, RewritesNameWhatTheyFused) {
   EXPECT_EQ(to_json(*back), json);
 
   RewriteLog lower_log;
-  auto lowered = decompose_composites(*g, [](const Node&) { return true; }, lower_log);
+  auto lowered = decompose_composites(
+      *g, [](const Node&) { return true; }, lower_log);
   ASSERT_TRUE(lowered.ok()) << lowered.error().message;
   for (const Node& n : lowered->nodes) EXPECT_FALSE(is_composite(n.op)) << op_name(n.op);
   EXPECT_EQ(count(*lowered, Op::MatMul), 6u);
@@ -75,7 +76,8 @@ TEST(Fuse, RewritesNameWhatTheyFused) {
 
 TEST(Fuse, FilterAndNothingToFuse) {
   RewriteLog log;
-  auto none = fuse_gate_up(block(), [](Op, const std::vector<DType>&) { return false; }, log);
+  auto none = fuse_gate_up(
+      block(), [](Op, const std::vector<DType>&) { return false; }, log);
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(count(*none, Op::SwiGlu), 1u);
   EXPECT_TRUE(log.fired.empty());

@@ -72,7 +72,8 @@ void check(const Expected& e) {
     }
   }
   std::vector<int32_t> ids;
-  for (int i = 0; i < 23; ++i) ids.push_back((1 + i * 37) % static_cast<int32_t>(models[0]->info().vocab_size));
+  for (int i = 0; i < 23; ++i)
+    ids.push_back((1 + i * 37) % static_cast<int32_t>(models[0]->info().vocab_size));
   for (size_t chunk : {ids.size(), size_t{1}, size_t{5}}) {
     const std::vector<float> plain = logits(*models[0], ids, chunk);
     const std::vector<float> fused = logits(*models[1], ids, chunk);
@@ -112,9 +113,10 @@ class CpuFusionLlamaQuant : public test::WithSharedFixtures {};
 
 TEST_F(CpuFusionLlamaQuant, SyntheticQ8_0AndQ4_K_M) {
   for (const auto& [type, act] : {std::pair{"q8_0", "q8_0"}, std::pair{"q4_k_m", "q8_k"}}) {
-    Expected e = llama((fixtures_ / "models/synthetic" / (std::string("llama-gqa-") + type + ".gguf")).string(), 2);
-    const std::string qkv = std::string("shared_activation_quant: 3 matmuls read one ") + act +
-                            " copy of 'blk.0.attn_norm' (x2)";
+    Expected e =
+        llama((fixtures_ / "models/synthetic" / (std::string("llama-gqa-") + type + ".gguf")).string(), 2);
+    const std::string qkv =
+        std::string("shared_activation_quant: 3 matmuls read one ") + act + " copy of 'blk.0.attn_norm' (x2)";
     e.fused.push_back(qkv);
     e.unfused.push_back(qkv);
     e.unfused.push_back(std::string("shared_activation_quant: 2 matmuls read one ") + act +

@@ -26,9 +26,9 @@ Result<TypeInfo> infer_fused_matmul(const InferArgs& a) {
     return t;
   }
   if (!(third.shape == a.inputs[1]->shape) || third.dtype != a.inputs[1]->dtype)
-    return node_error(a, fmt::format("gate and up weights differ: {}{} vs {}{}", dtype_name(a.inputs[1]->dtype),
-                                     shape_to_string(a.inputs[1]->shape), dtype_name(third.dtype),
-                                     shape_to_string(third.shape)));
+    return node_error(a, fmt::format("gate and up weights differ: {}{} vs {}{}",
+                                     dtype_name(a.inputs[1]->dtype), shape_to_string(a.inputs[1]->shape),
+                                     dtype_name(third.dtype), shape_to_string(third.shape)));
   return t;
 }
 

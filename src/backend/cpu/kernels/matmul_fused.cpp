@@ -92,7 +92,9 @@ void fused_product(const KernelArgs& a, const MatmulKernel& mk, const std::array
   });
 }
 
-const FusedMatmulKernel& kernel_of(const KernelArgs& a) { return *static_cast<const FusedMatmulKernel*>(a.data); }
+const FusedMatmulKernel& kernel_of(const KernelArgs& a) {
+  return *static_cast<const FusedMatmulKernel*>(a.data);
+}
 
 }  // namespace
 
@@ -111,13 +113,14 @@ Status matmul_add(const KernelArgs& a) {
   const float* r = a.in[2].f32();
   float* o = a.out.f32();
   // o may be r: each element of r is read by the add that then writes it.
-  fused_product<1>(a, *fk.mk, {a.in[1].bytes()},
-                   [&](int64_t m0, int64_t mm, int64_t n0, int64_t nn, const std::array<float*, 1>& t, int64_t ld) {
-                     for (int64_t m = 0; m < mm; ++m) {
-                       const int64_t at = (m0 + m) * N + n0;
-                       fk.ops->add(r + at, t[0] + m * ld, o + at, nn);
-                     }
-                   });
+  fused_product<1>(
+      a, *fk.mk, {a.in[1].bytes()},
+      [&](int64_t m0, int64_t mm, int64_t n0, int64_t nn, const std::array<float*, 1>& t, int64_t ld) {
+        for (int64_t m = 0; m < mm; ++m) {
+          const int64_t at = (m0 + m) * N + n0;
+          fk.ops->add(r + at, t[0] + m * ld, o + at, nn);
+        }
+      });
   return {};
 }
 
@@ -126,24 +129,25 @@ Status matmul_glu(const KernelArgs& a) {
   const int64_t N = a.out.last();
   float* o = a.out.f32();
   const bool swiglu = a.node.op == graph::Op::MatMulSwiGlu;
-  fused_product<2>(a, *fk.mk, {a.in[1].bytes(), a.in[2].bytes()},
-                   [&](int64_t m0, int64_t mm, int64_t n0, int64_t nn, const std::array<float*, 2>& t, int64_t ld) {
-                     for (int64_t m = 0; m < mm; ++m) {
-                       const float* g = t[0] + m * ld;
-                       const float* u = t[1] + m * ld;
-                       float* y = o + (m0 + m) * N + n0;
-                       if (swiglu) {
-                         fk.ops->swiglu(g, u, y, nn);
-                       } else {
-                         for (int64_t i = 0; i < nn; ++i) y[i] = graph::gelu_tanh(g[i]) * u[i];
-                       }
-                     }
-                   });
+  fused_product<2>(
+      a, *fk.mk, {a.in[1].bytes(), a.in[2].bytes()},
+      [&](int64_t m0, int64_t mm, int64_t n0, int64_t nn, const std::array<float*, 2>& t, int64_t ld) {
+        for (int64_t m = 0; m < mm; ++m) {
+          const float* g = t[0] + m * ld;
+          const float* u = t[1] + m * ld;
+          float* y = o + (m0 + m) * N + n0;
+          if (swiglu) {
+            fk.ops->swiglu(g, u, y, nn);
+          } else {
+            for (int64_t i = 0; i < nn; ++i) y[i] = graph::gelu_tanh(g[i]) * u[i];
+          }
+        }
+      });
   return {};
 }
 
-size_t fused_matmul_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int threads,
-                            const void* data) {
+size_t fused_matmul_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max,
+                            int threads, const void* data) {
   const auto& fk = *static_cast<const FusedMatmulKernel*>(data);
   const graph::Extents x = graph::resolve(g.node(n.inputs[0]).shape, max);
   const int64_t K = x.dims[static_cast<size_t>(x.rank - 1)];
@@ -151,8 +155,8 @@ size_t fused_matmul_scratch(const graph::Graph& g, const graph::Node& n, const g
   return static_cast<size_t>(threads) * per_thread_bytes(*fk.mk, K, M, n.op == graph::Op::MatMulAdd ? 1 : 2);
 }
 
-InputConversion fused_matmul_conversion(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max,
-                                        const void* data) {
+InputConversion fused_matmul_conversion(const graph::Graph& g, const graph::Node& n,
+                                        const graph::Bindings& max, const void* data) {
   return matmul_conversion(g, n, max, static_cast<const FusedMatmulKernel*>(data)->mk);
 }
 

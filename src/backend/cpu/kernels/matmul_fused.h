@@ -21,9 +21,9 @@ const FusedMatmulKernel* fused_matmul_kernel(const MatmulKernel* mk, const VecOp
 // The kernel-table functions (data: a FusedMatmulKernel).
 Status matmul_add(const KernelArgs& a);  // out may share the residual's buffer (input 2)
 Status matmul_glu(const KernelArgs& a);  // matmul_swiglu and matmul_geglu
-size_t fused_matmul_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int threads,
-                            const void* data);
-InputConversion fused_matmul_conversion(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max,
-                                        const void* data);
+size_t fused_matmul_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max,
+                            int threads, const void* data);
+InputConversion fused_matmul_conversion(const graph::Graph& g, const graph::Node& n,
+                                        const graph::Bindings& max, const void* data);
 
 }  // namespace glass::backend::cpu::kernels

@@ -79,7 +79,8 @@ Compiled run_cpu(const CpuBackend& cpu, const graph::Graph& g, bool fuse, const 
   const graph::Graph& cg = out.plan->compiled_graph();
   StepArgs args;
   args.bind = testing::bindings(c.M, 0);
-  for (graph::NodeId id : cg.leaves(Op::Input)) args.inputs.push_back(cg.node(id).name == "x" ? xs.data() : rs.data());
+  for (graph::NodeId id : cg.leaves(Op::Input))
+    args.inputs.push_back(cg.node(id).name == "x" ? xs.data() : rs.data());
   args.outputs.push_back(out.out.data());
   auto ws = out.plan->make_workspace();
   StepStats stats;
@@ -120,8 +121,9 @@ TEST_P(CpuFusedMatmul, MatchesUnfusedAndRef) {
     EXPECT_EQ(count_op(plain.plan->compiled_graph(), c.op), 0u);
     if (c.op == Op::MatMulAdd) {
       const auto& fired = fused.plan->rewrites().fired;
-      const bool over_residual = std::find(fired.begin(), fired.end(),
-                                           "in_place: matmul_add writes over its residual (1 node)") != fired.end();
+      const bool over_residual =
+          std::find(fired.begin(), fired.end(), "in_place: matmul_add writes over its residual (1 node)") !=
+          fired.end();
       EXPECT_EQ(over_residual, c.residual_in_place);
     }
     EXPECT_LE(testing::nmse(fused.out, plain.out), 1e-12);
@@ -140,7 +142,8 @@ std::vector<Case> cases() {
   std::vector<Case> v;
   for (Op op : {Op::MatMulAdd, Op::MatMulSwiGlu, Op::MatMulGeGlu})
     for (DType t : {DType::F32, DType::F16, DType::Q4_0, DType::Q8_0, DType::Q4_K}) {
-      const int64_t K = graph::traits(t).block_size == 256 ? 512 : (graph::traits(t).block_size == 32 ? 96 : 67);
+      const int64_t K =
+          graph::traits(t).block_size == 256 ? 512 : (graph::traits(t).block_size == 32 ? 96 : 67);
       for (int64_t M : {1, 3, 17, 70}) {
         const int64_t N = M == 70 ? 133 : 37;
         v.push_back({op, t, M, N, K});
@@ -165,17 +168,18 @@ TEST(CpuFusionRewrites, FuseOnlyWhenTheProductHasNoOtherReader) {
   auto bias = b.input("bias", graph::make_shape({1, 32}), DType::F32);
   auto shared = b.matmul(x, w);
   b.output("a", b.add(x, shared));
-  b.output("b", shared);                                  // a second reader: no fusion
-  b.output("c", b.add(bias, b.matmul(x2, w)));            // broadcasting residual: no fusion
+  b.output("b", shared);                                     // a second reader: no fusion
+  b.output("c", b.add(bias, b.matmul(x2, w)));               // broadcasting residual: no fusion
   b.output("d", b.swiglu(b.matmul(x, w), b.matmul(x2, w)));  // gate and up of different x
-  b.output("e", b.add(b.matmul(x2, w), x));               // fused (product first)
+  b.output("e", b.add(b.matmul(x2, w), x));                  // fused (product first)
   auto g = b.finish();
   ASSERT_TRUE(g.ok()) << g.error().message;
   CpuBackend cpu({1});
   CompileOptions opt;
   opt.max = testing::bindings(4, 0);
   std::vector<float> wdata(32 * 32, 0.5f);
-  auto plan = cpu.compile(*g, [&](const graph::Node&) -> Result<const void*> { return wdata.data(); }, opt);
+  auto plan = cpu.compile(
+      *g, [&](const graph::Node&) -> Result<const void*> { return wdata.data(); }, opt);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   EXPECT_EQ(count_op((*plan)->compiled_graph(), Op::MatMulAdd), 1u);
   EXPECT_EQ(count_op((*plan)->compiled_graph(), Op::MatMulSwiGlu), 0u);
