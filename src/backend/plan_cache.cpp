@@ -5,8 +5,12 @@ namespace glass::backend {
 Result<std::shared_ptr<Plan>> PlanCache::get(const Backend& backend, const graph::Graph& g,
                                              uint64_t graph_hash, const WeightResolver& weights,
                                              const CompileOptions& options) {
-  const PlanKey key{graph_hash, std::string(backend.name()), options.max[graph::Sym::T],
-                    options.max[graph::Sym::S], options.decompose_composites, options.fuse};
+  const PlanKey key{graph_hash,
+                    std::string(backend.name()),
+                    options.max[graph::Sym::T],
+                    options.max[graph::Sym::S],
+                    options.decompose_composites,
+                    options.fuse};
   std::lock_guard lock(mu_);
   if (auto it = plans_.find(key); it != plans_.end()) return it->second;
   auto plan = backend.compile(g, weights, options);

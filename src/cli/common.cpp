@@ -31,8 +31,9 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("--backend", o.load.backend, "compute backend: cpu or ref")->default_val("cpu");
   cmd.add_option("-t,--threads", o.load.n_threads, "compute threads (cpu backend; default: one per hardware thread)");
   cmd.add_flag("--decompose", o.load.decompose, "run composite ops through their reference decompositions");
-  cmd.add_flag_callback("--no-fuse", [&o] { o.load.fuse = false; },
-                        "skip the backend's fusion rewrites and fused kernels (compare with and without)");
+  cmd.add_flag_callback(
+      "--no-fuse", [&o] { o.load.fuse = false; },
+      "skip the backend's fusion rewrites and fused kernels (compare with and without)");
   cmd.add_option_function<std::string>(
       "--chat-template-file",
       [&o](const std::string& path) {

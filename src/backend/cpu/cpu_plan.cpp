@@ -172,7 +172,8 @@ Status CpuPlan::build(const WeightResolver& weights) {
     const bool into_state = row_write && loc[r0].kind == Location::State;
     // In place over input k->in_place_input (0 for most kernels); over another input only when no
     // other operand lives in that buffer (the kernel reads those while writing).
-    const size_t ip = root[static_cast<size_t>(nd.inputs[std::min<size_t>(k->in_place_input, nd.inputs.size() - 1)])];
+    const size_t ip =
+        root[static_cast<size_t>(nd.inputs[std::min<size_t>(k->in_place_input, nd.inputs.size() - 1)])];
     bool in_place = k->in_place && output_of[i] < 0 && loc[ip].kind == Location::Arena &&
                     end[ip] == static_cast<int64_t>(i) && bytes_at_max(g_.nodes[ip]) == bytes_at_max(nd);
     for (size_t j = 0; in_place && k->in_place_input != 0 && j < nd.inputs.size(); ++j)
@@ -295,7 +296,7 @@ void CpuPlan::report_fusions(const std::map<Op, size_t>& in_place_by_op,
       case Op::Attention:
         log_.fired.push_back(fmt::format("attention: streaming online-softmax kernel ({})", nodes(count)));
         break;
-      case Op::KvWrite:  // the ref kernel's row copy
+      case Op::KvWrite:    // the ref kernel's row copy
       case Op::MatMulAdd:  // named by their rewrites
       case Op::MatMulSwiGlu:
       case Op::MatMulGeGlu:
@@ -316,8 +317,8 @@ void CpuPlan::report_fusions(const std::map<Op, size_t>& in_place_by_op,
     if (group.first++ == 0) group.second = g_.node(key.first).name;
   }
   for (const auto& [key, group] : shared)
-    log_.fired.push_back(fmt::format("shared_activation_quant: {} matmuls read one {} copy of '{}' (x{})", key.first,
-                                     key.second, group.second, group.first));
+    log_.fired.push_back(fmt::format("shared_activation_quant: {} matmuls read one {} copy of '{}' (x{})",
+                                     key.first, key.second, group.second, group.first));
 }
 
 Status CpuPlan::check_args(const StepArgs& a, StepStats& stats) const {

@@ -92,11 +92,28 @@ std::vector<Entry> build_table() {
       if (mk == nullptr) continue;
       const k::FusedMatmulKernel* fk = k::fused_matmul_kernel(mk, ops);
       // The residual's buffer may become the output (input 2).
-      t.push_back({Op::MatMulAdd, {kF32, bit(wt), kF32}, isa, k::matmul_add, fk, k::fused_matmul_scratch, nullptr,
-                   true, "", k::fused_matmul_conversion, 2});
+      t.push_back({Op::MatMulAdd,
+                   {kF32, bit(wt), kF32},
+                   isa,
+                   k::matmul_add,
+                   fk,
+                   k::fused_matmul_scratch,
+                   nullptr,
+                   true,
+                   "",
+                   k::fused_matmul_conversion,
+                   2});
       for (Op op : {Op::MatMulSwiGlu, Op::MatMulGeGlu})
-        t.push_back({op, {kF32, bit(wt), bit(wt)}, isa, k::matmul_glu, fk, k::fused_matmul_scratch, nullptr, false,
-                     "", k::fused_matmul_conversion});
+        t.push_back({op,
+                     {kF32, bit(wt), bit(wt)},
+                     isa,
+                     k::matmul_glu,
+                     fk,
+                     k::fused_matmul_scratch,
+                     nullptr,
+                     false,
+                     "",
+                     k::fused_matmul_conversion});
     }
     t.push_back({Op::RmsNorm, {kF32, kF32}, isa, k::rms_norm, ops, nullptr, nullptr, true});
     t.push_back({Op::SwiGlu, {kF32, kF32}, isa, k::swiglu, ops, nullptr, nullptr, true});

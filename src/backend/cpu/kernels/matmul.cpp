@@ -114,8 +114,8 @@ InputConversion matmul_conversion(const graph::Graph& g, const graph::Node& n, c
   const graph::Extents x = graph::resolve(g.node(n.inputs[0]).shape, max);
   const int64_t K = x.dims[static_cast<size_t>(x.rank - 1)];
   static constexpr const char* kNames[] = {"f32", "f16", "bf16", "q8_0", "q8_1", "q8_k"};
-  return {static_cast<size_t>(x.numel() / K) * act_row_bytes(mk.act, K), reinterpret_cast<uintptr_t>(mk.quantize),
-          kNames[static_cast<size_t>(mk.act)]};
+  return {static_cast<size_t>(x.numel() / K) * act_row_bytes(mk.act, K),
+          reinterpret_cast<uintptr_t>(mk.quantize), kNames[static_cast<size_t>(mk.act)]};
 }
 
 }  // namespace glass::backend::cpu::kernels
