@@ -27,6 +27,7 @@ struct LoadOptions {
   int64_t min_ctx = 0;     // lower bound for the default n_ctx (e.g. prompt + tokens to generate)
   int64_t n_batch = 0;     // most tokens per prefill call; 0 = min(n_ctx, 512)
   bool decompose = false;  // run composite ops through their reference decompositions (debugging)
+  bool fuse = true;        // the backend's fusions (cpu: fused matmul epilogues); off for A/B
   int n_threads = 0;       // compute threads (cpu backend); 0 = one per hardware thread
   // cpu backend: copy weights whose kernel has a faster layout into it once, when the first plan
   // is compiled (Q4_0 with AVX-512 VNNI; metered in the plan's rewrite log); false: every weight

@@ -23,6 +23,7 @@ using WeightResolver = std::function<Result<const void*>(const graph::Node& para
 struct CompileOptions {
   graph::Bindings max;                // bucket maxima: T (tokens per step) and S (cache rows)
   bool decompose_composites = false;  // run composites through their reference decompositions
+  bool fuse = true;                   // backends' fusion rewrites and fused kernels (off: for A/B)
 };
 
 // One step's data. Inputs and states follow graph.leaves(Op::Input / Op::State) order; outputs follow

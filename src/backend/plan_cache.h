@@ -19,6 +19,7 @@ struct PlanKey {
   int64_t max_s = 0;
   int64_t max_o = 0;
   bool decomposed = false;
+  bool fused = true;
   auto operator<=>(const PlanKey&) const = default;
 };
 

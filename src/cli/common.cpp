@@ -35,6 +35,9 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
                "cpu backend: multiply every weight in its file layout (no one-time repack into a kernel's "
                "faster layout, e.g. q4_0 in 16-row groups)");
   cmd.add_flag("--decompose", o.load.decompose, "run composite ops through their reference decompositions");
+  cmd.add_flag_callback(
+      "--no-fuse", [&o] { o.load.fuse = false; },
+      "skip the backend's fusion rewrites and fused kernels (compare with and without)");
   cmd.add_option_function<std::string>(
       "--chat-template-file",
       [&o](const std::string& path) {

@@ -51,6 +51,9 @@ constexpr std::array<OpRow, kOpCount> kOps = {{
     {Op::Softcap, "softcap", false, true},
     {Op::Gelu, "gelu", false, true},
     {Op::GeGlu, "geglu", false, true},
+    {Op::MatMulAdd, "matmul_add", false, true},
+    {Op::MatMulSwiGlu, "matmul_swiglu", false, true},
+    {Op::MatMulGeGlu, "matmul_geglu", false, true},
 }};
 
 constexpr bool rows_in_enum_order() {

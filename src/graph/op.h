@@ -53,6 +53,10 @@ enum class Op : uint8_t {
   Softcap,  // cap * tanh(x / cap)
   Gelu,     // tanh approximation
   GeGlu,    // gelu(gate) * up
+  // fused composites, made by the fusion rewrites (graph/fuse.h), never by models
+  MatMulAdd,     // matmul(x, w) + r
+  MatMulSwiGlu,  // swiglu(matmul(x, w_gate), matmul(x, w_up))
+  MatMulGeGlu,   // geglu(matmul(x, w_gate), matmul(x, w_up))
   kSentinel,
 };
 

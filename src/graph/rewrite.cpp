@@ -38,6 +38,10 @@ Result<Graph> rewrite_nodes(const Graph& g, const NodeEmitter& emit) {
   return rebuild(g, std::vector<bool>(g.nodes.size(), true), emit);
 }
 
+Result<Graph> rewrite_nodes(const Graph& g, const std::vector<bool>& keep, const NodeEmitter& emit) {
+  return rebuild(g, keep, emit);
+}
+
 Result<Graph> decompose_composites(const Graph& g, const std::function<bool(const Node&)>& lower,
                                    RewriteLog& log) {
   const std::vector<bool> all(g.nodes.size(), true);

@@ -21,6 +21,8 @@ using NodeEmitter = std::function<Tensor(Builder& b, const Node& n, const std::v
 // Rebuilds the graph node by node through `emit` (outputs and state updates follow their nodes).
 // Every node is re-validated, so a rewrite cannot produce an ill-typed graph.
 Result<Graph> rewrite_nodes(const Graph& g, const NodeEmitter& emit);
+// The same, dropping the nodes whose `keep` is false (no kept node may read them through `in`).
+Result<Graph> rewrite_nodes(const Graph& g, const std::vector<bool>& keep, const NodeEmitter& emit);
 
 // Reproduces `n` unchanged on the rewritten inputs: the default case of an emitter.
 Tensor copy_node(Builder& b, const Node& n, const std::vector<Tensor>& in);

@@ -31,6 +31,7 @@ Result<std::shared_ptr<backend::Plan>> Model::Impl::plan(int64_t max_t) const {
   opt.max[graph::Sym::S] = info.n_ctx;
   opt.max[graph::Sym::O] = max_t;  // logits of every token at most
   opt.decompose_composites = options.decompose;
+  opt.fuse = options.fuse;
   return plans.get(*backend, model_graph.graph, graph_hash, weight_resolver(), opt);
 }
 

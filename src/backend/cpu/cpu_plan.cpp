@@ -18,7 +18,9 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/kernel.h"
 #include "backend/cpu/kernels/matmul.h"
+#include "backend/cpu/kernels/matmul_fused.h"
 #include "backend/cpu/memory_planner.h"
+#include "graph/fuse.h"
 
 namespace glass::backend::cpu {
 namespace {
@@ -97,6 +99,9 @@ class CpuPlan final : public Plan {
   }
   Status check_args(const StepArgs& a, StepStats& stats) const;
   Result<const char*> use_repacked(Step& s, const Node& nd);
+  void report_fusions(const std::map<Op, size_t>& in_place_by_op,
+                      const std::map<std::pair<graph::NodeId, uintptr_t>, size_t>& conversions,
+                      const std::map<size_t, std::pair<size_t, const char*>>& conversion_readers);
 
   graph::Graph g_;
   graph::RewriteLog log_;
@@ -138,6 +143,7 @@ Status CpuPlan::build(const WeightResolver& weights) {
   std::vector<Location> loc(n);     // per root
   std::vector<KernelChoice> choice(n);
   std::vector<int> written_state(n, -1);
+  std::map<Op, size_t> in_place_by_op;
   for (size_t i = 0; i < n; ++i) {
     const Node& nd = g_.nodes[i];
     root[i] = i;
@@ -175,13 +181,21 @@ Status CpuPlan::build(const WeightResolver& weights) {
     const size_t r0 = root[static_cast<size_t>(nd.inputs[0])];
     const bool row_write = nd.op == Op::KvWrite || nd.op == Op::ScatterRows;
     const bool into_state = row_write && loc[r0].kind == Location::State;
-    const bool in_place = k->in_place && output_of[i] < 0 && loc[r0].kind == Location::Arena &&
-                          end[r0] == static_cast<int64_t>(i) &&
-                          bytes_at_max(g_.nodes[r0]) == bytes_at_max(nd);
+    // In place over input k->in_place_input (0 for most kernels); over another input only when no
+    // other operand lives in that buffer (the kernel reads those while writing).
+    const size_t ip =
+        root[static_cast<size_t>(nd.inputs[std::min<size_t>(k->in_place_input, nd.inputs.size() - 1)])];
+    bool in_place = k->in_place && output_of[i] < 0 && loc[ip].kind == Location::Arena &&
+                    end[ip] == static_cast<int64_t>(i) && bytes_at_max(g_.nodes[ip]) == bytes_at_max(nd);
+    for (size_t j = 0; in_place && k->in_place_input != 0 && j < nd.inputs.size(); ++j)
+      in_place = j == k->in_place_input || root[static_cast<size_t>(nd.inputs[j])] != ip;
     if (nd.op == Op::Reshape || into_state || in_place) {
-      root[i] = r0;
+      root[i] = in_place ? ip : r0;
       if (into_state) written_state[i] = static_cast<int>(loc[r0].index);
-      if (in_place) ++info_.n_in_place;
+      if (in_place) {
+        ++info_.n_in_place;
+        ++in_place_by_op[nd.op];
+      }
     } else if (output_of[i] >= 0) {
       loc[i] = {Location::Output, static_cast<uint32_t>(output_of[i])};
     }
@@ -206,7 +220,8 @@ Status CpuPlan::build(const WeightResolver& weights) {
   }
   // Converted inputs (quantized activations), one per (input node, conversion), live from the
   // first node using it to the last.
-  std::map<std::pair<graph::NodeId, uintptr_t>, size_t> conversions;  // -> index into lives
+  std::map<std::pair<graph::NodeId, uintptr_t>, size_t> conversions;    // -> index into lives
+  std::map<size_t, std::pair<size_t, const char*>> conversion_readers;  // life -> (readers, type)
   std::vector<int64_t> conversion_of(n, -1);
   std::vector<bool> converts(n, false);
   for (size_t i = 0; i < n; ++i) {
@@ -223,6 +238,9 @@ Status CpuPlan::build(const WeightResolver& weights) {
     }
     lives[it->second].last = static_cast<int64_t>(i);
     conversion_of[i] = static_cast<int64_t>(it->second);
+    auto& readers = conversion_readers[it->second];
+    ++readers.first;
+    readers.second = c.what;
   }
   const MemoryPlan mp = plan_memory(lives, kAlign);
   for (size_t b = 0; b < owners.size(); ++b)
@@ -278,26 +296,81 @@ Status CpuPlan::build(const WeightResolver& weights) {
     copies_.emplace_back(k, l);
     copy_nodes_.push_back(&g_.nodes[id]);
   }
+  report_fusions(in_place_by_op, conversions, conversion_readers);
   return {};
 }
 
-// A matmul whose weight (a parameter in the mapping) has a repacked-layout kernel at this tier
-// reads the backend's repacked copy with that kernel. Returns the layout's name, or null.
+// A matmul (or fused matmul) whose weights (parameters in the mapping) have a repacked-layout
+// kernel at this tier reads the backend's repacked copies with that kernel. Returns the layout's
+// name, or null.
 Result<const char*> CpuPlan::use_repacked(Step& s, const Node& nd) {
-  if (nd.op != Op::MatMul || repacks_ == nullptr) return static_cast<const char*>(nullptr);
-  const auto& mk = *static_cast<const kernels::MatmulKernel*>(s.data);
-  const Node& w = *s.in_node[1];
-  if (mk.repacked == nullptr || s.in[1].kind != Location::Fixed || w.op != Op::Parameter ||
-      w.shape.size() != 2)
-    return static_cast<const char*>(nullptr);
-  const int64_t rows = w.shape[0].value, k = w.shape[1].value;
-  const size_t bytes = *graph::dtype_bytes(w.dtype, static_cast<uint64_t>(rows * k));
-  auto copy = repacks_->get(s.in[1].fixed, bytes, rows, k, *mk.repacked, *pool_);
-  if (!copy) return copy.error();
-  s.in[1].fixed = *copy;
-  s.data = mk.repacked;
+  const bool fused = nd.op == Op::MatMulAdd || nd.op == Op::MatMulSwiGlu || nd.op == Op::MatMulGeGlu;
+  if ((nd.op != Op::MatMul && !fused) || repacks_ == nullptr) return static_cast<const char*>(nullptr);
+  const auto* fk = fused ? static_cast<const kernels::FusedMatmulKernel*>(s.data) : nullptr;
+  const kernels::MatmulKernel& mk = fused ? *fk->mk : *static_cast<const kernels::MatmulKernel*>(s.data);
+  const size_t n_weights = nd.op == Op::MatMulSwiGlu || nd.op == Op::MatMulGeGlu ? 2 : 1;
+  if (mk.repacked == nullptr) return static_cast<const char*>(nullptr);
+  for (size_t j = 1; j <= n_weights; ++j) {
+    const Node& w = *s.in_node[j];
+    if (s.in[j].kind != Location::Fixed || w.op != Op::Parameter || w.shape.size() != 2)
+      return static_cast<const char*>(nullptr);
+  }
+  for (size_t j = 1; j <= n_weights; ++j) {
+    const Node& w = *s.in_node[j];
+    const int64_t rows = w.shape[0].value, k = w.shape[1].value;
+    const size_t bytes = *graph::dtype_bytes(w.dtype, static_cast<uint64_t>(rows * k));
+    auto copy = repacks_->get(s.in[j].fixed, bytes, rows, k, *mk.repacked, *pool_);
+    if (!copy) return copy.error();
+    s.in[j].fixed = *copy;
+  }
+  s.data = fused ? static_cast<const void*>(kernels::fused_matmul_kernel(mk.repacked, fk->ops))
+                 : static_cast<const void*>(mk.repacked);
   ++info_.n_repacked;
   return static_cast<const char*>(mk.repacked->layout);
+}
+
+// What the plan fuses beyond the graph rewrites, one aggregated line per kind in the rewrite log
+// (`glass graph --after-rewrites`): composite ops run as one kernel, kernels writing over their
+// input, and activation copies several matmuls share.
+std::string nodes(size_t count) { return fmt::format("{} node{}", count, count == 1 ? "" : "s"); }
+
+void CpuPlan::report_fusions(const std::map<Op, size_t>& in_place_by_op,
+                             const std::map<std::pair<graph::NodeId, uintptr_t>, size_t>& conversions,
+                             const std::map<size_t, std::pair<size_t, const char*>>& conversion_readers) {
+  std::map<Op, size_t> composites;
+  for (const Step& s : steps_)
+    if (graph::is_composite(s.node->op)) ++composites[s.node->op];
+  for (const auto& [op, count] : composites) {
+    switch (op) {
+      case Op::RmsNorm:
+        log_.fired.push_back(fmt::format("fused: rms_norm×weight kernel for {}", nodes(count)));
+        break;
+      case Op::Attention:
+        log_.fired.push_back(fmt::format("attention: streaming online-softmax kernel ({})", nodes(count)));
+        break;
+      case Op::KvWrite:    // the ref kernel's row copy
+      case Op::MatMulAdd:  // named by their rewrites
+      case Op::MatMulSwiGlu:
+      case Op::MatMulGeGlu:
+        break;
+      default:
+        log_.fired.push_back(fmt::format("fused: {} kernel for {}", graph::op_name(op), nodes(count)));
+    }
+  }
+  for (const auto& [op, count] : in_place_by_op)
+    log_.fired.push_back(fmt::format("in_place: {} writes over its {} ({})", graph::op_name(op),
+                                     op == Op::MatMulAdd ? "residual" : "input", nodes(count)));
+  // Shared copies, grouped by (readers, type): the first one's input names the group.
+  std::map<std::pair<size_t, std::string>, std::pair<size_t, std::string>> shared;
+  for (const auto& [key, life] : conversions) {
+    const auto& [readers, what] = conversion_readers.at(life);
+    if (readers < 2) continue;
+    auto& group = shared[{readers, what}];
+    if (group.first++ == 0) group.second = g_.node(key.first).name;
+  }
+  for (const auto& [key, group] : shared)
+    log_.fired.push_back(fmt::format("shared_activation_quant: {} matmuls read one {} copy of '{}' (x{})",
+                                     key.first, key.second, group.second, group.first));
 }
 
 Status CpuPlan::check_args(const StepArgs& a, StepStats& stats) const {
@@ -378,6 +451,17 @@ Result<std::unique_ptr<Plan>> CpuBackend::compile(const graph::Graph& g, const W
                                                   const CompileOptions& options) const {
   auto lowered = lower_for(*this, g, options);
   if (!lowered) return lowered.error();
+  if (options.fuse && !options.decompose_composites) {
+    // Fusions, where this backend has the fused kernel for the operand types.
+    const graph::FusionFilter accept = [this](Op op, const std::vector<graph::DType>& operands) {
+      return has_kernel(op, operands, isa_);
+    };
+    for (auto pass : {graph::fuse_matmul_residual, graph::fuse_gate_up}) {
+      auto fused = pass(lowered->graph, accept, lowered->log);
+      if (!fused) return fused.error();
+      lowered->graph = std::move(*fused);
+    }
+  }
   auto plan = std::make_unique<CpuPlan>(std::move(lowered->graph), std::move(lowered->log), options.max, isa_,
                                         pool_, repacks_);
   if (auto st = plan->build(weights); !st) return st.error();

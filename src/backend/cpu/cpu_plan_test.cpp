@@ -2,8 +2,10 @@
 // norm / swiglu / add run in place, matmuls reading one input share one quantized copy of it, the
 // output is written straight into the caller's buffer, and the result is the ref backend's (same
 // graph; NMSE 1e-10 with f32 weights, 1e-3 with q8_0 ones: five matmuls' 8-bit activations against
-// the ref's f32 ones).
+// the ref's f32 ones). With fusion (the default) and without (CompileOptions::fuse = false).
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "backend/cpu/cpu_test_support.h"
 #include "backend/ref/ref_backend.h"
@@ -55,32 +57,42 @@ Block layer_like(DType wt) {
 }
 
 TEST(CpuPlan, ReusesBuffersRunsInPlaceAndMatchesRef) {
-  for (DType wt : {DType::F32, DType::Q8_0}) {
-    Block blk = layer_like(wt);
-    const auto resolver = [&](const graph::Node& n) -> Result<const void*> { return blk.bound.at(n.name); };
-    CompileOptions opt;
-    opt.max = testing::bindings(40, 0);
-    auto plan = CpuBackend({2, {}}).compile(blk.g, resolver, opt);
-    ASSERT_TRUE(plan.ok()) << plan.error().message;
-    const auto info = cpu_plan_info(**plan);
-    ASSERT_TRUE(info.has_value());
-    EXPECT_LT(info->arena_bytes, info->arena_unshared) << graph::dtype_name(wt);
-    // In place: the second add (over the first) and swiglu (over the gate product); not the first
-    // add (x is a step input), the norms (their inputs are read again) or the output.
-    EXPECT_EQ(info->n_in_place, 2u);
-    EXPECT_EQ(info->n_kernels, 11u);  // leaves run nothing
+  for (DType wt : {DType::F32, DType::Q8_0})
+    for (bool fuse : {false, true}) {
+      SCOPED_TRACE(fuse ? "fused" : "not fused");
+      Block blk = layer_like(wt);
+      const auto resolver = [&](const graph::Node& n) -> Result<const void*> { return blk.bound.at(n.name); };
+      CompileOptions opt;
+      opt.max = testing::bindings(40, 0);
+      opt.fuse = fuse;
+      auto plan = CpuBackend({2, {}}).compile(blk.g, resolver, opt);
+      ASSERT_TRUE(plan.ok()) << plan.error().message;
+      const auto info = cpu_plan_info(**plan);
+      ASSERT_TRUE(info.has_value());
+      EXPECT_LT(info->arena_bytes, info->arena_unshared) << graph::dtype_name(wt);
+      if (fuse) {
+        // Three matmul_add (the output one included) and one matmul_swiglu; in place: the second
+        // matmul_add over the first one's sum (its residual).
+        EXPECT_EQ(info->n_in_place, 1u);
+        EXPECT_EQ(info->n_kernels, 6u);
+      } else {
+        // In place: the second add (over the first) and swiglu (over the gate product); not the first
+        // add (x is a step input), the norms (their inputs are read again) or the output.
+        EXPECT_EQ(info->n_in_place, 2u);
+        EXPECT_EQ(info->n_kernels, 11u);  // leaves run nothing
+      }
 
-    for (int64_t T : {1, 17, 40}) {
-      test::GraphRun run;
-      run.inputs["x"] = test::random_floats(static_cast<size_t>(T * 64), 3);
-      run.bind = testing::bindings(T, 0);
-      test::GraphRun want = run, got = run;
-      ASSERT_TRUE(testing::run_on(ref::RefBackend{}, blk.g, want, opt.max, blk.bound).ok());
-      ASSERT_TRUE(testing::run_on(CpuBackend({2, {}}), blk.g, got, opt.max, blk.bound).ok());
-      const double tol = wt == DType::F32 ? 1e-10 : 1e-3;
-      EXPECT_LE(testing::nmse(got.outputs[0], want.outputs[0]), tol) << graph::dtype_name(wt) << " T=" << T;
+      for (int64_t T : {1, 17, 40}) {
+        test::GraphRun run;
+        run.inputs["x"] = test::random_floats(static_cast<size_t>(T * 64), 3);
+        run.bind = testing::bindings(T, 0);
+        test::GraphRun want = run, got = run;
+        ASSERT_TRUE(testing::run_on(ref::RefBackend{}, blk.g, want, opt.max, blk.bound).ok());
+        ASSERT_TRUE(testing::run_on(CpuBackend({2, {}}), blk.g, got, opt.max, blk.bound, fuse).ok());
+        const double tol = wt == DType::F32 ? 1e-10 : 1e-3;
+        EXPECT_LE(testing::nmse(got.outputs[0], want.outputs[0]), tol) << graph::dtype_name(wt) << " T=" << T;
+      }
     }
-  }
 }
 
 // Q4_0 weights on an AVX-512 VNNI machine are read from one repacked copy (16-row groups) made
@@ -98,15 +110,18 @@ TEST(CpuPlan, RepacksQ4_0WeightsOnceAndMatchesTheFileLayout) {
   auto prefill = repacking.compile(blk.g, resolver, large);
   auto unpacked = plain.compile(blk.g, resolver, large);
   ASSERT_TRUE(decode.ok() && prefill.ok() && unpacked.ok());
-  EXPECT_EQ(cpu_plan_info(**decode)->n_repacked, vnni ? 5u : 0u);
-  EXPECT_EQ(cpu_plan_info(**prefill)->n_repacked, vnni ? 5u : 0u);
+  // Five weights in four matmul nodes once fused (gate and up in one matmul_swiglu).
+  EXPECT_EQ(cpu_plan_info(**decode)->n_repacked, vnni ? 4u : 0u);
+  EXPECT_EQ(cpu_plan_info(**prefill)->n_repacked, vnni ? 4u : 0u);
   EXPECT_EQ(cpu_plan_info(**unpacked)->n_repacked, 0u);
   if (vnni) {
     const auto& log = (*prefill)->rewrites().fired;
-    ASSERT_FALSE(log.empty());
-    EXPECT_NE(log.back().find("repack_weights: 5 matmuls read q4_0x16 copies of their weights (5 weights"),
+    const auto line = std::find_if(log.begin(), log.end(),
+                                   [](const std::string& l) { return l.starts_with("repack_weights"); });
+    ASSERT_NE(line, log.end());
+    EXPECT_NE(line->find("repack_weights: 4 matmuls read q4_0x16 copies of their weights (5 weights"),
               std::string::npos)
-        << log.back();  // five weights, repacked once for both plans
+        << *line;  // five weights, repacked once for both plans
   }
   for (int64_t T : {1, 3, 5, 17, 40}) {
     test::GraphRun run;

@@ -16,9 +16,11 @@
 namespace glass::backend::cpu::testing {
 
 inline Status run_on(const Backend& be, const graph::Graph& g, test::GraphRun& run,
-                     const graph::Bindings& max, const std::map<std::string, const void*>& weights = {}) {
+                     const graph::Bindings& max, const std::map<std::string, const void*>& weights = {},
+                     bool fuse = true) {
   CompileOptions opt;
   opt.max = max;
+  opt.fuse = fuse;
   auto resolver = [&](const graph::Node& n) -> Result<const void*> {
     auto it = weights.find(n.name);
     if (it == weights.end()) return make_error(ErrorCode::InvalidArgument, "test: no weight " + n.name);

@@ -60,6 +60,7 @@ using PrepareFn = std::vector<float> (*)(const graph::Node& n);
 struct InputConversion {
   size_t bytes = 0;
   uintptr_t key = 0;
+  const char* what = "";  // the converted type, for the plan's report ("q8_0")
 };
 using ConvertFn = InputConversion (*)(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max,
                                       const void* data);
@@ -70,12 +71,15 @@ struct KernelChoice {
   ScratchFn scratch = nullptr;
   PrepareFn prepare = nullptr;
   ConvertFn convert = nullptr;
-  bool in_place = false;  // out may share input 0's buffer
+  bool in_place = false;  // out may share input in_place_input's buffer
   Isa isa = Isa::Scalar;
+  uint8_t in_place_input = 0;
 };
 
 // The best entry for the node's op and operand dtypes at an ISA no higher than `max_isa`.
 std::optional<KernelChoice> find_kernel(const graph::Graph& g, const graph::Node& n, Isa max_isa);
+// Whether an entry exists for the op and operand dtypes (a node not built yet: fusion rewrites).
+bool has_kernel(graph::Op op, const std::vector<graph::DType>& operands, Isa max_isa);
 // One "op(dtypes) isa" line per entry, for `glass ops`.
 std::vector<std::string> kernel_table_lines();
 

@@ -8,6 +8,7 @@
 
 #include "backend/cpu/kernel.h"
 #include "backend/cpu/kernels/matmul.h"
+#include "backend/cpu/kernels/matmul_fused.h"
 #include "backend/cpu/kernels/vec_ops.h"
 
 namespace glass::backend::cpu {
@@ -40,6 +41,7 @@ struct Entry {
   bool in_place = false;
   const char* note = "";
   ConvertFn convert = nullptr;
+  uint8_t in_place_input = 0;
 };
 
 const k::VecOps& vec_ops(Isa isa) {
@@ -83,6 +85,36 @@ std::vector<Entry> build_table() {
                      k::matmul_conversion});
     }
     const k::VecOps* ops = &vec_ops(isa);
+    for (int w = 0; w < static_cast<int>(DType::kSentinel); ++w) {
+      const auto wt = static_cast<DType>(w);
+      if ((kWeights & bit(wt)) == 0) continue;
+      const k::MatmulKernel* mk = matmul_kernel(isa, wt);
+      if (mk == nullptr) continue;
+      const k::FusedMatmulKernel* fk = k::fused_matmul_kernel(mk, ops);
+      // The residual's buffer may become the output (input 2).
+      t.push_back({Op::MatMulAdd,
+                   {kF32, bit(wt), kF32},
+                   isa,
+                   k::matmul_add,
+                   fk,
+                   k::fused_matmul_scratch,
+                   nullptr,
+                   true,
+                   "",
+                   k::fused_matmul_conversion,
+                   2});
+      for (Op op : {Op::MatMulSwiGlu, Op::MatMulGeGlu})
+        t.push_back({op,
+                     {kF32, bit(wt), bit(wt)},
+                     isa,
+                     k::matmul_glu,
+                     fk,
+                     k::fused_matmul_scratch,
+                     nullptr,
+                     false,
+                     "",
+                     k::fused_matmul_conversion});
+    }
     t.push_back({Op::RmsNorm, {kF32, kF32}, isa, k::rms_norm, ops, nullptr, nullptr, true});
     t.push_back({Op::SwiGlu, {kF32, kF32}, isa, k::swiglu, ops, nullptr, nullptr, true});
     t.push_back({Op::Silu, {kF32}, isa, k::swiglu, ops, nullptr, nullptr, true});
@@ -142,20 +174,30 @@ std::string set_name(DTypeSet s) {
   return names.size() == 1 ? names[0] : fmt::format("{{{}}}", fmt::join(names, "|"));
 }
 
+const Entry* best_entry(graph::Op op, const std::vector<DType>& operands, Isa max_isa) {
+  const Entry* best = nullptr;
+  for (const Entry& e : table()) {
+    if (e.op != op || e.operands.size() != operands.size() || e.isa > max_isa) continue;
+    bool match = true;
+    for (size_t i = 0; i < operands.size(); ++i) match = match && (e.operands[i] & bit(operands[i])) != 0;
+    if (match && (best == nullptr || e.isa > best->isa)) best = &e;
+  }
+  return best;
+}
+
 }  // namespace
 
 std::optional<KernelChoice> find_kernel(const graph::Graph& g, const graph::Node& n, Isa max_isa) {
-  const Entry* best = nullptr;
-  for (const Entry& e : table()) {
-    if (e.op != n.op || e.operands.size() != n.inputs.size() || e.isa > max_isa) continue;
-    bool match = true;
-    for (size_t i = 0; i < n.inputs.size(); ++i)
-      match = match && (e.operands[i] & bit(g.node(n.inputs[i]).dtype)) != 0;
-    if (match && (best == nullptr || e.isa > best->isa)) best = &e;
-  }
+  std::vector<DType> operands;
+  for (graph::NodeId in : n.inputs) operands.push_back(g.node(in).dtype);
+  const Entry* best = best_entry(n.op, operands, max_isa);
   if (best == nullptr) return std::nullopt;
   return KernelChoice{best->fn,      best->data,     best->scratch, best->prepare,
-                      best->convert, best->in_place, best->isa};
+                      best->convert, best->in_place, best->isa,     best->in_place_input};
+}
+
+bool has_kernel(graph::Op op, const std::vector<DType>& operands, Isa max_isa) {
+  return best_entry(op, operands, max_isa) != nullptr;
 }
 
 std::vector<std::string> kernel_table_lines() {

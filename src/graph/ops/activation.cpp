@@ -25,21 +25,26 @@ Tensor decompose_softcap(Builder& b, Tensor x, float cap) {
   return b.tanh(x / b.scalar(cap)) * b.scalar(cap);
 }
 
+Tensor decompose_silu(Builder& b, Tensor g) { return g * b.recip(b.scalar(1.0f) + b.exp(b.neg(g))); }
+
+Tensor decompose_gelu(Builder& b, Tensor g) {
+  const Tensor inner = (g + g * g * g * b.scalar(kGeluCubic)) * b.scalar(kGeluSqrt2OverPi);
+  return b.scalar(0.5f) * g * (b.scalar(1.0f) + b.tanh(inner));
+}
+
 Tensor decompose_activation(Builder& b, const Node& n, const std::vector<Tensor>& in) {
   const Tensor g = in[0];
   switch (n.op) {
     case Op::Softcap:
       return decompose_softcap(b, g, std::get<SoftcapAttrs>(n.attrs).cap);
     case Op::Gelu:
-    case Op::GeGlu: {
-      const Tensor inner = (g + g * g * g * b.scalar(kGeluCubic)) * b.scalar(kGeluSqrt2OverPi);
-      const Tensor gelu = b.scalar(0.5f) * g * (b.scalar(1.0f) + b.tanh(inner));
-      return n.op == Op::GeGlu ? gelu * in[1] : gelu;
-    }
-    default: {
-      const Tensor silu = g * b.recip(b.scalar(1.0f) + b.exp(b.neg(g)));
-      return n.op == Op::SwiGlu ? silu * in[1] : silu;
-    }
+      return decompose_gelu(b, g);
+    case Op::GeGlu:
+      return decompose_gelu(b, g) * in[1];
+    case Op::SwiGlu:
+      return decompose_silu(b, g) * in[1];
+    default:
+      return decompose_silu(b, g);
   }
 }
 

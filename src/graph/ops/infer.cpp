@@ -62,6 +62,10 @@ Result<TypeInfo> infer(const InferArgs& a) {
       return infer_embedding(a);
     case Op::Moe:
       return infer_moe(a);
+    case Op::MatMulAdd:
+    case Op::MatMulSwiGlu:
+    case Op::MatMulGeGlu:
+      return infer_fused_matmul(a);
     case Op::kSentinel:
       break;
   }
@@ -88,6 +92,10 @@ Tensor decompose(Builder& b, const Node& n, const std::vector<Tensor>& in) {
       return decompose_embedding(b, n, in);
     case Op::Moe:
       return decompose_moe(b, n, in);
+    case Op::MatMulAdd:
+    case Op::MatMulSwiGlu:
+    case Op::MatMulGeGlu:
+      return decompose_fused_matmul(b, n, in);
     default:
       break;
   }

@@ -40,6 +40,7 @@ Result<TypeInfo> infer_attention(const InferArgs& a);
 Result<TypeInfo> infer_activation(const InferArgs& a);
 Result<TypeInfo> infer_embedding(const InferArgs& a);
 Result<TypeInfo> infer_moe(const InferArgs& a);
+Result<TypeInfo> infer_fused_matmul(const InferArgs& a);
 
 // Composite op -> primitives. `in` are the node's inputs already present in `b`. Returns the
 // tensor standing for the node's output.
@@ -56,5 +57,10 @@ Tensor decompose_activation(Builder& b, const Node& n, const std::vector<Tensor>
 Tensor decompose_softcap(Builder& b, Tensor x, float cap);
 Tensor decompose_embedding(Builder& b, const Node& n, const std::vector<Tensor>& in);
 Tensor decompose_moe(Builder& b, const Node& n, const std::vector<Tensor>& in);
+Tensor decompose_fused_matmul(Builder& b, const Node& n, const std::vector<Tensor>& in);
+// silu(g) and gelu(g) (tanh form) from primitives: the activations' decompositions, shared with the
+// fused matmuls'.
+Tensor decompose_silu(Builder& b, Tensor g);
+Tensor decompose_gelu(Builder& b, Tensor g);
 
 }  // namespace glass::graph

@@ -9,12 +9,6 @@
 namespace glass::backend::cpu::kernels {
 namespace {
 
-constexpr int64_t kSmallM = 4;     // up to this many activation rows: split weight rows only
-constexpr int64_t kTileRows = 64;  // weight rows per prefill tile (whole repacked groups)
-constexpr int64_t kTileActs = 64;  // activation rows per prefill tile
-constexpr int64_t kPackMinM = 16;  // activation rows from which the packed path pays for its packing
-constexpr int64_t kPackRows = 16;
-
 struct Dims {
   int64_t M, N, K;
   std::array<int64_t, 2> ob{1, 1}, xb{1, 1}, wb{1, 1};  // batch extents (output, x, w)
@@ -38,12 +32,7 @@ void product(const KernelArgs& a, const MatmulKernel& mk, const std::byte* act, 
   const size_t w_stride = *graph::dtype_bytes(a.in[1].dtype, static_cast<uint64_t>(d.K));
   const auto N = static_cast<size_t>(d.N);
   if (d.M <= kSmallM) {
-    // Enough chunks per thread to balance, each at least 16 rows (one cache-friendly stream), in
-    // whole groups of the kernel's row_align rows (a repacked layout's groups).
-    const int64_t align = mk.row_align, units = (d.N + align - 1) / align;
-    const int64_t grain = std::max<int64_t>(16, d.N / (static_cast<int64_t>(a.pool.size()) * 8));
-    parallel_for(a.pool, units, std::max<int64_t>(1, grain / align), [&](int64_t u0, int64_t u1, int) {
-      const int64_t n0 = u0 * align, n1 = std::min(u1 * align, d.N);
+    split_weight_rows(a.pool, d.N, mk, [&](int64_t n0, int64_t n1, int) {
       mk.gemm(d.K, wm + static_cast<size_t>(n0) * w_stride, w_stride, n1 - n0, act, a_stride, d.M, om + n0,
               N);
     });
@@ -76,6 +65,20 @@ void product(const KernelArgs& a, const MatmulKernel& mk, const std::byte* act, 
 
 }  // namespace
 
+Activations matmul_activations(const KernelArgs& a, const MatmulKernel& mk) {
+  const TensorView& x = a.in[0];
+  const int64_t K = x.last();
+  if (mk.quantize == nullptr) return {x.bytes(), static_cast<size_t>(K) * sizeof(float)};
+  // Every row of x, once per step (nodes sharing x share the copy).
+  const size_t stride = act_row_bytes(mk.act, K);
+  if (a.convert_now)
+    parallel_for(a.pool, x.rows(), 4, [&](int64_t m0, int64_t m1, int) {
+      for (int64_t m = m0; m < m1; ++m)
+        mk.quantize(x.f32() + m * K, a.converted + static_cast<size_t>(m) * stride, K);
+    });
+  return {a.converted, stride};
+}
+
 Status matmul(const KernelArgs& a) {
   const auto& mk = *static_cast<const MatmulKernel*>(a.data);
   const TensorView& x = a.in[0];
@@ -83,17 +86,7 @@ Status matmul(const KernelArgs& a) {
   const Dims d = dims_of(x, w, a.out);
   if (d.M == 0 || d.N == 0) return {};
   const size_t w_bytes = *graph::dtype_bytes(w.dtype, static_cast<uint64_t>(d.N * d.K));
-  const std::byte* act = x.bytes();
-  size_t a_stride = static_cast<size_t>(d.K) * sizeof(float);
-  if (mk.quantize != nullptr) {  // every row of x, once per step (nodes sharing x share the copy)
-    a_stride = act_row_bytes(mk.act, d.K);
-    act = a.converted;
-    if (a.convert_now)
-      parallel_for(a.pool, x.rows(), 4, [&](int64_t m0, int64_t m1, int) {
-        for (int64_t m = m0; m < m1; ++m)
-          mk.quantize(x.f32() + m * d.K, a.converted + static_cast<size_t>(m) * a_stride, d.K);
-      });
-  }
+  const auto [act, a_stride] = matmul_activations(a, mk);
   for (int64_t b0 = 0; b0 < d.ob[0]; ++b0)
     for (int64_t b1 = 0; b1 < d.ob[1]; ++b1) {
       const int64_t xbi = (d.xb[0] == 1 ? 0 : b0) * d.xb[1] + (d.xb[1] == 1 ? 0 : b1);
@@ -119,8 +112,9 @@ InputConversion matmul_conversion(const graph::Graph& g, const graph::Node& n, c
   if (mk.quantize == nullptr) return {};
   const graph::Extents x = graph::resolve(g.node(n.inputs[0]).shape, max);
   const int64_t K = x.dims[static_cast<size_t>(x.rank - 1)];
+  static constexpr const char* kNames[] = {"f32", "f16", "bf16", "q8_0", "q8_1", "q8_k"};
   return {static_cast<size_t>(x.numel() / K) * act_row_bytes(mk.act, K),
-          reinterpret_cast<uintptr_t>(mk.quantize)};
+          reinterpret_cast<uintptr_t>(mk.quantize), kNames[static_cast<size_t>(mk.act)]};
 }
 
 }  // namespace glass::backend::cpu::kernels

@@ -10,6 +10,7 @@
 // A MatmulKernel is the per-(weight type, ISA) part: the activation converter and a gemm over a
 // tile of weight rows x activation rows. matmul() (ISA-neutral) quantizes, splits tiles over the
 // thread pool and calls it.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -89,6 +90,38 @@ void quantize_row_bf16(const float* x, void* y, int64_t k);
 void quantize_row_q8_0(const float* x, void* y, int64_t k);
 void quantize_row_q8_1(const float* x, void* y, int64_t k);
 void quantize_row_q8_k(const float* x, void* y, int64_t k);
+
+// The work split shared by matmul and the fused matmuls (matmul_fused.cpp): up to kSmallM activation
+// rows split the weight rows only (decode); from kPackMinM rows a kernel with a packed path packs
+// kPackRows weight rows at a time; otherwise tiles of kTileRows weight rows x kTileActs activations.
+inline constexpr int64_t kSmallM = 4;
+inline constexpr int64_t kTileRows = 64;
+inline constexpr int64_t kTileActs = 64;
+inline constexpr int64_t kPackMinM = 16;
+inline constexpr int64_t kPackRows = 16;
+
+// Weight rows per decode task: enough chunks per thread to balance, each at least 16 rows.
+inline int64_t decode_grain(int64_t n_rows, int threads) {
+  return std::max<int64_t>(16, n_rows / (static_cast<int64_t>(threads) * 8));
+}
+
+// The decode split: f(n0, n1, thread) over weight rows [0, n_rows) in decode_grain tasks, each
+// made of whole groups of mk.row_align rows (a repacked layout's groups).
+template <class F>
+void split_weight_rows(ThreadPool& pool, int64_t n_rows, const MatmulKernel& mk, const F& f) {
+  const int64_t align = mk.row_align, units = (n_rows + align - 1) / align;
+  parallel_for(
+      pool, units, std::max<int64_t>(1, decode_grain(n_rows, pool.size()) / align),
+      [&](int64_t u0, int64_t u1, int thread) { f(u0 * align, std::min(u1 * align, n_rows), thread); });
+}
+
+// The activation rows a matmul kernel reads: input 0 converted to the weight type's blocks in
+// a.converted (converted now when a.convert_now: nodes sharing x share the copy), or x itself.
+struct Activations {
+  const std::byte* data;
+  size_t stride;  // bytes between rows
+};
+Activations matmul_activations(const KernelArgs& a, const MatmulKernel& mk);
 
 // The kernel-table functions (data: a MatmulKernel).
 Status matmul(const KernelArgs& a);

@@ -1,0 +1,29 @@
+#pragma once
+// Fused matmuls (graph/ops/fused_matmul.cpp): the product's tiles are computed into per-thread
+// scratch with the weight type's MatmulKernel and the same work split as matmul, and an epilogue
+// consumes each tile while it is hot: matmul_add adds the residual, matmul_swiglu / matmul_geglu
+// compute the gate and up tiles of the same weight rows and write act(gate) * up. No [T, N]
+// intermediate exists.
+#include "backend/cpu/kernel.h"
+#include "backend/cpu/kernels/matmul.h"
+#include "backend/cpu/kernels/vec_ops.h"
+
+namespace glass::backend::cpu::kernels {
+
+struct FusedMatmulKernel {
+  const MatmulKernel* mk;
+  const VecOps* ops;
+};
+
+// A kernel for (weight type, ISA), kept for the life of the process (kernel table data).
+const FusedMatmulKernel* fused_matmul_kernel(const MatmulKernel* mk, const VecOps* ops);
+
+// The kernel-table functions (data: a FusedMatmulKernel).
+Status matmul_add(const KernelArgs& a);  // out may share the residual's buffer (input 2)
+Status matmul_glu(const KernelArgs& a);  // matmul_swiglu and matmul_geglu
+size_t fused_matmul_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max,
+                            int threads, const void* data);
+InputConversion fused_matmul_conversion(const graph::Graph& g, const graph::Node& n,
+                                        const graph::Bindings& max, const void* data);
+
+}  // namespace glass::backend::cpu::kernels
