@@ -128,8 +128,8 @@ inline void float_rows(int64_t k, const typename W::T* w, size_t ws, const float
 
 #if defined(__AVX512F__)
 // ---- AVX-512 decode (1-4 activation rows): memory-bound, so the work is keeping loads in flight.
-// Groups of 4 weight rows are read as 4 interleaved streams while the next group is prefetched, the
-// k tail is a masked load (no scalar loop), and the 4 row sums are reduced together into one
+// Groups of RW weight rows are read as RW interleaved streams while the next group is prefetched,
+// the k tail is a masked load (no scalar loop), and row sums are reduced four at a time into one
 // 4-lane store.
 inline __m128 hsum4(__m512 a, __m512 b, __m512 c, __m512 d) {
   auto fold = [](__m512 v) { return _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1)); };
@@ -179,17 +179,18 @@ inline void gemv_rows(int64_t k, const typename W::T* w, size_t ws, const float*
       for (int r = 0; r < RW; ++r) acc[r][c] = _mm512_fmadd_ps(wv[r], av, acc[r][c]);
     }
   }
-  for (int c = 0; c < RA; ++c) {
-    const __m512 z = _mm512_setzero_ps();
-    const __m128 s = hsum4(acc[0][c], RW > 1 ? acc[RW > 1 ? 1 : 0][c] : z, RW > 2 ? acc[RW > 2 ? 2 : 0][c] : z,
-                           RW > 3 ? acc[RW > 3 ? 3 : 0][c] : z);
-    if constexpr (RW == 4) {
-      _mm_storeu_ps(out + c * os, s);
-    } else {
-      float lanes[4];
-      _mm_storeu_ps(lanes, s);
-      for (int r = 0; r < RW; ++r) out[c * os + r] = lanes[r];
-    }
+  if constexpr (RW % 4 == 0) {
+    for (int c = 0; c < RA; ++c)
+      for (int r = 0; r < RW; r += 4)
+        _mm_storeu_ps(out + c * os + r, hsum4(acc[r][c], acc[r + 1][c], acc[r + 2][c], acc[r + 3][c]));
+    return;
+  }
+  for (int c = 0; c < RA; ++c) {  // 1-3 rows
+    __m512 v[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    for (int r = 0; r < RW; ++r) v[r] = acc[r][c];
+    float lanes[4];
+    _mm_storeu_ps(lanes, hsum4(v[0], v[1], v[2], v[3]));
+    for (int r = 0; r < RW; ++r) out[c * os + r] = lanes[r];
   }
 }
 
@@ -197,6 +198,14 @@ template <class W, int RA>
 inline void gemv(int64_t k, const typename W::T* w, size_t ws, int64_t n_w, const float* a, size_t as,
                  float* out, size_t os) {
   int64_t r = 0;
+  // As many rows as the accumulators allow (16 x 1, 8 x 2, 4 x 3 or 4 vectors): more streams in
+  // flight. Measured on Zen 5, one activation row: 16 rows stream ~1.4x the bytes per second of 4.
+  if constexpr (RA == 1) {
+    for (; r + 16 <= n_w; r += 16) gemv_rows<W, 16, RA>(k, w + r * ws, ws, a, as, out + r, os);
+  }
+  if constexpr (RA <= 2) {
+    for (; r + 8 <= n_w; r += 8) gemv_rows<W, 8, RA>(k, w + r * ws, ws, a, as, out + r, os);
+  }
   for (; r + 4 <= n_w; r += 4) gemv_rows<W, 4, RA>(k, w + r * ws, ws, a, as, out + r, os);
   switch (n_w - r) {
     case 1:
