@@ -76,6 +76,30 @@ struct BF16W {
   }
 };
 
+#if defined(__AVX512F__)
+// Sums of 4 vectors as the 4 lanes of one.
+inline __m128 hsum4(__m512 a, __m512 b, __m512 c, __m512 d) {
+  auto fold = [](__m512 v) { return _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1)); };
+  const __m256 ab = _mm256_hadd_ps(fold(a), fold(b));  // a01 a23 b01 b23 | a45 a67 b45 b67
+  const __m256 cd = _mm256_hadd_ps(fold(c), fold(d));
+  const __m256 abcd = _mm256_hadd_ps(ab, cd);  // a0123 b0123 c0123 d0123 | a4567 ...
+  return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
+}
+
+template <class W>
+inline __m512 wload_mask(const typename W::T* p, __mmask16 m) {
+  if constexpr (std::is_same_v<W, F32W>) {
+    return _mm512_maskz_loadu_ps(m, p);
+  } else if constexpr (std::is_same_v<W, F16W>) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+  } else {
+    const __m512i v = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+  }
+}
+
+#endif
+
 template <class W, int RW, int RA>
 inline void float_tile(int64_t k, const typename W::T* w, size_t ws, const float* a, size_t as, float* out,
                        size_t os) {
@@ -91,12 +115,30 @@ inline void float_tile(int64_t k, const typename W::T* w, size_t ws, const float
       for (int r = 0; r < RW; ++r) acc[r][c] = FVec::fma(wv[r], av, acc[r][c]);
     }
   }
+#if defined(__AVX512F__)
+  if (j < k) {  // the k tail as masked loads; 4 rows' sums reduced together
+    const auto m = static_cast<__mmask16>((1u << (k - j)) - 1u);
+    typename FVec::V wv[RW];
+    for (int r = 0; r < RW; ++r) wv[r] = wload_mask<W>(w + r * ws + j, m);
+    for (int c = 0; c < RA; ++c) {
+      const __m512 av = _mm512_maskz_loadu_ps(m, a + c * as + j);
+      for (int r = 0; r < RW; ++r) acc[r][c] = FVec::fma(wv[r], av, acc[r][c]);
+    }
+  }
+  if constexpr (RW == 4) {
+    for (int c = 0; c < RA; ++c) _mm_storeu_ps(out + c * os, hsum4(acc[0][c], acc[1][c], acc[2][c], acc[3][c]));
+  } else {
+    for (int r = 0; r < RW; ++r)
+      for (int c = 0; c < RA; ++c) out[c * os + r] = FVec::sum(acc[r][c]);
+  }
+#else
   for (int r = 0; r < RW; ++r)
     for (int c = 0; c < RA; ++c) {
       float sum = FVec::sum(acc[r][c]);
       for (int64_t t = j; t < k; ++t) sum += W::one(w + r * ws + t) * a[c * as + t];
       out[c * os + r] = sum;
     }
+#endif
 }
 
 // The weight rows [r, r + RW) against every activation row: full RA tiles, then one tile of the rest.
@@ -131,26 +173,6 @@ inline void float_rows(int64_t k, const typename W::T* w, size_t ws, const float
 // Groups of RW weight rows are read as RW interleaved streams while the next group is prefetched,
 // the k tail is a masked load (no scalar loop), and row sums are reduced four at a time into one
 // 4-lane store.
-inline __m128 hsum4(__m512 a, __m512 b, __m512 c, __m512 d) {
-  auto fold = [](__m512 v) { return _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1)); };
-  const __m256 ab = _mm256_hadd_ps(fold(a), fold(b));  // a01 a23 b01 b23 | a45 a67 b45 b67
-  const __m256 cd = _mm256_hadd_ps(fold(c), fold(d));
-  const __m256 abcd = _mm256_hadd_ps(ab, cd);  // a0123 b0123 c0123 d0123 | a4567 ...
-  return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
-}
-
-template <class W>
-inline __m512 wload_mask(const typename W::T* p, __mmask16 m) {
-  if constexpr (std::is_same_v<W, F32W>) {
-    return _mm512_maskz_loadu_ps(m, p);
-  } else if constexpr (std::is_same_v<W, F16W>) {
-    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
-  } else {
-    const __m512i v = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
-  }
-}
-
 template <class W, int RW, int RA>
 inline void gemv_rows(int64_t k, const typename W::T* w, size_t ws, const float* a, size_t as, float* out,
                       size_t os) {
