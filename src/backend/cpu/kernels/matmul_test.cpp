@@ -4,7 +4,8 @@
 //    differences are float rounding: tolerance 2e-5 of sum |w x| per output.
 //  * the ref backend (f32 activations): NMSE below the activation rounding's size: 1e-10 for f32
 //    weights, 1e-6 for f16, 2e-5 for bf16, 2e-4 for the 8-bit activation blocks.
-// Shapes have tails: odd row counts, 1 and 3 activation rows (the decode split) and 70 (tiles).
+// Shapes have tails: odd row counts, 1 and 3 activation rows (the decode split) and 70 (tiles);
+// the float types also every decode row count, odd k and row counts 1-20 and 200.
 #include "backend/cpu/kernels/matmul.h"
 
 #include <gtest/gtest.h>
@@ -148,6 +149,15 @@ std::vector<Case> cases() {
     const int64_t K =
         graph::traits(t).block_size == 256 ? 512 : (graph::traits(t).block_size == 32 ? 96 : 67);
     for (int64_t M : {1, 3, 70}) v.push_back({t, M, M == 70 ? 133 : 37, K});
+  }
+  // f32 / f16 / bf16: every decode row count (1-4) and the tile sizes around them, with row counts
+  // that leave each register-tile tail (16, 8, 4 and 1-3 rows) and odd k (masked k tails).
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+    for (int64_t M : {2, 4, 5, 7, 12, 17, 20}) v.push_back({t, M, 39, 67});
+    v.push_back({t, 1, 45, 131});
+    v.push_back({t, 1, 3, 16});
+    v.push_back({t, 2, 21, 1});
+    v.push_back({t, 200, 29, 45});
   }
   v.push_back({DType::Q4_0, 2, 1, 32});
   // Q4_0 repacked in 16-row groups (AVX-512 VNNI): whole groups only, at the decode (M <= 4), tile

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "backend/cpu/kernels/matmul.h"
 
@@ -75,6 +76,30 @@ struct BF16W {
   }
 };
 
+#if defined(__AVX512F__)
+// Sums of 4 vectors as the 4 lanes of one.
+inline __m128 hsum4(__m512 a, __m512 b, __m512 c, __m512 d) {
+  auto fold = [](__m512 v) { return _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1)); };
+  const __m256 ab = _mm256_hadd_ps(fold(a), fold(b));  // a01 a23 b01 b23 | a45 a67 b45 b67
+  const __m256 cd = _mm256_hadd_ps(fold(c), fold(d));
+  const __m256 abcd = _mm256_hadd_ps(ab, cd);  // a0123 b0123 c0123 d0123 | a4567 ...
+  return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
+}
+
+template <class W>
+inline __m512 wload_mask(const typename W::T* p, __mmask16 m) {
+  if constexpr (std::is_same_v<W, F32W>) {
+    return _mm512_maskz_loadu_ps(m, p);
+  } else if constexpr (std::is_same_v<W, F16W>) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+  } else {
+    const __m512i v = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+  }
+}
+
+#endif
+
 template <class W, int RW, int RA>
 inline void float_tile(int64_t k, const typename W::T* w, size_t ws, const float* a, size_t as, float* out,
                        size_t os) {
@@ -90,12 +115,30 @@ inline void float_tile(int64_t k, const typename W::T* w, size_t ws, const float
       for (int r = 0; r < RW; ++r) acc[r][c] = FVec::fma(wv[r], av, acc[r][c]);
     }
   }
+#if defined(__AVX512F__)
+  if (j < k) {  // the k tail as masked loads; 4 rows' sums reduced together
+    const auto m = static_cast<__mmask16>((1u << (k - j)) - 1u);
+    typename FVec::V wv[RW];
+    for (int r = 0; r < RW; ++r) wv[r] = wload_mask<W>(w + r * ws + j, m);
+    for (int c = 0; c < RA; ++c) {
+      const __m512 av = _mm512_maskz_loadu_ps(m, a + c * as + j);
+      for (int r = 0; r < RW; ++r) acc[r][c] = FVec::fma(wv[r], av, acc[r][c]);
+    }
+  }
+  if constexpr (RW == 4) {
+    for (int c = 0; c < RA; ++c) _mm_storeu_ps(out + c * os, hsum4(acc[0][c], acc[1][c], acc[2][c], acc[3][c]));
+  } else {
+    for (int r = 0; r < RW; ++r)
+      for (int c = 0; c < RA; ++c) out[c * os + r] = FVec::sum(acc[r][c]);
+  }
+#else
   for (int r = 0; r < RW; ++r)
     for (int c = 0; c < RA; ++c) {
       float sum = FVec::sum(acc[r][c]);
       for (int64_t t = j; t < k; ++t) sum += W::one(w + r * ws + t) * a[c * as + t];
       out[c * os + r] = sum;
     }
+#endif
 }
 
 // The weight rows [r, r + RW) against every activation row: full RA tiles, then one tile of the rest.
@@ -125,6 +168,80 @@ inline void float_rows(int64_t k, const typename W::T* w, size_t ws, const float
   }
 }
 
+#if defined(__AVX512F__)
+// ---- AVX-512 decode (1-4 activation rows): memory-bound, so the work is keeping loads in flight.
+// Groups of RW weight rows are read as RW interleaved streams while the next group is prefetched,
+// the k tail is a masked load (no scalar loop), and row sums are reduced four at a time into one
+// 4-lane store.
+template <class W, int RW, int RA>
+inline void gemv_rows(int64_t k, const typename W::T* w, size_t ws, const float* a, size_t as, float* out,
+                      size_t os) {
+  __m512 acc[RW][RA];
+  for (auto& r : acc)
+    for (auto& c : r) c = _mm512_setzero_ps();
+  constexpr int64_t kLine = 64 / sizeof(typename W::T);  // elements per cache line
+  const typename W::T* next = w + RW * ws;  // the next group's rows, read next
+  int64_t j = 0;
+  for (; j + 16 <= k; j += 16) {
+    if (j % kLine == 0)
+      for (int r = 0; r < RW; ++r) _mm_prefetch(reinterpret_cast<const char*>(next + r * ws + j), _MM_HINT_T0);
+    __m512 wv[RW];
+    for (int r = 0; r < RW; ++r) wv[r] = W::load(w + r * ws + j);
+    for (int c = 0; c < RA; ++c) {
+      const __m512 av = _mm512_loadu_ps(a + c * as + j);
+      for (int r = 0; r < RW; ++r) acc[r][c] = _mm512_fmadd_ps(wv[r], av, acc[r][c]);
+    }
+  }
+  if (j < k) {
+    const auto m = static_cast<__mmask16>((1u << (k - j)) - 1u);
+    __m512 wv[RW];
+    for (int r = 0; r < RW; ++r) wv[r] = wload_mask<W>(w + r * ws + j, m);
+    for (int c = 0; c < RA; ++c) {
+      const __m512 av = _mm512_maskz_loadu_ps(m, a + c * as + j);
+      for (int r = 0; r < RW; ++r) acc[r][c] = _mm512_fmadd_ps(wv[r], av, acc[r][c]);
+    }
+  }
+  if constexpr (RW % 4 == 0) {
+    for (int c = 0; c < RA; ++c)
+      for (int r = 0; r < RW; r += 4)
+        _mm_storeu_ps(out + c * os + r, hsum4(acc[r][c], acc[r + 1][c], acc[r + 2][c], acc[r + 3][c]));
+    return;
+  }
+  for (int c = 0; c < RA; ++c) {  // 1-3 rows
+    __m512 v[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    for (int r = 0; r < RW; ++r) v[r] = acc[r][c];
+    float lanes[4];
+    _mm_storeu_ps(lanes, hsum4(v[0], v[1], v[2], v[3]));
+    for (int r = 0; r < RW; ++r) out[c * os + r] = lanes[r];
+  }
+}
+
+template <class W, int RA>
+inline void gemv(int64_t k, const typename W::T* w, size_t ws, int64_t n_w, const float* a, size_t as,
+                 float* out, size_t os) {
+  int64_t r = 0;
+  // As many rows as the accumulators allow (16 x 1, 8 x 2, 4 x 3 or 4 vectors): more streams in
+  // flight. Measured on Zen 5, one activation row: 16 rows stream ~1.4x the bytes per second of 4.
+  if constexpr (RA == 1) {
+    for (; r + 16 <= n_w; r += 16) gemv_rows<W, 16, RA>(k, w + r * ws, ws, a, as, out + r, os);
+  }
+  if constexpr (RA <= 2) {
+    for (; r + 8 <= n_w; r += 8) gemv_rows<W, 8, RA>(k, w + r * ws, ws, a, as, out + r, os);
+  }
+  for (; r + 4 <= n_w; r += 4) gemv_rows<W, 4, RA>(k, w + r * ws, ws, a, as, out + r, os);
+  switch (n_w - r) {
+    case 1:
+      return gemv_rows<W, 1, RA>(k, w + r * ws, ws, a, as, out + r, os);
+    case 2:
+      return gemv_rows<W, 2, RA>(k, w + r * ws, ws, a, as, out + r, os);
+    case 3:
+      return gemv_rows<W, 3, RA>(k, w + r * ws, ws, a, as, out + r, os);
+    default:
+      return;
+  }
+}
+#endif
+
 template <class W>
 void float_gemm(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w, const std::byte* ab,
                 size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
@@ -132,6 +249,20 @@ void float_gemm(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w, co
   const auto* w = reinterpret_cast<const typename W::T*>(wb);
   const auto* a = reinterpret_cast<const float*>(ab);
   const size_t ws = w_stride / sizeof(typename W::T), as = a_stride / sizeof(float);
+#if defined(__AVX512F__)
+  switch (n_a) {
+    case 1:
+      return gemv<W, 1>(k, w, ws, n_w, a, as, out, out_stride);
+    case 2:
+      return gemv<W, 2>(k, w, ws, n_w, a, as, out, out_stride);
+    case 3:
+      return gemv<W, 3>(k, w, ws, n_w, a, as, out, out_stride);
+    case 4:
+      return gemv<W, 4>(k, w, ws, n_w, a, as, out, out_stride);
+    default:
+      break;
+  }
+#endif
   int64_t r = 0;
   for (; r + RW <= n_w; r += RW) float_rows<W, RW>(k, w + r * ws, ws, a, as, n_a, out + r, out_stride);
   for (; r < n_w; ++r) float_rows<W, 1>(k, w + r * ws, ws, a, as, n_a, out + r, out_stride);

@@ -1,0 +1,134 @@
+// Kernel-level matmul throughput: kernels::matmul (the cpu backend's matmul op, activation
+// conversion and thread split included) on SmolLM2-135M's shapes, for f32 / f16 / bf16 weights at
+// the machine's best ISA. Decode-sized products rotate through enough weight copies (>= 256 MiB)
+// that every call streams its weights from memory, as a token step does. Reports GFLOP/s (2MNK per
+// second) and weight GB/s. Not a unit test: run build-test/bin/glass_matmul_bench
+// [--benchmark_filter=...]; GLASS_BENCH_THREADS sets the threads (default 2).
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "backend/cpu/isa.h"
+#include "backend/cpu/kernel.h"
+#include "backend/cpu/kernels/matmul.h"
+#include "formats/half.h"
+#include "graph/dtype.h"
+
+namespace {
+
+using namespace glass;
+using namespace glass::backend::cpu;
+using graph::DType;
+
+int bench_threads() {
+  const char* env = std::getenv("GLASS_BENCH_THREADS");
+  return env != nullptr ? std::atoi(env) : 2;
+}
+
+const kernels::MatmulKernel* kernel_for(DType t, Isa isa) {
+  switch (isa) {
+    case Isa::Avx512:
+      return kernels::matmul_kernel_avx512(t);
+    case Isa::Avx2:
+      return kernels::matmul_kernel_avx2(t);
+    default:
+      return kernels::matmul_kernel_scalar(t);
+  }
+}
+
+std::vector<std::byte> random_weights(DType t, int64_t n, uint64_t seed) {
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  std::normal_distribution<float> dist(0.0f, 0.05f);
+  const size_t esz = t == DType::F32 ? 4 : 2;
+  std::vector<std::byte> out(static_cast<size_t>(n) * esz);
+  for (int64_t i = 0; i < n; ++i) {
+    const float f = dist(rng);
+    if (t == DType::F32) {
+      std::memcpy(out.data() + i * 4, &f, 4);
+    } else {
+      const uint16_t h = t == DType::F16 ? formats::f32_to_f16(f) : formats::f32_to_bf16(f);
+      std::memcpy(out.data() + i * 2, &h, 2);
+    }
+  }
+  return out;
+}
+
+void BM_Matmul(benchmark::State& state, DType t, Isa isa) {
+  const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
+  const kernels::MatmulKernel* mk = kernel_for(t, isa);
+  if (mk == nullptr || isa > detect_isa()) {
+    state.SkipWithError("kernel or ISA not available");
+    return;
+  }
+  const size_t wbytes = static_cast<size_t>(N * K) * (t == DType::F32 ? 4 : 2);
+  const size_t copies = M <= 4 ? std::max<size_t>(1, (size_t{256} << 20) / wbytes) : 1;
+  std::vector<std::byte> w = random_weights(t, N * K, 1);
+  std::vector<std::byte> all(wbytes * copies);
+  for (size_t c = 0; c < copies; ++c) std::memcpy(all.data() + c * wbytes, w.data(), wbytes);
+  std::vector<float> x(static_cast<size_t>(M * K));
+  std::mt19937 rng(2);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (float& v : x) v = dist(rng);
+  std::vector<float> out(static_cast<size_t>(M * N));
+
+  ThreadPool pool(bench_threads());
+  const graph::Node node;
+  const graph::Bindings bind;
+  std::vector<std::byte> converted(mk->quantize != nullptr ? static_cast<size_t>(M) * kernels::act_row_bytes(mk->act, K)
+                                                           : 0);
+  const size_t per_thread = mk->packed_bytes != nullptr ? (mk->packed_bytes(K) + 63) / 64 * 64 : 0;
+  std::vector<std::byte> scratch(per_thread * static_cast<size_t>(pool.size()) + 64);
+  auto* scratch_aligned = reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) &
+                                                       ~uintptr_t{63});
+
+  KernelArgs args{node, {}, {}, bind, pool};
+  args.out.data = out.data();
+  args.out.ext.rank = 2;
+  args.out.ext.dims[0] = M;
+  args.out.ext.dims[1] = N;
+  args.in[0].data = x.data();
+  args.in[0].ext.rank = 2;
+  args.in[0].ext.dims[0] = M;
+  args.in[0].ext.dims[1] = K;
+  args.in[1].dtype = t;
+  args.in[1].ext.rank = 2;
+  args.in[1].ext.dims[0] = N;
+  args.in[1].ext.dims[1] = K;
+  args.scratch = scratch_aligned;
+  args.data = mk;
+  args.converted = converted.data();
+  size_t c = 0;
+  for (auto _ : state) {
+    args.in[1].data = all.data() + c * wbytes;
+    c = (c + 1) % copies;
+    const Status st = kernels::matmul(args);
+    if (!st.ok()) state.SkipWithError(st.error().message.c_str());
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  const double iters = static_cast<double>(state.iterations());
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(M * N * K) * iters * 1e-9,
+                                                 benchmark::Counter::kIsRate);
+  state.counters["GB/s"] =
+      benchmark::Counter(static_cast<double>(wbytes) * iters * 1e-9, benchmark::Counter::kIsRate);
+}
+
+// SmolLM2-135M: hidden 576, ffn 1536, q/o 576x576, k/v 192x576, vocabulary 49152 (the LM head).
+void shapes(benchmark::internal::Benchmark* b) {
+  for (int64_t M : {1, 512})
+    for (auto [N, K] : {std::pair<int64_t, int64_t>{576, 576}, {192, 576}, {1536, 576}, {576, 1536}, {49152, 576}})
+      b->Args({M, N, K});
+  b->ArgNames({"M", "N", "K"})->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
+BENCHMARK_CAPTURE(BM_Matmul, f16, DType::F16, detect_isa())->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Matmul, bf16, DType::BF16, detect_isa())->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Matmul, f32, DType::F32, detect_isa())->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Matmul, f16_avx2, DType::F16, Isa::Avx2)->Apply(shapes);
+
+}  // namespace
+
+BENCHMARK_MAIN();
