@@ -56,6 +56,31 @@ GgufMetadataBuilder& GgufMetadataBuilder::i32_array(std::string_view k, const st
   return *this;
 }
 
+GgufMetadataBuilder& GgufMetadataBuilder::f32_array(std::string_view k, const std::vector<float>& v) {
+  key(k, static_cast<uint32_t>(GgufValueType::ARRAY));
+  const auto elem = static_cast<uint32_t>(GgufValueType::F32);
+  const uint64_t count = v.size();
+  raw(&elem, 4);
+  raw(&count, 8);
+  if (!v.empty()) raw(v.data(), v.size() * sizeof(float));
+  return *this;
+}
+
+GgufMetadataBuilder& GgufMetadataBuilder::string_array(std::string_view k,
+                                                       const std::vector<std::string>& v) {
+  key(k, static_cast<uint32_t>(GgufValueType::ARRAY));
+  const auto elem = static_cast<uint32_t>(GgufValueType::STRING);
+  const uint64_t count = v.size();
+  raw(&elem, 4);
+  raw(&count, 8);
+  for (const std::string& s : v) {
+    const uint64_t len = s.size();
+    raw(&len, 8);
+    raw(s.data(), s.size());
+  }
+  return *this;
+}
+
 bool GgufMetadataBuilder::has(std::string_view k) const {
   return std::find(keys_.begin(), keys_.end(), k) != keys_.end();
 }

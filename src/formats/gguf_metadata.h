@@ -20,6 +20,8 @@ class GgufMetadataBuilder {
   GgufMetadataBuilder& boolean(std::string_view key, bool v);
   GgufMetadataBuilder& string(std::string_view key, std::string_view v);
   GgufMetadataBuilder& i32_array(std::string_view key, const std::vector<int32_t>& v);
+  GgufMetadataBuilder& f32_array(std::string_view key, const std::vector<float>& v);
+  GgufMetadataBuilder& string_array(std::string_view key, const std::vector<std::string>& v);
   bool has(std::string_view key) const;
 
   // `name` stands in for the file path in the GgufFile's messages ("dir/config.json").
