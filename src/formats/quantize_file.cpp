@@ -164,8 +164,8 @@ Result<QuantizeReport> quantize_tensors(const GgufFile& f, const std::vector<Sou
                       f.path(), t.name, graph::dtype_name(t.dtype), graph::dtype_name(to)));
     specs.push_back({t.name, t.shape, to});
     const uint64_t n = elements(t.shape);
-    QuantizedTensor q{t.name, t.shape, t.dtype, to, c.quantizable, c.fallback,
-                      *graph::dtype_bytes(t.dtype, n), 0};
+    QuantizedTensor q{
+        t.name, t.shape, t.dtype, to, c.quantizable, c.fallback, *graph::dtype_bytes(t.dtype, n), 0};
     report.tensors.push_back(std::move(q));
     report.n_elements += n;
   }
