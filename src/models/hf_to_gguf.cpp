@@ -5,7 +5,8 @@
 
 #include <fmt/format.h>
 
-#include <set>
+#include <algorithm>
+#include <charconv>
 
 #include "formats/hf_gguf_vocab.h"
 #include "models/hf.h"
@@ -13,10 +14,13 @@
 namespace glass::models {
 namespace {
 
-std::string with_layer(std::string_view pattern, int64_t layer) {
-  const size_t at = pattern.find("{}");
-  if (at == std::string_view::npos) return std::string(pattern);
-  return fmt::format("{}{}{}", pattern.substr(0, at), layer, pattern.substr(at + 2));
+// The N of "blk.N.*"; -1 for model-wide tensors.
+int64_t layer_of(std::string_view name) {
+  if (!name.starts_with("blk.")) return -1;
+  int64_t v = 0;
+  const char* begin = name.data() + 4;
+  const auto [end, ec] = std::from_chars(begin, name.data() + name.size(), v);
+  return ec == std::errc() && end != begin && end != name.data() + name.size() && *end == '.' ? v : -1;
 }
 
 // The adapter's metadata, general.name, then the tokenizer's keys; the adapter's tokenizer ids
@@ -90,23 +94,16 @@ Result<formats::QuantizeReport> hf_to_gguf(const std::filesystem::path& dir, con
                       fmt::format("hf to gguf: {}: no token embedding (token_embd.weight)", dir.string()));
   auto meta = metadata(dir, *hf->metadata, embd->second.shape.front());
   if (!meta) return meta.error();
-  auto n_layers = positive(*meta, arch + ".block_count");
-  if (!n_layers) return n_layers.error();
 
-  // GGUF order: tensors computed from the config, the model-wide ones, then layer by layer, each
-  // in the adapter's table order.
-  std::vector<std::string> order;
-  for (const HfTensorName& t : adapter->tensors)
-    if (!t.gguf.empty() && t.gguf.find("{}") == std::string_view::npos) order.emplace_back(t.gguf);
-  for (int64_t i = 0; i < *n_layers; ++i)
-    for (const HfTensorName& t : adapter->tensors)
-      if (t.gguf.find("{}") != std::string_view::npos) order.push_back(with_layer(t.gguf, i));
-  const std::set<std::string, std::less<>> listed(order.begin(), order.end());
+  // llama.cpp's loader order (weight_name_comparer): model-wide tensors, then layer by layer, by
+  // name within each. llama-quantize writes that order, so quantizing this file's F32/F16/BF16 form
+  // with it gives the same bytes as converting straight to the quantized type.
   std::vector<std::string> names;
-  for (const auto& [name, w] : hf->weights)
-    if (listed.count(name) == 0) names.push_back(name);
-  for (const std::string& name : order)
-    if (hf->weights.count(name) != 0) names.push_back(name);
+  for (const auto& entry : hf->weights) names.push_back(entry.first);
+  std::stable_sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    const int64_t la = layer_of(a), lb = layer_of(b);
+    return la != lb ? la < lb : a < b;
+  });
 
   std::vector<formats::SourceTensor> tensors;
   for (const std::string& name : names) {

@@ -7,7 +7,8 @@
 //  * tensors: the adapter's name table, each HF tensor under its GGUF name, rope_freqs.weight
 //    where the config implies one; q/k rows permuted from HF's rotate-half order into GGUF's
 //    interleaved pairs where the adapter says so (the first rope.dimension_count rows of each
-//    head; the rest stay); 1-D tensors stored F32.
+//    head; the rest stay); 1-D tensors stored F32; tensors in llama.cpp's loader order (so
+//    llama-quantize on an F32/F16/BF16 conversion writes the bytes a direct conversion writes).
 // Tensors stream from the safetensors mappings a bounded chunk of rows at a time.
 #include <filesystem>
 
