@@ -1,5 +1,7 @@
-// glass quantize: an F32/F16/BF16 GGUF to one of llama.cpp's file types (q4_k_m, q8_0, ...) with
-// llama-quantize's per-tensor choices and bytes, so quantized models need no llama.cpp build.
+// glass quantize: an F32/F16/BF16 GGUF, or a Hugging Face model directory, to one of llama.cpp's
+// file types (q4_k_m, q8_0, ...) with llama-quantize's per-tensor choices and bytes, so quantized
+// models need no llama.cpp build (HF directories: converted as convert_hf_to_gguf.py does first,
+// models/hf_to_gguf.h).
 // Prints the fallbacks (always), each tensor (-v), a per-type summary, the sizes and the time.
 #include <fmt/format.h>
 
@@ -11,6 +13,8 @@
 #include "backend/cpu/thread_pool.h"
 #include "cli/common.h"
 #include "formats/quantize_file.h"
+#include "models/hf_to_gguf.h"
+#include "runtime/hf_source.h"
 
 namespace glass::cli {
 namespace {
@@ -59,8 +63,11 @@ int quantize(const QuantizeArgs& a) {
                  shape_text(t.shape), graph::dtype_name(t.from), graph::dtype_name(t.to), mib(t.bytes_in),
                  mib(t.bytes_out));
   };
+  auto format = detect_model_format(a.in);
+  if (!format.ok()) return report(format.error());
   const auto start = std::chrono::steady_clock::now();
-  auto r = formats::quantize_gguf(a.in, a.out, o);
+  auto r = *format == ModelFormat::HfDirectory ? models::hf_to_gguf(a.in, a.out, o)
+                                               : formats::quantize_gguf(a.in, a.out, o);
   if (!r.ok()) return report(r.error());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -91,10 +98,15 @@ int quantize(const QuantizeArgs& a) {
 }  // namespace
 
 void add_quantize_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("quantize",
-                                 "write a quantized copy of an F32/F16/BF16 GGUF (llama-quantize's types)");
+  auto* cmd =
+      app.add_subcommand("quantize",
+                         "write a quantized copy of an F32/F16/BF16 GGUF or a Hugging Face model directory "
+                         "(llama-quantize's types)");
   auto a = std::make_shared<QuantizeArgs>();
-  cmd->add_option("input", a->in, "F32, F16 or BF16 GGUF file")->required();
+  cmd->add_option("input", a->in,
+                  "F32, F16 or BF16 GGUF file, or a Hugging Face model directory (config.json, "
+                  "*.safetensors, tokenizer.json)")
+      ->required();
   cmd->add_option("output", a->out, "GGUF file to write")->required();
   cmd->add_option("type", a->type, type_names())->required();
   cmd->add_flag("--pure", a->pure, "every quantizable tensor gets the base type (no mix rules)");

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "formats/gguf_detail.h"
+
 namespace glass::formats {
 
 void GgufMetadataBuilder::raw(const void* p, size_t n) {
@@ -53,6 +55,78 @@ GgufMetadataBuilder& GgufMetadataBuilder::i32_array(std::string_view k, const st
   raw(&elem, 4);
   raw(&count, 8);
   if (!v.empty()) raw(v.data(), v.size() * sizeof(int32_t));
+  return *this;
+}
+
+GgufMetadataBuilder& GgufMetadataBuilder::f32_array(std::string_view k, const std::vector<float>& v) {
+  key(k, static_cast<uint32_t>(GgufValueType::ARRAY));
+  const auto elem = static_cast<uint32_t>(GgufValueType::F32);
+  const uint64_t count = v.size();
+  raw(&elem, 4);
+  raw(&count, 8);
+  if (!v.empty()) raw(v.data(), v.size() * sizeof(float));
+  return *this;
+}
+
+GgufMetadataBuilder& GgufMetadataBuilder::string_array(std::string_view k,
+                                                       const std::vector<std::string>& v) {
+  key(k, static_cast<uint32_t>(GgufValueType::ARRAY));
+  const auto elem = static_cast<uint32_t>(GgufValueType::STRING);
+  const uint64_t count = v.size();
+  raw(&elem, 4);
+  raw(&count, 8);
+  for (const std::string& s : v) {
+    const uint64_t len = s.size();
+    raw(&len, 8);
+    raw(s.data(), s.size());
+  }
+  return *this;
+}
+
+void GgufMetadataBuilder::payload(const GgufValue& v) {
+  if (v.type == GgufValueType::STRING) {
+    const uint64_t len = v.str.size();
+    raw(&len, 8);
+    raw(v.str.data(), v.str.size());
+    return;
+  }
+  if (v.type != GgufValueType::ARRAY) {
+    const GgufValueType type = v.type;
+    const uint64_t size = gguf_detail::scalar_size(type);
+    uint8_t bytes[8] = {};
+    if (type == GgufValueType::F32) {
+      const auto f = static_cast<float>(v.f64);
+      std::memcpy(bytes, &f, 4);
+    } else if (type == GgufValueType::F64) {
+      std::memcpy(bytes, &v.f64, 8);
+    } else if (type == GgufValueType::I8 || type == GgufValueType::I16 || type == GgufValueType::I32 ||
+               type == GgufValueType::I64) {
+      std::memcpy(bytes, &v.i64, size);  // little-endian: the low bytes
+    } else {
+      std::memcpy(bytes, &v.u64, size);
+    }
+    raw(bytes, size);
+    return;
+  }
+  const auto elem = static_cast<uint32_t>(v.elem_type);
+  raw(&elem, 4);
+  raw(&v.count, 8);
+  if (v.elem_type == GgufValueType::STRING) {
+    for (std::string_view s : v.strings) {
+      const uint64_t len = s.size();
+      raw(&len, 8);
+      raw(s.data(), s.size());
+    }
+  } else if (v.elem_type == GgufValueType::ARRAY) {
+    for (const GgufValue& item : v.items) payload(item);
+  } else if (v.count > 0) {
+    raw(v.raw, v.count * gguf_detail::scalar_size(v.elem_type));
+  }
+}
+
+GgufMetadataBuilder& GgufMetadataBuilder::value(std::string_view k, const GgufValue& v) {
+  key(k, static_cast<uint32_t>(v.type));
+  payload(v);
   return *this;
 }
 

@@ -20,6 +20,11 @@ class GgufMetadataBuilder {
   GgufMetadataBuilder& boolean(std::string_view key, bool v);
   GgufMetadataBuilder& string(std::string_view key, std::string_view v);
   GgufMetadataBuilder& i32_array(std::string_view key, const std::vector<int32_t>& v);
+  GgufMetadataBuilder& f32_array(std::string_view key, const std::vector<float>& v);
+  GgufMetadataBuilder& string_array(std::string_view key, const std::vector<std::string>& v);
+  // Any value as GgufFile returns it (a key copied from another file): scalars at their width,
+  // strings, arrays (nested ones too).
+  GgufMetadataBuilder& value(std::string_view key, const GgufValue& v);
   bool has(std::string_view key) const;
 
   // `name` stands in for the file path in the GgufFile's messages ("dir/config.json").
@@ -29,6 +34,7 @@ class GgufMetadataBuilder {
  private:
   void key(std::string_view k, uint32_t type);
   void raw(const void* p, size_t n);
+  void payload(const GgufValue& v);  // what follows the type id
   std::vector<uint8_t> kv_;
   std::vector<std::string> keys_;
 };

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 
 #include "formats/gguf.h"
@@ -85,28 +86,33 @@ std::vector<std::pair<std::string, GgufValue>> output_metadata(const GgufFile& f
 
 bool convertible(DType from) { return from == DType::F32 || from == DType::F16 || from == DType::BF16; }
 
-// Converts one tensor chunk by chunk into `w`.
-Status convert(const GgufTensorInfo& t, DType to, const QuantizeOptions& o, GgufWriter& w) {
-  // Shapes are positive and their product fits (the reader checked both).
+// Converts one tensor chunk by chunk into `w`, taking its rows in row_map's order when given.
+Status convert(const SourceTensor& t, DType to, const QuantizeOptions& o, GgufWriter& w) {
+  // Shapes are positive and their product fits (the reader or the caller checked both).
   const int64_t row = t.shape.back();
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < t.shape.size(); ++d) rows *= t.shape[d];
   const uint64_t in_row_bytes = *graph::dtype_bytes(t.dtype, static_cast<uint64_t>(row));
   const uint64_t out_row_bytes = *graph::dtype_bytes(to, static_cast<uint64_t>(row));
   const int64_t chunk_rows = std::max<int64_t>(1, kChunkElements / std::max<int64_t>(row, 1));
-  std::vector<float> f32(static_cast<size_t>(std::min(rows, chunk_rows) * row));
+  const bool same = to == t.dtype;  // only reordered: rows copied as they are
+  std::vector<float> f32(same ? 0 : static_cast<size_t>(std::min(rows, chunk_rows) * row));
   std::vector<uint8_t> out(static_cast<size_t>(std::min(rows, chunk_rows)) * out_row_bytes);
   std::vector<Status> status(static_cast<size_t>(std::min(rows, chunk_rows)));
   const auto* src = static_cast<const uint8_t*>(t.data);
   for (int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
     const int64_t n = std::min(chunk_rows, rows - r0);
     auto body = [&](int64_t i) {
+      const int64_t from = t.row_map.empty() ? r0 + i : t.row_map[static_cast<size_t>(r0 + i)];
+      const uint8_t* in = src + static_cast<uint64_t>(from) * in_row_bytes;
+      uint8_t* dst = out.data() + static_cast<uint64_t>(i) * out_row_bytes;
+      if (same) {
+        std::memcpy(dst, in, out_row_bytes);
+        return;
+      }
       float* x = f32.data() + i * row;
-      status[static_cast<size_t>(i)] =
-          dequantize_row(t.dtype, src + static_cast<uint64_t>(r0 + i) * in_row_bytes, x, row);
-      if (status[static_cast<size_t>(i)].ok())
-        status[static_cast<size_t>(i)] =
-            quantize_row(to, x, out.data() + static_cast<uint64_t>(i) * out_row_bytes, row);
+      status[static_cast<size_t>(i)] = dequantize_row(t.dtype, in, x, row);
+      if (status[static_cast<size_t>(i)].ok()) status[static_cast<size_t>(i)] = quantize_row(to, x, dst, row);
     };
     if (o.parallel) {
       o.parallel(n, body);
@@ -123,55 +129,74 @@ Status convert(const GgufTensorInfo& t, DType to, const QuantizeOptions& o, Gguf
   return {};
 }
 
+uint64_t elements(const std::vector<int64_t>& shape) {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
 }  // namespace
 
-Result<QuantizeReport> quantize_gguf(const std::filesystem::path& in, const std::filesystem::path& out,
-                                     const QuantizeOptions& options) {
-  auto file = GgufFile::open(in);
-  if (!file.ok()) return file.error();
-  const GgufFile& f = *file;
+Result<QuantizeReport> quantize_tensors(const GgufFile& f, const std::vector<SourceTensor>& tensors,
+                                        uint64_t alignment, const std::filesystem::path& out,
+                                        const QuantizeOptions& options, bool kept_as_f32) {
   const FileTypeInfo& info = file_type_info(options.ftype);
   auto model = mix_model(f, graph::traits(info.base).quantized && !options.pure);
   if (!model.ok()) return model.error();
 
   std::vector<MixTensor> mix;
-  for (const GgufTensorInfo& t : f.tensors()) mix.push_back({t.name, t.shape, t.dtype});
+  for (const SourceTensor& t : tensors) mix.push_back({t.name, t.shape, t.dtype});
   auto choices = choose_types(*model, mix, options.ftype, options.pure);
   if (!choices.ok()) return choices.error();
 
   QuantizeReport report;
   std::vector<GgufTensorSpec> specs;
-  for (size_t i = 0; i < f.tensors().size(); ++i) {
-    const GgufTensorInfo& t = f.tensors()[i];
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const SourceTensor& t = tensors[i];
     const TypeChoice& c = (*choices)[i];
-    if (c.dtype != t.dtype && !convertible(t.dtype))
+    DType to = c.dtype;
+    if (kept_as_f32 && !c.quantizable && (to == DType::F16 || to == DType::BF16)) to = DType::F32;
+    if ((to != t.dtype || !t.row_map.empty()) && !convertible(t.dtype))
       return make_error(
           ErrorCode::Unsupported,
           fmt::format("quantize: {}: tensor '{}' is stored as {}; requantizing to {} is not supported "
                       "(start from an F32, F16 or BF16 file)",
-                      f.path(), t.name, graph::dtype_name(t.dtype), graph::dtype_name(c.dtype)));
-    specs.push_back({t.name, t.shape, c.dtype});
-    QuantizedTensor q{t.name, t.shape, t.dtype, c.dtype, c.quantizable, c.fallback, t.nbytes, 0};
+                      f.path(), t.name, graph::dtype_name(t.dtype), graph::dtype_name(to)));
+    specs.push_back({t.name, t.shape, to});
+    const uint64_t n = elements(t.shape);
+    QuantizedTensor q{
+        t.name, t.shape, t.dtype, to, c.quantizable, c.fallback, *graph::dtype_bytes(t.dtype, n), 0};
     report.tensors.push_back(std::move(q));
-    uint64_t n = 1;
-    for (int64_t d : t.shape) n *= static_cast<uint64_t>(d);
     report.n_elements += n;
   }
 
-  auto writer = GgufWriter::create(out, output_metadata(f, options.ftype), std::move(specs), f.alignment());
+  auto writer = GgufWriter::create(out, output_metadata(f, options.ftype), std::move(specs), alignment);
   if (!writer.ok()) return writer.error();
-  for (size_t i = 0; i < f.tensors().size(); ++i) {
-    const GgufTensorInfo& t = f.tensors()[i];
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const SourceTensor& t = tensors[i];
     QuantizedTensor& q = report.tensors[i];
     q.bytes_out = writer->tensor_bytes(i);
-    Status s = q.to == t.dtype ? writer->write(t.data, t.nbytes) : convert(t, q.to, options, *writer);
+    Status s = q.to == t.dtype && t.row_map.empty() ? writer->write(t.data, q.bytes_in)
+                                                    : convert(t, q.to, options, *writer);
     if (!s.ok()) return s.error();
     if (options.on_tensor) options.on_tensor(q);
   }
   if (Status s = writer->finish(); !s.ok()) return s.error();
   std::error_code ec;
-  report.bytes_in = std::filesystem::file_size(in, ec);
   report.bytes_out = std::filesystem::file_size(out, ec);
+  return report;
+}
+
+Result<QuantizeReport> quantize_gguf(const std::filesystem::path& in, const std::filesystem::path& out,
+                                     const QuantizeOptions& options) {
+  auto file = GgufFile::open(in);
+  if (!file.ok()) return file.error();
+  std::vector<SourceTensor> tensors;
+  for (const GgufTensorInfo& t : file->tensors()) tensors.push_back({t.name, t.shape, t.dtype, t.data, {}});
+  auto report = quantize_tensors(*file, tensors, file->alignment(), out, options, false);
+  if (!report.ok()) return report.error();
+  std::error_code ec;
+  report->bytes_in = std::filesystem::file_size(in, ec);
   return report;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/gguf.h"
 #include "formats/quant_mix.h"
 #include "glass/result.h"
 #include "graph/dtype.h"
@@ -50,5 +51,24 @@ struct QuantizeReport {
 // output file is left behind.
 Result<QuantizeReport> quantize_gguf(const std::filesystem::path& in, const std::filesystem::path& out,
                                      const QuantizeOptions& options);
+
+// One tensor of a model being written from another source than a GGUF file (an HF checkpoint).
+struct SourceTensor {
+  std::string name;  // GGUF name
+  std::vector<int64_t> shape;
+  graph::DType dtype = graph::DType::F32;
+  const void* data = nullptr;  // row-major, `dtype`
+  // Row r of the output is row row_map[r] of `data` (rows: the innermost dimension's runs); empty:
+  // the same order. How q/k rows move from HF's rotate-half layout to GGUF's interleaved one.
+  std::vector<int64_t> row_map;
+};
+
+// The same as quantize_gguf for a model given as metadata (GGUF keys; general.file_type and
+// general.quantization_version are set here) and tensors, written in the order given at
+// `alignment`. `kept_as_f32`: tensors the mix rules keep (norms, other 1-D) are stored as F32 when
+// they come as F16/BF16, as convert_hf_to_gguf.py stores them. report.bytes_in is left 0.
+Result<QuantizeReport> quantize_tensors(const GgufFile& metadata, const std::vector<SourceTensor>& tensors,
+                                        uint64_t alignment, const std::filesystem::path& out,
+                                        const QuantizeOptions& options, bool kept_as_f32);
 
 }  // namespace glass::formats

@@ -57,6 +57,9 @@ struct HfAdapter {
   std::string_view architecture;  // the GGUF general.architecture whose from_gguf builds the graph
   Status (*normalize)(const formats::HfConfig& config, HfNormalized& out);
   std::span<const HfTensorName> tensors;
+  // GGUF stores blk.N.attn_q / attn_k rows with RoPE pairs interleaved where HF rotates halves
+  // (llama.cpp's converter permutes them); writing a GGUF (hf_to_gguf.h) permutes them back.
+  bool gguf_permutes_qk = false;
 };
 
 // nullptr when the architecture cannot load from HF yet.
