@@ -17,6 +17,7 @@
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
 #include "backend/cpu/kernels/matmul_q4_0x16.h"
 #include "backend/cpu/kernels/matmul_q4_kx16.h"
+#include "backend/cpu/kernels/matmul_q8_0x16.h"
 #endif
 #include "backend/cpu/kernels/unpack.h"
 #include "backend/cpu/kernels/x86_simd.h"
@@ -410,7 +411,13 @@ const MatmulKernel kQ4_Kx16 = {DType::Q4_K,
                                "q4_kx16",
                                kK16Rows};
 constexpr const MatmulKernel* kQ4_KRepacked = &kQ4_Kx16;
+const MatmulKernel kQ8_0x16 = {
+    DType::Q8_0,         ActType::Q8_0, quantize_q8_0_x86,  gemm_q8_0x16<kLegacy<Q8_0P>>,
+    packed_bytes<PQ8_0>, pack_q8_0x16,  packed_gemm<PQ8_0>, nullptr,
+    repack_q8_0x16,      "q8_0x16",     kQ8x16Rows};
+constexpr const MatmulKernel* kQ8_0Repacked = &kQ8_0x16;
 #else
+constexpr const MatmulKernel* kQ8_0Repacked = nullptr;
 constexpr const MatmulKernel* kQ4_0Repacked = nullptr;
 constexpr const MatmulKernel* kQ4_KRepacked = nullptr;
 #endif
@@ -430,7 +437,8 @@ const MatmulKernel kX86Kernels[] = {
     packed<PQ4_1>({DType::Q4_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q4_1P>}),
     packed<PQ5_0>({DType::Q5_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q5_0P>}),
     packed<PQ5_1>({DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q5_1P>}),
-    packed<PQ8_0>({DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q8_0P>}),
+    with_repacked(packed<PQ8_0>({DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q8_0P>}),
+                  kQ8_0Repacked),
     packed<PQ2_K>({DType::Q2_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q2_KP>}),
     packed<PQ3_K>({DType::Q3_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q3_KP>}),
     with_repacked(packed<PQ4_K>({DType::Q4_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q4_KP>}),

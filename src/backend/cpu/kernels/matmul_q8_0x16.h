@@ -1,0 +1,98 @@
+#pragma once
+// Q8_0 weights repacked once at load (weight_repack.h) into groups of 16 rows for AVX-512 VNNI,
+// as q4_0x16 (matmul_q4_0x16.h). A group holds the same bytes as its 16 rows (16 x 34 per block of
+// 32 weights), reordered per block as 16 f16 scales (32 bytes), then 8 chunks of 64 bytes: byte
+// 4r + t of chunk h is weight 4h + t of row r plus 128 (an unsigned byte, as dpbusd wants; the
+// 128 * sum(x) it adds is subtracted per block).
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "backend/cpu/kernels/matmul.h"
+#include "backend/cpu/kernels/matmul_x86_packed.h"
+#include "backend/cpu/kernels/unpack.h"
+
+namespace glass::backend::cpu::kernels {
+namespace {
+
+constexpr int64_t kQ8x16Rows = 16;
+constexpr size_t kQ8x16Block = 16 * sizeof(q::BlockQ8_0);  // 544
+
+template <int RA>
+inline void q8_0x16_group(int64_t nb, const std::byte* g, const std::byte* a, size_t a_stride, float* out,
+                          size_t out_stride) {
+  __m512 acc[RA];
+  for (auto& v : acc) v = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const std::byte* blk = g + static_cast<size_t>(b) * kQ8x16Block;
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
+    __m512i w[8];
+    for (int h = 0; h < 8; ++h) w[h] = _mm512_loadu_si512(blk + 32 + 64 * h);
+    for (int i = 0; i < RA; ++i) {
+      const ActQ8& x = reinterpret_cast<const ActQ8*>(a + static_cast<size_t>(i) * a_stride)[b];
+      __m512i s = _mm512_setzero_si512();
+      for (int h = 0; h < 8; ++h) s = _mm512_dpbusd_epi32(s, w[h], bcast4(x.qs + 4 * h));
+      s = _mm512_sub_epi32(s, _mm512_set1_epi32(128 * x.sum));
+      acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, _mm512_set1_ps(x.d)), acc[i]);
+    }
+  }
+  for (int i = 0; i < RA; ++i) _mm512_storeu_ps(out + static_cast<size_t>(i) * out_stride, acc[i]);
+}
+
+template <GemmFn Tail>
+void gemm_q8_0x16(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const std::byte* a,
+                  size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
+  const int64_t nb = k / 32, groups = n_w / kQ8x16Rows;
+  for (int64_t g = 0; g < groups; ++g) {
+    const std::byte* gw = w + static_cast<size_t>(g * kQ8x16Rows) * w_stride;
+    float* o = out + g * kQ8x16Rows;
+    int64_t i = 0;
+    for (; i + 4 <= n_a; i += 4)
+      q8_0x16_group<4>(nb, gw, a + static_cast<size_t>(i) * a_stride, a_stride,
+                       o + static_cast<size_t>(i) * out_stride, out_stride);
+    for (; i < n_a; ++i)
+      q8_0x16_group<1>(nb, gw, a + static_cast<size_t>(i) * a_stride, a_stride,
+                       o + static_cast<size_t>(i) * out_stride, out_stride);
+  }
+  if (const int64_t done = groups * kQ8x16Rows; done < n_w)
+    Tail(k, w + static_cast<size_t>(done) * w_stride, w_stride, n_w - done, a, a_stride, n_a, out + done,
+         out_stride);
+}
+
+// The packed prefill tile (PQ8_0's layout: the same unsigned bytes, f32 scales) from a repacked
+// group; a tail (rows < 16) is row-major: the plain pack.
+void pack_q8_0x16(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, std::byte* out) {
+  if (rows < kQ8x16Rows) return pack<PQ8_0>(k, w, w_stride, rows, out);
+  for (int64_t b = 0; b < k / 32; ++b) {
+    const std::byte* blk = w + static_cast<size_t>(b) * kQ8x16Block;
+    std::byte* ch = out + static_cast<size_t>(b) * chunk_bytes<PQ8_0>();
+    std::memcpy(ch, blk + 32, 512);
+    _mm512_storeu_ps(ch + 512, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk))));
+  }
+}
+
+void repack_q8_0x16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
+  const int64_t nb = k / 32;
+  const size_t row_bytes = static_cast<size_t>(nb) * sizeof(q::BlockQ8_0);
+  const int64_t groups = rows / kQ8x16Rows;
+  for (int64_t g = 0; g < groups; ++g) {
+    const std::byte* s = src + static_cast<size_t>(g * kQ8x16Rows) * row_bytes;
+    std::byte* d = dst + static_cast<size_t>(g * kQ8x16Rows) * row_bytes;
+    for (int64_t b = 0; b < nb; ++b) {
+      std::byte* blk = d + static_cast<size_t>(b) * kQ8x16Block;
+      for (int64_t r = 0; r < kQ8x16Rows; ++r) {
+        const auto& in = reinterpret_cast<const q::BlockQ8_0*>(s + static_cast<size_t>(r) * row_bytes)[b];
+        std::memcpy(blk + 2 * r, in.d, 2);
+        for (int h = 0; h < 8; ++h)
+          for (int t = 0; t < 4; ++t)
+            blk[32 + 64 * h + 4 * r + t] =
+                static_cast<std::byte>(static_cast<uint8_t>(in.qs[4 * h + t]) ^ 0x80u);
+      }
+    }
+  }
+  const size_t done = static_cast<size_t>(groups * kQ8x16Rows) * row_bytes;
+  std::memcpy(dst + done, src + done, static_cast<size_t>(rows) * row_bytes - done);
+}
+
+}  // namespace
+}  // namespace glass::backend::cpu::kernels
