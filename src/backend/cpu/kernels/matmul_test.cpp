@@ -167,7 +167,6 @@ std::vector<Case> cases() {
   for (int64_t M : {1, 2, 5, 17}) v.push_back({DType::Q4_K, M, 48, 512});  // q4_kx16 likewise
   for (int64_t M : {1, 4, 5, 17}) v.push_back({DType::Q8_0, M, 48, 160});  // and q8_0x16
   v.push_back({DType::Q8_0, 3, 70, 64});
-  for (int64_t M : {1, 2, 5, 17}) v.push_back({DType::Q6_K, M, 48, 512});  // and q6_kx16
   v.push_back({DType::Q4_K, 5, 9, 256});
   return v;
 }
