@@ -26,6 +26,12 @@ namespace {
 using Ids = std::vector<int32_t>;
 using Json = nlohmann::json;
 
+// This process's own folder: ctest runs tests in parallel processes, which must not share files.
+std::filesystem::path scratch() {
+  static const std::filesystem::path dir = test::make_temp_dir("hf2gguf");
+  return dir;
+}
+
 Json read_json(const std::filesystem::path& p) {
   std::ifstream in(p);
   return Json::parse(in, nullptr, false);
@@ -46,7 +52,7 @@ std::vector<float> logits(const std::string& path, const Ids& ids) {
 class HfToGguf : public test::WithSharedFixtures {
  protected:
   std::filesystem::path convert(const std::string& dir, const std::string& type) {
-    const auto out = std::filesystem::path(::testing::TempDir()) / ("hf2gguf-" + dir + "-" + type + ".gguf");
+    const auto out = scratch() / ("hf2gguf-" + dir + "-" + type + ".gguf");
     formats::QuantizeOptions o;
     o.ftype = *formats::file_type_from_name(type);
     auto r = models::hf_to_gguf(fixtures_ / "models" / dir, out, o);
@@ -184,8 +190,7 @@ TEST_F(HfToGguf, QuantizedConversionsLoadAndGenerate) {
   const auto dir_bf16_norms = write_bf16_llama(fixtures_ / "models" / "stories260K-hf", true);
   const Ids ids = reference_ids();
   auto convert_dir = [&](const char* type, bool bf16_norms = false) {
-    const auto out = std::filesystem::path(::testing::TempDir()) /
-                     (std::string("hf2gguf-bf16-") + type + (bf16_norms ? "-n" : "") + ".gguf");
+    const auto out = scratch() / (std::string("hf2gguf-bf16-") + type + (bf16_norms ? "-n" : "") + ".gguf");
     formats::QuantizeOptions o;
     o.ftype = *formats::file_type_from_name(type);
     auto r = models::hf_to_gguf(bf16_norms ? dir_bf16_norms : dir, out, o);
@@ -214,7 +219,7 @@ TEST_F(HfToGguf, QuantizedConversionsLoadAndGenerate) {
 
     // The same bytes as quantizing the BF16 GGUF (glass quantize's GGUF path, which writes what
     // llama-quantize writes), and as converting the checkpoint whose norms are BF16.
-    const auto via_gguf = std::filesystem::path(::testing::TempDir()) / (std::string("hf2gguf-via-") + type);
+    const auto via_gguf = scratch() / (std::string("hf2gguf-via-") + type);
     formats::QuantizeOptions o;
     o.ftype = *formats::file_type_from_name(type);
     ASSERT_TRUE(formats::quantize_gguf(bf16, via_gguf, o).ok());
@@ -253,7 +258,7 @@ TEST_F(HfToGguf, QuantizedConversionsLoadAndGenerate) {
 
 // The sizes llama-quantize refuses are refused here too, naming the tensor.
 TEST_F(HfToGguf, Stories260KHasNoQ8_0) {
-  const auto out = std::filesystem::path(::testing::TempDir()) / "hf2gguf-refused.gguf";
+  const auto out = scratch() / "hf2gguf-refused.gguf";
   formats::QuantizeOptions o;
   o.ftype = formats::FileType::Q8_0;
   auto r = models::hf_to_gguf(fixtures_ / "models" / "stories260K-hf", out, o);
@@ -269,7 +274,7 @@ TEST(HfToGgufRows, RotateHalfToInterleaved) {
 }
 
 void expect_error(const std::filesystem::path& dir, std::initializer_list<std::string_view> parts) {
-  const auto out = std::filesystem::path(::testing::TempDir()) / "hf2gguf-error.gguf";
+  const auto out = scratch() / "hf2gguf-error.gguf";
   auto r = models::hf_to_gguf(dir, out, {});
   ASSERT_FALSE(r.ok()) << dir;
   for (auto p : parts)

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "backend/cpu/kernels/matmul.h"
+#include "backend/cpu/kernels/matmul_x16.h"
 #include "backend/cpu/kernels/matmul_x86_packed.h"
 #include "backend/cpu/kernels/unpack.h"
 
@@ -97,26 +98,8 @@ inline void q4_kx16_group(int64_t nb, const std::byte* g, const std::byte* a, si
   for (int i = 0; i < RA; ++i) _mm512_storeu_ps(out + static_cast<size_t>(i) * out_stride, acc[i]);
 }
 
-// GemmFn over repacked rows (w at a group boundary; rows past the last full group are row-major).
 template <GemmFn Tail>
-void gemm_q4_kx16(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const std::byte* a,
-                  size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
-  const int64_t nb = k / 256, groups = n_w / kK16Rows;
-  for (int64_t g = 0; g < groups; ++g) {
-    const std::byte* gw = w + static_cast<size_t>(g * kK16Rows) * w_stride;
-    float* o = out + g * kK16Rows;
-    int64_t i = 0;
-    for (; i + 2 <= n_a; i += 2)
-      q4_kx16_group<2>(nb, gw, a + static_cast<size_t>(i) * a_stride, a_stride,
-                       o + static_cast<size_t>(i) * out_stride, out_stride);
-    for (; i < n_a; ++i)
-      q4_kx16_group<1>(nb, gw, a + static_cast<size_t>(i) * a_stride, a_stride,
-                       o + static_cast<size_t>(i) * out_stride, out_stride);
-  }
-  if (const int64_t done = groups * kK16Rows; done < n_w)
-    Tail(k, w + static_cast<size_t>(done) * w_stride, w_stride, n_w - done, a, a_stride, n_a, out + done,
-         out_stride);
-}
+constexpr GemmFn gemm_q4_kx16 = gemm_x16<q4_kx16_group<2>, q4_kx16_group<1>, 2, 256, Tail>;
 
 // The packed prefill tile (PQ4_K's layout: 32-weight chunks, f32 scale d * sc and minimum
 // dmin * m per chunk) from a repacked group; a tail (rows < 16) is row-major: the plain pack.

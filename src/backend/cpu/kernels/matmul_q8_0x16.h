@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "backend/cpu/kernels/matmul.h"
+#include "backend/cpu/kernels/matmul_x16.h"
 #include "backend/cpu/kernels/matmul_x86_packed.h"
 #include "backend/cpu/kernels/unpack.h"
 
@@ -40,24 +41,7 @@ inline void q8_0x16_group(int64_t nb, const std::byte* g, const std::byte* a, si
 }
 
 template <GemmFn Tail>
-void gemm_q8_0x16(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const std::byte* a,
-                  size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
-  const int64_t nb = k / 32, groups = n_w / kQ8x16Rows;
-  for (int64_t g = 0; g < groups; ++g) {
-    const std::byte* gw = w + static_cast<size_t>(g * kQ8x16Rows) * w_stride;
-    float* o = out + g * kQ8x16Rows;
-    int64_t i = 0;
-    for (; i + 4 <= n_a; i += 4)
-      q8_0x16_group<4>(nb, gw, a + static_cast<size_t>(i) * a_stride, a_stride,
-                       o + static_cast<size_t>(i) * out_stride, out_stride);
-    for (; i < n_a; ++i)
-      q8_0x16_group<1>(nb, gw, a + static_cast<size_t>(i) * a_stride, a_stride,
-                       o + static_cast<size_t>(i) * out_stride, out_stride);
-  }
-  if (const int64_t done = groups * kQ8x16Rows; done < n_w)
-    Tail(k, w + static_cast<size_t>(done) * w_stride, w_stride, n_w - done, a, a_stride, n_a, out + done,
-         out_stride);
-}
+constexpr GemmFn gemm_q8_0x16 = gemm_x16<q8_0x16_group<4>, q8_0x16_group<1>, 4, 32, Tail>;
 
 // The packed prefill tile (PQ8_0's layout: the same unsigned bytes, f32 scales) from a repacked
 // group; a tail (rows < 16) is row-major: the plain pack.

@@ -1,0 +1,40 @@
+#pragma once
+// The GemmFn driver shared by the 16-row-group layouts (matmul_q4_0x16.h, matmul_q8_0x16.h,
+// matmul_q4_kx16.h): w points at a group boundary; each full group goes through Group<RA> for RA
+// activation rows at a time (then one at a time), and rows past the last full group are row-major
+// (the matrix's tail) for the plain kernel Tail.
+#include <cstddef>
+#include <cstdint>
+
+#include "backend/cpu/kernels/matmul.h"
+
+namespace glass::backend::cpu::kernels {
+namespace {
+
+constexpr int64_t kGroupRows = 16;
+
+// Group<R>(blocks, group, activations, a_stride, out, out_stride) computes 16 rows x R activations.
+template <void (*GroupRA)(int64_t, const std::byte*, const std::byte*, size_t, float*, size_t),
+          void (*Group1)(int64_t, const std::byte*, const std::byte*, size_t, float*, size_t), int RA,
+          int64_t kBlock, GemmFn Tail>
+void gemm_x16(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const std::byte* a,
+              size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
+  const int64_t nb = k / kBlock, groups = n_w / kGroupRows;
+  for (int64_t g = 0; g < groups; ++g) {
+    const std::byte* gw = w + static_cast<size_t>(g * kGroupRows) * w_stride;
+    float* o = out + g * kGroupRows;
+    int64_t i = 0;
+    for (; i + RA <= n_a; i += RA)
+      GroupRA(nb, gw, a + static_cast<size_t>(i) * a_stride, a_stride,
+              o + static_cast<size_t>(i) * out_stride, out_stride);
+    for (; i < n_a; ++i)
+      Group1(nb, gw, a + static_cast<size_t>(i) * a_stride, a_stride, o + static_cast<size_t>(i) * out_stride,
+             out_stride);
+  }
+  if (const int64_t done = groups * kGroupRows; done < n_w)
+    Tail(k, w + static_cast<size_t>(done) * w_stride, w_stride, n_w - done, a, a_stride, n_a, out + done,
+         out_stride);
+}
+
+}  // namespace
+}  // namespace glass::backend::cpu::kernels
