@@ -74,26 +74,12 @@ void pack_q4_0x16(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, 
   }
 }
 
-// Repacks the full 16-row groups of a row-major Q4_0 matrix (rows x k) from src into dst (same
-// size); the tail rows are copied as they are.
-inline void repack_q4_0x16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
-  const int64_t nb = k / 32;
-  const size_t row_bytes = static_cast<size_t>(nb) * sizeof(q::BlockQ4_0);
-  const int64_t groups = rows / kX16Rows;
-  for (int64_t g = 0; g < groups; ++g) {
-    const std::byte* s = src + static_cast<size_t>(g * kX16Rows) * row_bytes;
-    std::byte* d = dst + static_cast<size_t>(g * kX16Rows) * row_bytes;
-    for (int64_t b = 0; b < nb; ++b) {
-      std::byte* blk = d + static_cast<size_t>(b) * kX16Block;
-      for (int64_t r = 0; r < kX16Rows; ++r) {
-        const auto& in = reinterpret_cast<const q::BlockQ4_0*>(s + static_cast<size_t>(r) * row_bytes)[b];
-        std::memcpy(blk + 2 * r, in.d, 2);
-        for (int h = 0; h < 4; ++h) std::memcpy(blk + 32 + 64 * h + 4 * r, in.qs + 4 * h, 4);
-      }
-    }
-  }
-  const size_t done = static_cast<size_t>(groups * kX16Rows) * row_bytes;
-  std::memcpy(dst + done, src + done, static_cast<size_t>(rows) * row_bytes - done);
+// Repacks the full 16-row groups of a row-major Q4_0 matrix (rows x k); tail rows are copied.
+void repack_q4_0x16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
+  repack_groups<q::BlockQ4_0, 32>(src, dst, rows, k, [](std::byte* blk, int64_t r, const q::BlockQ4_0& in) {
+    std::memcpy(blk + 2 * r, in.d, 2);
+    for (int h = 0; h < 4; ++h) std::memcpy(blk + 32 + 64 * h + 4 * r, in.qs + 4 * h, 4);
+  });
 }
 
 }  // namespace

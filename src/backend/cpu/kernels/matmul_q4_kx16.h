@@ -128,27 +128,14 @@ void pack_q4_kx16(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, 
 
 // Repacks the full 16-row groups of a row-major Q4_K matrix (rows x k); tail rows are copied.
 void repack_q4_kx16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
-  const int64_t nb = k / 256;
-  const size_t row_bytes = static_cast<size_t>(nb) * sizeof(q::BlockQ4_K);
-  const int64_t groups = rows / kK16Rows;
-  for (int64_t g = 0; g < groups; ++g) {
-    const std::byte* s = src + static_cast<size_t>(g * kK16Rows) * row_bytes;
-    std::byte* d = dst + static_cast<size_t>(g * kK16Rows) * row_bytes;
-    for (int64_t b = 0; b < nb; ++b) {
-      std::byte* blk = d + static_cast<size_t>(b) * kK16Block;
-      for (int64_t r = 0; r < kK16Rows; ++r) {
-        const auto& in = reinterpret_cast<const q::BlockQ4_K*>(s + static_cast<size_t>(r) * row_bytes)[b];
-        std::memcpy(blk + 2 * r, in.d, 2);
-        std::memcpy(blk + 32 + 2 * r, in.dmin, 2);
-        for (int w = 0; w < 3; ++w) std::memcpy(blk + 64 + 64 * w + 4 * r, in.scales + 4 * w, 4);
-        for (int c = 0; c < 4; ++c)
-          for (int h = 0; h < 8; ++h)
-            std::memcpy(blk + kK16Quants + 64 * (8 * c + h) + 4 * r, in.qs + 32 * c + 4 * h, 4);
-      }
-    }
-  }
-  const size_t done = static_cast<size_t>(groups * kK16Rows) * row_bytes;
-  std::memcpy(dst + done, src + done, static_cast<size_t>(rows) * row_bytes - done);
+  repack_groups<q::BlockQ4_K, 256>(src, dst, rows, k, [](std::byte* blk, int64_t r, const q::BlockQ4_K& in) {
+    std::memcpy(blk + 2 * r, in.d, 2);
+    std::memcpy(blk + 32 + 2 * r, in.dmin, 2);
+    for (int w = 0; w < 3; ++w) std::memcpy(blk + 64 + 64 * w + 4 * r, in.scales + 4 * w, 4);
+    for (int c = 0; c < 4; ++c)
+      for (int h = 0; h < 8; ++h)
+        std::memcpy(blk + kK16Quants + 64 * (8 * c + h) + 4 * r, in.qs + 32 * c + 4 * h, 4);
+  });
 }
 
 }  // namespace

@@ -56,26 +56,12 @@ void pack_q8_0x16(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, 
 }
 
 void repack_q8_0x16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
-  const int64_t nb = k / 32;
-  const size_t row_bytes = static_cast<size_t>(nb) * sizeof(q::BlockQ8_0);
-  const int64_t groups = rows / kQ8x16Rows;
-  for (int64_t g = 0; g < groups; ++g) {
-    const std::byte* s = src + static_cast<size_t>(g * kQ8x16Rows) * row_bytes;
-    std::byte* d = dst + static_cast<size_t>(g * kQ8x16Rows) * row_bytes;
-    for (int64_t b = 0; b < nb; ++b) {
-      std::byte* blk = d + static_cast<size_t>(b) * kQ8x16Block;
-      for (int64_t r = 0; r < kQ8x16Rows; ++r) {
-        const auto& in = reinterpret_cast<const q::BlockQ8_0*>(s + static_cast<size_t>(r) * row_bytes)[b];
-        std::memcpy(blk + 2 * r, in.d, 2);
-        for (int h = 0; h < 8; ++h)
-          for (int t = 0; t < 4; ++t)
-            blk[32 + 64 * h + 4 * r + t] =
-                static_cast<std::byte>(static_cast<uint8_t>(in.qs[4 * h + t]) ^ 0x80u);
-      }
-    }
-  }
-  const size_t done = static_cast<size_t>(groups * kQ8x16Rows) * row_bytes;
-  std::memcpy(dst + done, src + done, static_cast<size_t>(rows) * row_bytes - done);
+  repack_groups<q::BlockQ8_0, 32>(src, dst, rows, k, [](std::byte* blk, int64_t r, const q::BlockQ8_0& in) {
+    std::memcpy(blk + 2 * r, in.d, 2);
+    for (int h = 0; h < 8; ++h)
+      for (int t = 0; t < 4; ++t)
+        blk[32 + 64 * h + 4 * r + t] = static_cast<std::byte>(static_cast<uint8_t>(in.qs[4 * h + t]) ^ 0x80u);
+  });
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // (the matrix's tail) for the plain kernel Tail.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "backend/cpu/kernels/matmul.h"
 
@@ -34,6 +35,27 @@ void gemm_x16(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const
   if (const int64_t done = groups * kGroupRows; done < n_w)
     Tail(k, w + static_cast<size_t>(done) * w_stride, w_stride, n_w - done, a, a_stride, n_a, out + done,
          out_stride);
+}
+
+// The repack walk shared by the layouts: for each full 16-row group and each block, place(blk, r,
+// in) writes row r's block `in` into the group's block `blk` (16 blocks' bytes); the rows past the
+// last full group are copied as they are.
+template <class Block, int64_t kBlock, class Place>
+void repack_groups(const std::byte* src, std::byte* dst, int64_t rows, int64_t k, const Place& place) {
+  const int64_t nb = k / kBlock;
+  const size_t row_bytes = static_cast<size_t>(nb) * sizeof(Block);
+  const int64_t groups = rows / kGroupRows;
+  for (int64_t g = 0; g < groups; ++g) {
+    const std::byte* s = src + static_cast<size_t>(g * kGroupRows) * row_bytes;
+    std::byte* d = dst + static_cast<size_t>(g * kGroupRows) * row_bytes;
+    for (int64_t b = 0; b < nb; ++b) {
+      std::byte* blk = d + static_cast<size_t>(b) * kGroupRows * sizeof(Block);
+      for (int64_t r = 0; r < kGroupRows; ++r)
+        place(blk, r, reinterpret_cast<const Block*>(s + static_cast<size_t>(r) * row_bytes)[b]);
+    }
+  }
+  const size_t done = static_cast<size_t>(groups * kGroupRows) * row_bytes;
+  std::memcpy(dst + done, src + done, static_cast<size_t>(rows) * row_bytes - done);
 }
 
 }  // namespace
