@@ -9,13 +9,14 @@ namespace glass::backend::cpu::kernels {
 
 namespace {
 constexpr int64_t kKeyBlockFloats = 64;  // attention_impl.h's kKeyBlock
-}
+constexpr int64_t kRowBlockMax = 4;      // attention_impl.h's kRowBlockMax
+}  // namespace
 
 int64_t attention_rows_per_job(int64_t group) { return group >= 64 ? 1 : 64 / group; }
 
 int64_t attention_scratch_floats(int64_t group, int64_t D) {
   const int64_t R = attention_rows_per_job(group) * group;
-  return R * D + 2 * R + kKeyBlockFloats + attention_block_floats(D) + 16;
+  return R * D + 2 * R + kRowBlockMax * kKeyBlockFloats + attention_block_floats(D) + 16;
 }
 
 namespace {
@@ -79,10 +80,13 @@ Status attention(const KernelArgs& a) {
     });
     job.packed = packed;
   }
-  parallel_for(a.pool, Hkv * blocks, 1, [&](int64_t j0, int64_t j1, int thread) {
+  // Latest query blocks first: under a causal mask they read the most keys, and handing them out
+  // first lets the cheap early blocks fill the gaps at the end instead of the costly ones.
+  const int64_t jobs = Hkv * blocks;
+  parallel_for(a.pool, jobs, 1, [&](int64_t j0, int64_t j1, int thread) {
     float* scratch = threads_scratch + static_cast<size_t>(thread) * per_thread;
-    for (int64_t j = j0; j < j1; ++j) {
-      const int64_t hk = j % Hkv, t0 = (j / Hkv) * rows;
+    for (int64_t i = j0; i < j1; ++i) {
+      const int64_t j = jobs - 1 - i, hk = j % Hkv, t0 = (j / Hkv) * rows;
       ops.attention(job, hk, t0, std::min(T, t0 + rows), scratch);
     }
   });

@@ -7,8 +7,9 @@
 // q_pos[t] - kv_pos[s] >= W; key blocks wholly outside every query's window are skipped unread.
 //
 // One call handles the `group` query heads of one kv head for a block of query rows, walking the
-// cache in blocks of kKeyBlock rows. For each block: scores = scale * Q K^T (K transposed into
-// scratch, so 16 scores come from one vector FMA per element of d), masked; then per query row the
+// cache in blocks of kKeyBlock rows. For each block and each register block of query rows: scores =
+// scale * Q K^T (K transposed into scratch, so 16 scores come from one vector FMA per element of d),
+// masked; then per query row the
 // running max m, normaliser l and accumulator acc are rescaled by e^(m_old - m_new) and the block's
 // e^(score - m_new) v rows are added. No [T, S] score matrix exists; memory is O(rows x kKeyBlock).
 #include <cmath>
@@ -23,6 +24,7 @@ namespace {
 
 constexpr int64_t kKeyBlock = 64;
 constexpr int kKeyVecs = static_cast<int>(kKeyBlock / kLanes);
+constexpr int kRowBlockMax = 4;  // attention.cpp's scratch holds this many rows of probabilities
 
 inline float half_to_float(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
@@ -67,14 +69,140 @@ void attention_pack(const AttentionJob& j, int64_t hk, int64_t s0, float* out) {
     for (int64_t s = 0; s < n; ++s) cache_row_f32(j.v, j, s0 + s, hk, vb + s * D);
 }
 
+// One key block as the rows of a job read it.
+struct KeyBlock {
+  const float* kt;      // K transposed, [D, kKeyBlock]
+  const float* v;       // V rows, v_stride apart
+  int64_t v_stride, n;  // n: rows of the block inside [0, S)
+  const int32_t* kpos;  // [kKeyBlock], rows past n at INT32_MAX (never visible)
+  const int32_t* kseq;  // [kKeyBlock]
+};
+
+// Query rows per register block: NR rows share every K and V load (NR x 4 accumulators), which
+// keeps enough independent FMA chains in flight to cover the FMA latency. 16 registers' worth with
+// 16-lane vectors split into ymm halves (AVX2) would spill, so narrower ISAs take 2.
+#if defined(__AVX512F__)
+constexpr int kRowBlock = 4;
+#else
+constexpr int kRowBlock = 2;
+#endif
+
+// The job's rows [r0, r0 + NR) against one key block: scores, masked softmax update of m, l and the
+// accumulator rows. p holds NR rows of kKeyBlock probabilities.
+template <int NR>
+void attend_block_rows(const AttentionJob& j, int64_t hk, int64_t t0, int64_t r0, const KeyBlock& b,
+                       float* acc, float* m, float* l, float* p) {
+  const int64_t group = j.H / j.Hkv, D = j.D;
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  const float* qv[NR];
+  int64_t tq[NR];
+  for (int i = 0; i < NR; ++i) {
+    const int64_t r = r0 + i;
+    tq[i] = t0 + r / group;
+    qv[i] = j.q + (tq[i] * j.H + hk * group + r % group) * D;
+  }
+  f32v sc[NR][kKeyVecs];
+  for (auto& row : sc)
+    for (auto& v : row) v = splat(0.0f);
+  for (int64_t d = 0; d < D; ++d) {
+    f32v kv[kKeyVecs];
+    for (int x = 0; x < kKeyVecs; ++x) kv[x] = load(b.kt + d * kKeyBlock + x * kLanes);
+    for (int i = 0; i < NR; ++i) {
+      const f32v qd = splat(qv[i][d]);
+      for (int x = 0; x < kKeyVecs; ++x) sc[i][x] = fmadd(qd, kv[x], sc[i][x]);
+    }
+  }
+  const i32v win = i32v{} + static_cast<int32_t>(j.window > 0 ? j.window : 0);
+  float c[NR];
+  bool any = false;
+  for (int i = 0; i < NR; ++i) {
+    const int64_t r = r0 + i;
+    const i32v qp = i32v{} + j.q_pos[tq[i]];
+    const i32v qs = i32v{} + (j.q_seq != nullptr ? j.q_seq[tq[i]] : 0);
+    // Scores, with invisible rows at -inf; the block's maximum.
+    f32v vmx = splat(neg_inf);
+    for (int x = 0; x < kKeyVecs; ++x) {
+      i32v kp, ks;
+      std::memcpy(&kp, b.kpos + x * kLanes, sizeof(kp));
+      std::memcpy(&ks, b.kseq + x * kLanes, sizeof(ks));
+      i32v visible = (kp <= qp) & (ks == qs);
+      if (j.window > 0) visible = visible & (qp - kp < win);
+      sc[i][x] = sc[i][x] * splat(j.scale);
+      if (j.softcap > 0.0f) {  // rare (Gemma 2): the scalar formula, lane by lane
+        alignas(64) float tmp[kLanes];
+        store(tmp, sc[i][x]);
+        for (float& y : tmp) y = graph::softcap(y, j.softcap);
+        sc[i][x] = load(tmp);
+      }
+      sc[i][x] = visible ? sc[i][x] : splat(neg_inf);
+      vmx = vmax(vmx, sc[i][x]);
+    }
+    float* pr = p + i * kKeyBlock;
+    const float block_max = hmax(vmx);
+    if (block_max == neg_inf) {  // nothing visible: the row's state stays as it is
+      c[i] = 1.0f;
+      for (int x = 0; x < kKeyVecs; ++x) store(pr + x * kLanes, splat(0.0f));
+      continue;
+    }
+    any = true;
+    const float m_new = block_max > m[r] ? block_max : m[r];
+    c[i] = m[r] == neg_inf ? 0.0f : sexp(m[r] - m_new);
+    f32v vsum = splat(0.0f);
+    for (int x = 0; x < kKeyVecs; ++x) {
+      const f32v e = vexp(sc[i][x] - splat(m_new));
+      const f32v pe = sc[i][x] == splat(neg_inf) ? splat(0.0f) : e;
+      store(pr + x * kLanes, pe);
+      vsum += pe;
+    }
+    m[r] = m_new;
+    l[r] = l[r] * c[i] + hsum(vsum);
+  }
+  if (!any) return;
+  // acc = c * acc + sum_s p_s v_s: 64 columns of NR rows at a time in registers.
+  float* a[NR];
+  for (int i = 0; i < NR; ++i) a[i] = acc + (r0 + i) * D;
+  int64_t d = 0;
+  for (; d + 4 * kLanes <= D; d += 4 * kLanes) {
+    f32v v[NR][4];
+    for (int i = 0; i < NR; ++i)
+      for (int x = 0; x < 4; ++x) v[i][x] = load(a[i] + d + x * kLanes) * splat(c[i]);
+    for (int64_t s = 0; s < b.n; ++s) {
+      const float* vr = b.v + s * b.v_stride + d;
+      f32v w[4];
+      for (int x = 0; x < 4; ++x) w[x] = load(vr + x * kLanes);
+      for (int i = 0; i < NR; ++i) {
+        const f32v ps = splat(p[i * kKeyBlock + s]);
+        for (int x = 0; x < 4; ++x) v[i][x] = fmadd(ps, w[x], v[i][x]);
+      }
+    }
+    for (int i = 0; i < NR; ++i)
+      for (int x = 0; x < 4; ++x) store(a[i] + d + x * kLanes, v[i][x]);
+  }
+  for (; d + kLanes <= D; d += kLanes) {
+    f32v v[NR];
+    for (int i = 0; i < NR; ++i) v[i] = load(a[i] + d) * splat(c[i]);
+    for (int64_t s = 0; s < b.n; ++s) {
+      const f32v w = load(b.v + s * b.v_stride + d);
+      for (int i = 0; i < NR; ++i) v[i] = fmadd(splat(p[i * kKeyBlock + s]), w, v[i]);
+    }
+    for (int i = 0; i < NR; ++i) store(a[i] + d, v[i]);
+  }
+  for (; d < D; ++d)
+    for (int i = 0; i < NR; ++i) {
+      float v = a[i][d] * c[i];
+      for (int64_t s = 0; s < b.n; ++s) v += p[i * kKeyBlock + s] * b.v[s * b.v_stride + d];
+      a[i][d] = v;
+    }
+}
+
 void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, float* scratch) {
   const int64_t group = j.H / j.Hkv, D = j.D, R = (t1 - t0) * group;
   const float neg_inf = -std::numeric_limits<float>::infinity();
-  float* acc = scratch;        // [R, D]
-  float* m = acc + R * D;      // [R] running max
-  float* l = m + R;            // [R] running normaliser
-  float* p = l + R;            // [kKeyBlock] one row's probabilities
-  float* own = p + kKeyBlock;  // one packed block, when the job packs its own
+  float* acc = scratch;                       // [R, D]
+  float* m = acc + R * D;                     // [R] running max
+  float* l = m + R;                           // [R] running normaliser
+  float* p = l + R;                           // [kRowBlockMax, kKeyBlock] probabilities of a row block
+  float* own = p + kRowBlockMax * kKeyBlock;  // one packed block, when the job packs its own
   for (int64_t i = 0; i < R * D; ++i) acc[i] = 0.0f;
   for (int64_t r = 0; r < R; ++r) {
     m[r] = neg_inf;
@@ -87,7 +215,6 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
   }
   // Oldest position any query of this job sees through the window (window 0: no limit).
   const int64_t oldest = j.window > 0 ? static_cast<int64_t>(q_min) - j.window + 1 : INT64_MIN;
-  const i32v win = i32v{} + static_cast<int32_t>(j.window > 0 ? j.window : 0);
 
   alignas(64) int32_t kpos[kKeyBlock], kseq[kKeyBlock];
   for (int64_t s0 = 0; s0 < j.S; s0 += kKeyBlock) {
@@ -102,86 +229,21 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
     if (k_min > q_max) continue;   // no query of this job sees any row of the block
     if (k_max < oldest) continue;  // every row of the block is outside every query's window
 
-    const float* kt = own;  // [D, kKeyBlock]
+    KeyBlock b{own, nullptr, D, n, kpos, kseq};
     if (j.packed != nullptr) {
       const int64_t n_blocks = (j.S + kKeyBlock - 1) / kKeyBlock;
-      kt = j.packed + (hk * n_blocks + s0 / kKeyBlock) * attention_block_floats(D);
+      b.kt = j.packed + (hk * n_blocks + s0 / kKeyBlock) * attention_block_floats(D);
     } else {
       attention_pack(j, hk, s0, own);
     }
-    const float* vrows = kt + D * kKeyBlock;
-    int64_t v_stride = D;
+    b.v = b.kt + D * kKeyBlock;
     if (!j.f16_cache) {
-      vrows = static_cast<const float*>(j.v) + (s0 * j.Hkv + hk) * D;
-      v_stride = j.Hkv * D;
+      b.v = static_cast<const float*>(j.v) + (s0 * j.Hkv + hk) * D;
+      b.v_stride = j.Hkv * D;
     }
-
-    for (int64_t r = 0; r < R; ++r) {
-      const int64_t t = t0 + r / group, h = hk * group + r % group;
-      const float* qv = j.q + (t * j.H + h) * D;
-      const i32v qp = i32v{} + j.q_pos[t];
-      const i32v qs = i32v{} + (j.q_seq != nullptr ? j.q_seq[t] : 0);
-      f32v sc[kKeyVecs];
-      for (auto& v : sc) v = splat(0.0f);
-      for (int64_t d = 0; d < D; ++d) {
-        const f32v qd = splat(qv[d]);
-        for (int i = 0; i < kKeyVecs; ++i) sc[i] = fmadd(qd, load(kt + d * kKeyBlock + i * kLanes), sc[i]);
-      }
-      // Scores, with invisible rows at -inf; the block's maximum.
-      f32v vmx = splat(neg_inf);
-      for (int i = 0; i < kKeyVecs; ++i) {
-        i32v kp, ks;
-        std::memcpy(&kp, kpos + i * kLanes, sizeof(kp));
-        std::memcpy(&ks, kseq + i * kLanes, sizeof(ks));
-        i32v visible = (kp <= qp) & (ks == qs);
-        if (j.window > 0) visible = visible & (qp - kp < win);
-        sc[i] = sc[i] * splat(j.scale);
-        if (j.softcap > 0.0f) {  // rare (Gemma 2): the scalar formula, lane by lane
-          alignas(64) float tmp[kLanes];
-          store(tmp, sc[i]);
-          for (float& x : tmp) x = graph::softcap(x, j.softcap);
-          sc[i] = load(tmp);
-        }
-        sc[i] = visible ? sc[i] : splat(neg_inf);
-        vmx = vmax(vmx, sc[i]);
-      }
-      const float block_max = hmax(vmx);
-      if (block_max == neg_inf) continue;
-      const float m_new = block_max > m[r] ? block_max : m[r];
-      const float c = m[r] == neg_inf ? 0.0f : sexp(m[r] - m_new);
-      f32v vsum = splat(0.0f);
-      for (int i = 0; i < kKeyVecs; ++i) {
-        const f32v e = vexp(sc[i] - splat(m_new));
-        const f32v pe = sc[i] == splat(neg_inf) ? splat(0.0f) : e;
-        store(p + i * kLanes, pe);
-        vsum += pe;
-      }
-      const float sum = hsum(vsum);
-      m[r] = m_new;
-      l[r] = l[r] * c + sum;
-      // acc = c * acc + sum_s p_s v_s, 64 columns at a time in registers.
-      float* a = acc + r * D;
-      int64_t d = 0;
-      for (; d + 4 * kLanes <= D; d += 4 * kLanes) {
-        f32v v[4];
-        for (int i = 0; i < 4; ++i) v[i] = load(a + d + i * kLanes) * splat(c);
-        for (int64_t s = 0; s < n; ++s) {
-          const f32v ps = splat(p[s]);
-          for (int i = 0; i < 4; ++i) v[i] = fmadd(ps, load(vrows + s * v_stride + d + i * kLanes), v[i]);
-        }
-        for (int i = 0; i < 4; ++i) store(a + d + i * kLanes, v[i]);
-      }
-      for (; d + kLanes <= D; d += kLanes) {
-        f32v v = load(a + d) * splat(c);
-        for (int64_t s = 0; s < n; ++s) v = fmadd(splat(p[s]), load(vrows + s * v_stride + d), v);
-        store(a + d, v);
-      }
-      for (; d < D; ++d) {
-        float v = a[d] * c;
-        for (int64_t s = 0; s < n; ++s) v += p[s] * vrows[s * v_stride + d];
-        a[d] = v;
-      }
-    }
+    int64_t r = 0;
+    for (; r + kRowBlock <= R; r += kRowBlock) attend_block_rows<kRowBlock>(j, hk, t0, r, b, acc, m, l, p);
+    for (; r < R; ++r) attend_block_rows<1>(j, hk, t0, r, b, acc, m, l, p);
   }
   for (int64_t r = 0; r < R; ++r) {
     const int64_t t = t0 + r / group, h = hk * group + r % group;

@@ -56,9 +56,12 @@ std::vector<std::byte> random_weights(DType t, int64_t n, uint64_t seed) {
   return out;
 }
 
-void BM_Matmul(benchmark::State& state, DType t, Isa isa) {
+// repacked: the weights in the kernel's repacked layout (weight_repack.h), as the cpu plan reads
+// them by default.
+void BM_Matmul(benchmark::State& state, DType t, Isa isa, bool repacked) {
   const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
   const kernels::MatmulKernel* mk = kernel_for(t, isa);
+  if (repacked && mk != nullptr) mk = mk->repacked;
   if (mk == nullptr || isa > detect_isa()) {
     state.SkipWithError("kernel or ISA not available");
     return;
@@ -66,6 +69,11 @@ void BM_Matmul(benchmark::State& state, DType t, Isa isa) {
   const size_t wbytes = static_cast<size_t>(N * K) * (t == DType::F32 ? 4 : 2);
   const size_t copies = M <= 4 ? std::max<size_t>(1, (size_t{256} << 20) / wbytes) : 1;
   std::vector<std::byte> w = random_weights(t, N * K, 1);
+  if (repacked) {
+    std::vector<std::byte> packed(wbytes);
+    mk->repack(w.data(), packed.data(), N, K);
+    w = std::move(packed);
+  }
   std::vector<std::byte> all(wbytes * copies);
   for (size_t c = 0; c < copies; ++c) std::memcpy(all.data() + c * wbytes, w.data(), wbytes);
   std::vector<float> x(static_cast<size_t>(M * K));
@@ -77,12 +85,12 @@ void BM_Matmul(benchmark::State& state, DType t, Isa isa) {
   ThreadPool pool(bench_threads());
   const graph::Node node;
   const graph::Bindings bind;
-  std::vector<std::byte> converted(mk->quantize != nullptr ? static_cast<size_t>(M) * kernels::act_row_bytes(mk->act, K)
-                                                           : 0);
+  std::vector<std::byte> converted(
+      mk->quantize != nullptr ? static_cast<size_t>(M) * kernels::act_row_bytes(mk->act, K) : 0);
   const size_t per_thread = mk->packed_bytes != nullptr ? (mk->packed_bytes(K) + 63) / 64 * 64 : 0;
   std::vector<std::byte> scratch(per_thread * static_cast<size_t>(pool.size()) + 64);
-  auto* scratch_aligned = reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) &
-                                                       ~uintptr_t{63});
+  auto* scratch_aligned =
+      reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
 
   KernelArgs args{node, {}, {}, bind, pool};
   args.out.data = out.data();
@@ -110,8 +118,8 @@ void BM_Matmul(benchmark::State& state, DType t, Isa isa) {
     benchmark::ClobberMemory();
   }
   const double iters = static_cast<double>(state.iterations());
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(M * N * K) * iters * 1e-9,
-                                                 benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * static_cast<double>(M * N * K) * iters * 1e-9, benchmark::Counter::kIsRate);
   state.counters["GB/s"] =
       benchmark::Counter(static_cast<double>(wbytes) * iters * 1e-9, benchmark::Counter::kIsRate);
 }
@@ -119,15 +127,17 @@ void BM_Matmul(benchmark::State& state, DType t, Isa isa) {
 // SmolLM2-135M: hidden 576, ffn 1536, q/o 576x576, k/v 192x576, vocabulary 49152 (the LM head).
 void shapes(benchmark::internal::Benchmark* b) {
   for (int64_t M : {1, 512})
-    for (auto [N, K] : {std::pair<int64_t, int64_t>{576, 576}, {192, 576}, {1536, 576}, {576, 1536}, {49152, 576}})
+    for (auto [N, K] :
+         {std::pair<int64_t, int64_t>{576, 576}, {192, 576}, {1536, 576}, {576, 1536}, {49152, 576}})
       b->Args({M, N, K});
   b->ArgNames({"M", "N", "K"})->UseRealTime()->Unit(benchmark::kMicrosecond);
 }
 
-BENCHMARK_CAPTURE(BM_Matmul, f16, DType::F16, detect_isa())->Apply(shapes);
-BENCHMARK_CAPTURE(BM_Matmul, bf16, DType::BF16, detect_isa())->Apply(shapes);
-BENCHMARK_CAPTURE(BM_Matmul, f32, DType::F32, detect_isa())->Apply(shapes);
-BENCHMARK_CAPTURE(BM_Matmul, f16_avx2, DType::F16, Isa::Avx2)->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Matmul, f16, DType::F16, detect_isa(), false)->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Matmul, f16x16, DType::F16, detect_isa(), true)->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Matmul, bf16, DType::BF16, detect_isa(), false)->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Matmul, f32, DType::F32, detect_isa(), false)->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Matmul, f16_avx2, DType::F16, Isa::Avx2, false)->Apply(shapes);
 
 }  // namespace
 

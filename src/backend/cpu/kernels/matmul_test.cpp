@@ -159,6 +159,11 @@ std::vector<Case> cases() {
     v.push_back({t, 2, 21, 1});
     v.push_back({t, 200, 29, 45});
   }
+  // F16 repacked in k-major 16-row groups (AVX-512): the decode path's four groups at a time plus
+  // one, the prefill pairs plus one group, 12-row tiles plus every kind of rest, and a row tail.
+  for (int64_t M : {1, 2, 3, 4}) v.push_back({DType::F16, M, 80, 67});
+  for (int64_t M : {5, 13, 25, 35}) v.push_back({DType::F16, M, 48, 33});
+  v.push_back({DType::F16, 24, 70, 67});
   v.push_back({DType::Q4_0, 2, 1, 32});
   // Q4_0 repacked in 16-row groups (AVX-512 VNNI): whole groups only, at the decode (M <= 4), tile
   // and packed (M >= 16) paths, and groups plus a tail.

@@ -14,6 +14,9 @@
 #include "backend/cpu/kernels/matmul.h"
 #include "backend/cpu/kernels/matmul_x86_float.h"
 #include "backend/cpu/kernels/matmul_x86_packed.h"
+#if defined(__AVX512F__)
+#include "backend/cpu/kernels/matmul_f16x16.h"
+#endif
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
 #include "backend/cpu/kernels/matmul_q4_0x16.h"
 #include "backend/cpu/kernels/matmul_q4_kx16.h"
@@ -422,6 +425,14 @@ constexpr const MatmulKernel* kQ4_0Repacked = nullptr;
 constexpr const MatmulKernel* kQ4_KRepacked = nullptr;
 #endif
 
+#if defined(__AVX512F__)
+const MatmulKernel kF16x16 = {DType::F16, ActType::F16, quantize_f16_x86, gemm_f16x16, nullptr,    nullptr,
+                              nullptr,    nullptr,      repack_f16x16,    "f16x16",    kF16x16Rows};
+constexpr const MatmulKernel* kF16Repacked = &kF16x16;
+#else
+constexpr const MatmulKernel* kF16Repacked = nullptr;
+#endif
+
 // k with the repacked-layout kernel r.
 constexpr MatmulKernel with_repacked(MatmulKernel k, const MatmulKernel* r) {
   k.repacked = r;
@@ -430,7 +441,7 @@ constexpr MatmulKernel with_repacked(MatmulKernel k, const MatmulKernel* r) {
 
 const MatmulKernel kX86Kernels[] = {
     {DType::F32, ActType::F32, nullptr, float_gemm<F32W>},
-    {DType::F16, ActType::F16, quantize_f16_x86, float_gemm<F16W>},
+    with_repacked({DType::F16, ActType::F16, quantize_f16_x86, float_gemm<F16W>}, kF16Repacked),
     {DType::BF16, ActType::BF16, quantize_bf16_x86, float_gemm<BF16W>},
     with_repacked(packed<PQ4_0>({DType::Q4_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q4_0P>}),
                   kQ4_0Repacked),

@@ -1,0 +1,132 @@
+#pragma once
+// F16 weights repacked once at load (weight_repack.h) into groups of 16 rows stored k-major:
+// element j of the group's row r is at g[16 * j + r]. One 16-lane vector then holds element j of
+// 16 output rows, so a product is a run of FMAs against a broadcast activation: no horizontal sums
+// at the end of a row, one widening (vcvtph2ps) per 16 rows instead of one per row, and a decode
+// reads each group as one contiguous stream. The group occupies the same bytes as its 16 rows; the
+// rows past the last full group stay row-major (the float kernels' tail). Activations are f32
+// rounded through f16 (matmul.h), so results equal float_gemm<F16W>'s up to summation order.
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "backend/cpu/kernels/matmul.h"
+#include "backend/cpu/kernels/matmul_x86_float.h"
+
+namespace glass::backend::cpu::kernels {
+namespace {
+
+constexpr int64_t kF16x16Rows = 16;
+
+// NG groups (16 * NG rows) x RA activation rows over all of k; U accumulators per output vector
+// along k (for few activation rows, where one chain per output would wait on FMA latency).
+template <int NG, int RA, int U>
+inline void f16x16_tile(int64_t k, const uint16_t* g, size_t group_elems, const float* a, size_t as,
+                        float* out, size_t os) {
+  __m512 acc[U][NG][RA];
+  for (auto& u : acc)
+    for (auto& r : u)
+      for (auto& c : r) c = _mm512_setzero_ps();
+  int64_t j = 0;
+  const auto step = [&](int u, int64_t jj) {
+    __m512 w[NG];
+    for (int q = 0; q < NG; ++q) {
+      const uint16_t* p = g + static_cast<size_t>(q) * group_elems + 16 * jj;
+      if constexpr (RA <= 4) _mm_prefetch(reinterpret_cast<const char*>(p + 16 * 64), _MM_HINT_T0);
+      w[q] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    }
+    for (int c = 0; c < RA; ++c) {
+      const __m512 x = _mm512_set1_ps(a[static_cast<size_t>(c) * as + static_cast<size_t>(jj)]);
+      for (int q = 0; q < NG; ++q) acc[u][q][c] = _mm512_fmadd_ps(w[q], x, acc[u][q][c]);
+    }
+  };
+  for (; j + U <= k; j += U)
+    for (int u = 0; u < U; ++u) step(u, j + u);
+  for (; j < k; ++j) step(0, j);
+  for (int q = 0; q < NG; ++q)
+    for (int c = 0; c < RA; ++c) {
+      __m512 s = acc[0][q][c];
+      for (int u = 1; u < U; ++u) s = _mm512_add_ps(s, acc[u][q][c]);
+      _mm512_storeu_ps(out + static_cast<size_t>(c) * os + 16 * q, s);
+    }
+}
+
+// NG groups against every activation row: tiles of kActs rows, then one tile of the rest.
+template <int NG>
+inline void f16x16_groups(int64_t k, const uint16_t* g, size_t group_elems, const float* a, size_t as,
+                          int64_t n_a, float* out, size_t os) {
+  constexpr int kActs = NG == 2 ? 12 : 24;  // 24 accumulators either way
+  int64_t c = 0;
+  for (; c + kActs <= n_a; c += kActs)
+    f16x16_tile<NG, kActs, 1>(k, g, group_elems, a + static_cast<size_t>(c) * as, as, out + c * os, os);
+  const float* ar = a + static_cast<size_t>(c) * as;
+  float* o = out + c * os;
+  const int64_t rest = n_a - c;
+  [&]<int... R>(std::integer_sequence<int, R...>) {
+    ((rest == R + 1 ? f16x16_tile<NG, R + 1, (R < 3 ? 2 : 1)>(k, g, group_elems, ar, as, o, os) : void()),
+     ...);
+  }
+  (std::make_integer_sequence<int, kActs - 1>{});
+}
+
+void gemm_f16x16(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w, const std::byte* ab,
+                 size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
+  const auto* w = reinterpret_cast<const uint16_t*>(wb);
+  const auto* a = reinterpret_cast<const float*>(ab);
+  const size_t as = a_stride / sizeof(float), group_elems = static_cast<size_t>(kF16x16Rows) * (w_stride / 2);
+  const int64_t groups = n_w / kF16x16Rows;
+  int64_t q = 0;
+  if (n_a <= 4) {  // decode: four groups' streams in flight (8 accumulators for one row)
+    for (; q + 4 <= groups; q += 4) {
+      const uint16_t* g = w + static_cast<size_t>(q) * group_elems;
+      float* o = out + q * kF16x16Rows;
+      switch (n_a) {
+        case 1:
+          f16x16_tile<4, 1, 2>(k, g, group_elems, a, as, o, out_stride);
+          break;
+        case 2:
+          f16x16_tile<4, 2, 1>(k, g, group_elems, a, as, o, out_stride);
+          break;
+        case 3:
+          f16x16_tile<4, 3, 1>(k, g, group_elems, a, as, o, out_stride);
+          break;
+        default:
+          f16x16_tile<4, 4, 1>(k, g, group_elems, a, as, o, out_stride);
+          break;
+      }
+    }
+  }
+  for (; q + 2 <= groups; q += 2)
+    f16x16_groups<2>(k, w + static_cast<size_t>(q) * group_elems, group_elems, a, as, n_a,
+                     out + q * kF16x16Rows, out_stride);
+  if (q < groups)
+    f16x16_groups<1>(k, w + static_cast<size_t>(q) * group_elems, group_elems, a, as, n_a,
+                     out + q * kF16x16Rows, out_stride);
+  if (const int64_t done = groups * kF16x16Rows; done < n_w)
+    float_gemm<F16W>(k, wb + static_cast<size_t>(done) * w_stride, w_stride, n_w - done, ab, a_stride, n_a,
+                     out + done, out_stride);
+}
+
+// Rows [0, rows) of a row-major f16 matrix into the layout; rows past the last full group copied.
+void repack_f16x16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
+  const auto* s = reinterpret_cast<const uint16_t*>(src);
+  auto* d = reinterpret_cast<uint16_t*>(dst);
+  const int64_t groups = rows / kF16x16Rows;
+  constexpr int64_t kCols = 64;  // a 16 x 64 block at a time: both sides stay in L1
+  for (int64_t g = 0; g < groups; ++g) {
+    const uint16_t* gs = s + g * kF16x16Rows * k;
+    uint16_t* gd = d + g * kF16x16Rows * k;
+    for (int64_t j0 = 0; j0 < k; j0 += kCols) {
+      const int64_t j1 = j0 + kCols < k ? j0 + kCols : k;
+      for (int64_t r = 0; r < kF16x16Rows; ++r)
+        for (int64_t j = j0; j < j1; ++j) gd[16 * j + r] = gs[r * k + j];
+    }
+  }
+  const size_t done = static_cast<size_t>(groups * kF16x16Rows * k) * 2;
+  std::memcpy(dst + done, src + done, static_cast<size_t>(rows * k) * 2 - done);
+}
+
+}  // namespace
+}  // namespace glass::backend::cpu::kernels
