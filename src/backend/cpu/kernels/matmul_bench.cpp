@@ -1,8 +1,10 @@
 // Kernel-level matmul throughput: kernels::matmul (the cpu backend's matmul op, activation
 // conversion and thread split included) on SmolLM2-135M's shapes, for f32 / f16 / bf16 weights at
-// the machine's best ISA. Decode-sized products rotate through enough weight copies (>= 256 MiB)
-// that every call streams its weights from memory, as a token step does. Reports GFLOP/s (2MNK per
-// second) and weight GB/s. Not a unit test: run build-test/bin/glass_matmul_bench
+// the machine's best ISA, and Llama-3.2-1B's decode shapes for the quantized types the 1B files
+// use (q4_0, q8_0, q4_k, q6_k), in the file layout and in the repacked one. Decode-sized products rotate
+// through enough weight copies (>= 256 MiB) that every call streams its weights from memory, as a token step
+// does. Reports GFLOP/s (2MNK per second) and weight GB/s. Not a unit test: run
+// build-test/bin/glass_matmul_bench
 // [--benchmark_filter=...]; GLASS_BENCH_THREADS sets the threads (default 2).
 #include <benchmark/benchmark.h>
 
@@ -15,6 +17,7 @@
 #include "backend/cpu/kernel.h"
 #include "backend/cpu/kernels/matmul.h"
 #include "formats/half.h"
+#include "formats/quantize.h"
 #include "graph/dtype.h"
 
 namespace {
@@ -39,9 +42,21 @@ const kernels::MatmulKernel* kernel_for(DType t, Isa isa) {
   }
 }
 
-std::vector<std::byte> random_weights(DType t, int64_t n, uint64_t seed) {
+std::vector<std::byte> random_weights(DType t, int64_t n, int64_t k, uint64_t seed) {
   std::mt19937 rng(static_cast<uint32_t>(seed));
   std::normal_distribution<float> dist(0.0f, 0.05f);
+  if (graph::traits(t).quantized) {
+    std::vector<float> row(static_cast<size_t>(k));
+    const size_t row_bytes = *graph::dtype_bytes(t, static_cast<uint64_t>(k));
+    std::vector<std::byte> out(static_cast<size_t>(n) * row_bytes);
+    for (int64_t r = 0; r < n; ++r) {
+      for (float& v : row) v = dist(rng);
+      if (!formats::quantize_row(t, row.data(), out.data() + static_cast<size_t>(r) * row_bytes, k).ok())
+        return {};
+    }
+    return out;
+  }
+  n *= k;
   const size_t esz = t == DType::F32 ? 4 : 2;
   std::vector<std::byte> out(static_cast<size_t>(n) * esz);
   for (int64_t i = 0; i < n; ++i) {
@@ -66,9 +81,9 @@ void BM_Matmul(benchmark::State& state, DType t, Isa isa, bool repacked) {
     state.SkipWithError("kernel or ISA not available");
     return;
   }
-  const size_t wbytes = static_cast<size_t>(N * K) * (t == DType::F32 ? 4 : 2);
+  const size_t wbytes = static_cast<size_t>(N) * *graph::dtype_bytes(t, static_cast<uint64_t>(K));
   const size_t copies = M <= 4 ? std::max<size_t>(1, (size_t{256} << 20) / wbytes) : 1;
-  std::vector<std::byte> w = random_weights(t, N * K, 1);
+  std::vector<std::byte> w = random_weights(t, N, K, 1);
   if (repacked) {
     std::vector<std::byte> packed(wbytes);
     mk->repack(w.data(), packed.data(), N, K);
@@ -138,6 +153,22 @@ BENCHMARK_CAPTURE(BM_Matmul, f16x16, DType::F16, detect_isa(), true)->Apply(shap
 BENCHMARK_CAPTURE(BM_Matmul, bf16, DType::BF16, detect_isa(), false)->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Matmul, f32, DType::F32, detect_isa(), false)->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Matmul, f16_avx2, DType::F16, Isa::Avx2, false)->Apply(shapes);
+
+// Llama-3.2-1B decode: q/o 2048x2048, k/v 512x2048, gate/up 8192x2048, down 2048x8192, and a
+// 16384-row slice of the 128256x2048 LM head (the same rows, fewer of them).
+void shapes_1b(benchmark::internal::Benchmark* b) {
+  for (auto [N, K] :
+       {std::pair<int64_t, int64_t>{2048, 2048}, {512, 2048}, {8192, 2048}, {2048, 8192}, {16384, 2048}})
+    b->Args({1, N, K});
+  b->ArgNames({"M", "N", "K"})->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
+BENCHMARK_CAPTURE(BM_Matmul, q4_0, DType::Q4_0, detect_isa(), false)->Apply(shapes_1b);
+BENCHMARK_CAPTURE(BM_Matmul, q4_0x16, DType::Q4_0, detect_isa(), true)->Apply(shapes_1b);
+BENCHMARK_CAPTURE(BM_Matmul, q8_0x16, DType::Q8_0, detect_isa(), true)->Apply(shapes_1b);
+BENCHMARK_CAPTURE(BM_Matmul, q4_k, DType::Q4_K, detect_isa(), false)->Apply(shapes_1b);
+BENCHMARK_CAPTURE(BM_Matmul, q4_kx16, DType::Q4_K, detect_isa(), true)->Apply(shapes_1b);
+BENCHMARK_CAPTURE(BM_Matmul, q6_k, DType::Q6_K, detect_isa(), false)->Apply(shapes_1b);
 
 }  // namespace
 

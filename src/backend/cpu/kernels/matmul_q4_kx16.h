@@ -18,6 +18,7 @@
 #include "backend/cpu/kernels/matmul_x16.h"
 #include "backend/cpu/kernels/matmul_x86_packed.h"
 #include "backend/cpu/kernels/unpack.h"
+#include "backend/cpu/kernels/x86_simd.h"
 
 namespace glass::backend::cpu::kernels {
 namespace {
@@ -58,6 +59,7 @@ inline void q4_kx16_group(int64_t nb, const std::byte* g, const std::byte* a, si
   const __m512i m4 = _mm512_set1_epi8(0x0F);
   for (int64_t b = 0; b < nb; ++b) {
     const std::byte* blk = g + static_cast<size_t>(b) * kK16Block;
+    prefetch_ahead(blk, kK16Block);
     const K4Scales sc = k4_scales(blk);
     __m512i isum[RA], imin[RA];
     for (int i = 0; i < RA; ++i) isum[i] = imin[i] = _mm512_setzero_si512();

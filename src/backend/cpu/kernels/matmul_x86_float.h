@@ -126,7 +126,8 @@ inline void float_tile(int64_t k, const typename W::T* w, size_t ws, const float
     }
   }
   if constexpr (RW == 4) {
-    for (int c = 0; c < RA; ++c) _mm_storeu_ps(out + c * os, hsum4(acc[0][c], acc[1][c], acc[2][c], acc[3][c]));
+    for (int c = 0; c < RA; ++c)
+      _mm_storeu_ps(out + c * os, hsum4(acc[0][c], acc[1][c], acc[2][c], acc[3][c]));
   } else {
     for (int r = 0; r < RW; ++r)
       for (int c = 0; c < RA; ++c) out[c * os + r] = FVec::sum(acc[r][c]);
@@ -180,11 +181,12 @@ inline void gemv_rows(int64_t k, const typename W::T* w, size_t ws, const float*
   for (auto& r : acc)
     for (auto& c : r) c = _mm512_setzero_ps();
   constexpr int64_t kLine = 64 / sizeof(typename W::T);  // elements per cache line
-  const typename W::T* next = w + RW * ws;  // the next group's rows, read next
+  const typename W::T* next = w + RW * ws;               // the next group's rows, read next
   int64_t j = 0;
   for (; j + 16 <= k; j += 16) {
     if (j % kLine == 0)
-      for (int r = 0; r < RW; ++r) _mm_prefetch(reinterpret_cast<const char*>(next + r * ws + j), _MM_HINT_T0);
+      for (int r = 0; r < RW; ++r)
+        _mm_prefetch(reinterpret_cast<const char*>(next + r * ws + j), _MM_HINT_T0);
     __m512 wv[RW];
     for (int r = 0; r < RW; ++r) wv[r] = W::load(w + r * ws + j);
     for (int c = 0; c < RA; ++c) {

@@ -257,6 +257,7 @@ inline void k_rows(int64_t nb, const typename P::Block* w, const std::byte* a, s
   KUnpacked u;
   __m256i qa[8];
   for (int64_t b = 0; b < nb; ++b) {
+    if constexpr (RA == 1) prefetch_ahead(w + b, sizeof(typename P::Block));
     P::unpack(w[b], u);
     for (int g = 0; g < 8; ++g) qa[g] = P::kSigned ? _mm256_abs_epi8(u.q[g]) : u.q[g];
     for (int i = 0; i < RA; ++i) {
