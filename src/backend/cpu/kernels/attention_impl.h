@@ -43,12 +43,24 @@ inline float half_to_float(uint16_t h) {
   return f;
 }
 
+// n halves to floats: F16C where the file is built for it (the AVX2 and AVX-512 tiers).
+inline void halves_to_floats(const uint16_t* src, float* dst, int64_t n) {
+  int64_t i = 0;
+#if defined(__AVX512F__)
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i))));
+#elif defined(__F16C__)
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+#endif
+  for (; i < n; ++i) dst[i] = half_to_float(src[i]);
+}
+
 inline const float* cache_row_f32(const void* cache, const AttentionJob& j, int64_t s, int64_t hk,
                                   float* tmp) {
   const int64_t off = (s * j.Hkv + hk) * j.D;
   if (!j.f16_cache) return static_cast<const float*>(cache) + off;
-  const auto* src = static_cast<const uint16_t*>(cache) + off;
-  for (int64_t d = 0; d < j.D; ++d) tmp[d] = half_to_float(src[d]);
+  halves_to_floats(static_cast<const uint16_t*>(cache) + off, tmp, j.D);
   return tmp;
 }
 
@@ -78,6 +90,86 @@ struct KeyBlock {
   const int32_t* kseq;  // [kKeyBlock]
 };
 
+// The positions a job's queries span: the newest, and the oldest any of them sees through the
+// sliding window (window 0: no limit).
+struct QueryRange {
+  int32_t q_max;
+  int64_t oldest;
+};
+inline QueryRange query_range(const AttentionJob& j, int64_t t0, int64_t t1) {
+  int32_t q_max = j.q_pos[t0], q_min = j.q_pos[t0];
+  for (int64_t t = t0; t < t1; ++t) {
+    q_max = j.q_pos[t] > q_max ? j.q_pos[t] : q_max;
+    q_min = j.q_pos[t] < q_min ? j.q_pos[t] : q_min;
+  }
+  return {q_max, j.window > 0 ? static_cast<int64_t>(q_min) - j.window + 1 : INT64_MIN};
+}
+
+// The positions and sequence ids of key block [s0, s0 + n) (rows past n never visible); false when
+// no query of the job sees any row of it (all newer than every query, or all outside every
+// query's window), so the block is skipped unread.
+inline bool block_positions(const AttentionJob& j, int64_t s0, int64_t n, const QueryRange& range,
+                            int32_t* kpos, int32_t* kseq) {
+  int32_t k_min = j.kv_pos[s0], k_max = j.kv_pos[s0];
+  for (int64_t s = 0; s < kKeyBlock; ++s) {
+    kpos[s] = s < n ? j.kv_pos[s0 + s] : 0x7fffffff;
+    kseq[s] = s < n && j.kv_seq != nullptr ? j.kv_seq[s0 + s] : 0;
+    k_min = s < n && kpos[s] < k_min ? kpos[s] : k_min;
+    k_max = s < n && kpos[s] > k_max ? kpos[s] : k_max;
+  }
+  return k_min <= range.q_max && k_max >= range.oldest;
+}
+
+// One query row's online-softmax step over a key block: raw scores sc (q . k) scaled, soft-capped
+// and masked; the block's probabilities e^(score - m_new) written to pr (zeros where hidden); the
+// running max m and normaliser l updated. c rescales the row's accumulator (1 when nothing in the
+// block is visible: the row's state stays as it is).
+struct RowUpdate {
+  float c;
+  bool visible;
+};
+inline RowUpdate softmax_update(const AttentionJob& j, int64_t t, const KeyBlock& b, f32v (&sc)[kKeyVecs],
+                                float* pr, float& m, float& l) {
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  const i32v win = i32v{} + static_cast<int32_t>(j.window > 0 ? j.window : 0);
+  const i32v qp = i32v{} + j.q_pos[t];
+  const i32v qs = i32v{} + (j.q_seq != nullptr ? j.q_seq[t] : 0);
+  f32v vmx = splat(neg_inf);
+  for (int x = 0; x < kKeyVecs; ++x) {
+    i32v kp, ks;
+    std::memcpy(&kp, b.kpos + x * kLanes, sizeof(kp));
+    std::memcpy(&ks, b.kseq + x * kLanes, sizeof(ks));
+    i32v visible = (kp <= qp) & (ks == qs);
+    if (j.window > 0) visible = visible & (qp - kp < win);
+    sc[x] = sc[x] * splat(j.scale);
+    if (j.softcap > 0.0f) {  // rare (Gemma 2): the scalar formula, lane by lane
+      alignas(64) float tmp[kLanes];
+      store(tmp, sc[x]);
+      for (float& y : tmp) y = graph::softcap(y, j.softcap);
+      sc[x] = load(tmp);
+    }
+    sc[x] = visible ? sc[x] : splat(neg_inf);
+    vmx = vmax(vmx, sc[x]);
+  }
+  const float block_max = hmax(vmx);
+  if (block_max == neg_inf) {
+    for (int x = 0; x < kKeyVecs; ++x) store(pr + x * kLanes, splat(0.0f));
+    return {1.0f, false};
+  }
+  const float m_new = block_max > m ? block_max : m;
+  const float c = m == neg_inf ? 0.0f : sexp(m - m_new);
+  f32v vsum = splat(0.0f);
+  for (int x = 0; x < kKeyVecs; ++x) {
+    const f32v e = vexp(sc[x] - splat(m_new));
+    const f32v pe = sc[x] == splat(neg_inf) ? splat(0.0f) : e;
+    store(pr + x * kLanes, pe);
+    vsum += pe;
+  }
+  m = m_new;
+  l = l * c + hsum(vsum);
+  return {c, true};
+}
+
 // Query rows per register block: NR rows share every K and V load (NR x 4 accumulators), which
 // keeps enough independent FMA chains in flight to cover the FMA latency. 16 registers' worth with
 // 16-lane vectors split into ymm halves (AVX2) would spill, so narrower ISAs take 2.
@@ -93,7 +185,6 @@ template <int NR>
 void attend_block_rows(const AttentionJob& j, int64_t hk, int64_t t0, int64_t r0, const KeyBlock& b,
                        float* acc, float* m, float* l, float* p) {
   const int64_t group = j.H / j.Hkv, D = j.D;
-  const float neg_inf = -std::numeric_limits<float>::infinity();
   const float* qv[NR];
   int64_t tq[NR];
   for (int i = 0; i < NR; ++i) {
@@ -112,50 +203,12 @@ void attend_block_rows(const AttentionJob& j, int64_t hk, int64_t t0, int64_t r0
       for (int x = 0; x < kKeyVecs; ++x) sc[i][x] = fmadd(qd, kv[x], sc[i][x]);
     }
   }
-  const i32v win = i32v{} + static_cast<int32_t>(j.window > 0 ? j.window : 0);
   float c[NR];
   bool any = false;
   for (int i = 0; i < NR; ++i) {
-    const int64_t r = r0 + i;
-    const i32v qp = i32v{} + j.q_pos[tq[i]];
-    const i32v qs = i32v{} + (j.q_seq != nullptr ? j.q_seq[tq[i]] : 0);
-    // Scores, with invisible rows at -inf; the block's maximum.
-    f32v vmx = splat(neg_inf);
-    for (int x = 0; x < kKeyVecs; ++x) {
-      i32v kp, ks;
-      std::memcpy(&kp, b.kpos + x * kLanes, sizeof(kp));
-      std::memcpy(&ks, b.kseq + x * kLanes, sizeof(ks));
-      i32v visible = (kp <= qp) & (ks == qs);
-      if (j.window > 0) visible = visible & (qp - kp < win);
-      sc[i][x] = sc[i][x] * splat(j.scale);
-      if (j.softcap > 0.0f) {  // rare (Gemma 2): the scalar formula, lane by lane
-        alignas(64) float tmp[kLanes];
-        store(tmp, sc[i][x]);
-        for (float& y : tmp) y = graph::softcap(y, j.softcap);
-        sc[i][x] = load(tmp);
-      }
-      sc[i][x] = visible ? sc[i][x] : splat(neg_inf);
-      vmx = vmax(vmx, sc[i][x]);
-    }
-    float* pr = p + i * kKeyBlock;
-    const float block_max = hmax(vmx);
-    if (block_max == neg_inf) {  // nothing visible: the row's state stays as it is
-      c[i] = 1.0f;
-      for (int x = 0; x < kKeyVecs; ++x) store(pr + x * kLanes, splat(0.0f));
-      continue;
-    }
-    any = true;
-    const float m_new = block_max > m[r] ? block_max : m[r];
-    c[i] = m[r] == neg_inf ? 0.0f : sexp(m[r] - m_new);
-    f32v vsum = splat(0.0f);
-    for (int x = 0; x < kKeyVecs; ++x) {
-      const f32v e = vexp(sc[i][x] - splat(m_new));
-      const f32v pe = sc[i][x] == splat(neg_inf) ? splat(0.0f) : e;
-      store(pr + x * kLanes, pe);
-      vsum += pe;
-    }
-    m[r] = m_new;
-    l[r] = l[r] * c[i] + hsum(vsum);
+    const RowUpdate u = softmax_update(j, tq[i], b, sc[i], p + i * kKeyBlock, m[r0 + i], l[r0 + i]);
+    c[i] = u.c;
+    any = any || u.visible;
   }
   if (!any) return;
   // acc = c * acc + sum_s p_s v_s: 64 columns of NR rows at a time in registers.
@@ -208,26 +261,11 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
     m[r] = neg_inf;
     l[r] = 0.0f;
   }
-  int32_t q_max = j.q_pos[t0], q_min = j.q_pos[t0];
-  for (int64_t t = t0; t < t1; ++t) {
-    q_max = j.q_pos[t] > q_max ? j.q_pos[t] : q_max;
-    q_min = j.q_pos[t] < q_min ? j.q_pos[t] : q_min;
-  }
-  // Oldest position any query of this job sees through the window (window 0: no limit).
-  const int64_t oldest = j.window > 0 ? static_cast<int64_t>(q_min) - j.window + 1 : INT64_MIN;
-
+  const QueryRange range = query_range(j, t0, t1);
   alignas(64) int32_t kpos[kKeyBlock], kseq[kKeyBlock];
   for (int64_t s0 = 0; s0 < j.S; s0 += kKeyBlock) {
     const int64_t n = j.S - s0 < kKeyBlock ? j.S - s0 : kKeyBlock;
-    int32_t k_min = j.kv_pos[s0], k_max = j.kv_pos[s0];
-    for (int64_t s = 0; s < kKeyBlock; ++s) {  // rows past S are never visible
-      kpos[s] = s < n ? j.kv_pos[s0 + s] : 0x7fffffff;
-      kseq[s] = s < n && j.kv_seq != nullptr ? j.kv_seq[s0 + s] : 0;
-      k_min = s < n && kpos[s] < k_min ? kpos[s] : k_min;
-      k_max = s < n && kpos[s] > k_max ? kpos[s] : k_max;
-    }
-    if (k_min > q_max) continue;   // no query of this job sees any row of the block
-    if (k_max < oldest) continue;  // every row of the block is outside every query's window
+    if (!block_positions(j, s0, n, range, kpos, kseq)) continue;
 
     KeyBlock b{own, nullptr, D, n, kpos, kseq};
     if (j.packed != nullptr) {
@@ -243,7 +281,20 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
     }
     int64_t r = 0;
     for (; r + kRowBlock <= R; r += kRowBlock) attend_block_rows<kRowBlock>(j, hk, t0, r, b, acc, m, l, p);
-    for (; r < R; ++r) attend_block_rows<1>(j, hk, t0, r, b, acc, m, l, p);
+    // The rest as one block (a decode step's `group` rows are often fewer than kRowBlock).
+    switch (R - r) {
+      case 1:
+        attend_block_rows<1>(j, hk, t0, r, b, acc, m, l, p);
+        break;
+      case 2:
+        if constexpr (kRowBlock > 2) attend_block_rows<2>(j, hk, t0, r, b, acc, m, l, p);
+        break;
+      case 3:
+        if constexpr (kRowBlock > 3) attend_block_rows<3>(j, hk, t0, r, b, acc, m, l, p);
+        break;
+      default:
+        break;
+    }
   }
   for (int64_t r = 0; r < R; ++r) {
     const int64_t t = t0 + r / group, h = hk * group + r % group;
