@@ -21,11 +21,18 @@
 
 namespace glass {
 
+// Element type of the KV cache.
+enum class CacheType : uint8_t {
+  F32,  // exact: the keys and values as computed
+  F16,  // half the memory and the bytes attention reads per token (llama.cpp's default, -ctk/-ctv f16)
+};
+
 struct LoadOptions {
   std::string backend = "ref";  // compute backend by name
-  int64_t n_ctx = 0;       // KV cache capacity in tokens; 0 = min(training context, 4096), at least min_ctx
-  int64_t min_ctx = 0;     // lower bound for the default n_ctx (e.g. prompt + tokens to generate)
-  int64_t n_batch = 0;     // most tokens per prefill call; 0 = min(n_ctx, 512)
+  int64_t n_ctx = 0;    // KV cache capacity in tokens; 0 = min(training context, 4096), at least min_ctx
+  int64_t min_ctx = 0;  // lower bound for the default n_ctx (e.g. prompt + tokens to generate)
+  int64_t n_batch = 0;  // most tokens per prefill call; 0 = min(n_ctx, 512)
+  CacheType cache_type = CacheType::F32;
   bool decompose = false;  // run composite ops through their reference decompositions (debugging)
   bool fuse = true;        // the backend's fusions (cpu: fused matmul epilogues); off for A/B
   int n_threads = 0;       // compute threads (cpu backend); 0 = one per hardware thread

@@ -27,6 +27,12 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
       "-c,--ctx-size", o.load.n_ctx,
       "KV cache capacity in tokens (default: the model's context, at most 4096, or what the command needs)");
   cmd.add_option("-b,--batch-size", o.load.n_batch, "most tokens per prefill call (default: 512)");
+  cmd.add_option_function<std::string>(
+         "--cache-type",
+         [&o](const std::string& t) { o.load.cache_type = t == "f16" ? CacheType::F16 : CacheType::F32; },
+         "KV cache element type: f32 (exact) or f16 (half the memory; llama.cpp's default)")
+      ->check(CLI::IsMember({"f32", "f16"}))
+      ->default_str("f32");
   // The command defaults to the fast backend; the API's LoadOptions default stays "ref".
   cmd.add_option("--backend", o.load.backend, "compute backend: cpu or ref")->default_val("cpu");
   cmd.add_option("-t,--threads", o.load.n_threads,
@@ -102,11 +108,12 @@ std::shared_ptr<Model> load_or_report(const ModelOptions& o) {
     return nullptr;
   }
   const ModelInfo& info = (*model)->info();
-  fmt::print(
-      stderr,
-      "glass: loaded {} ({:.1f} MiB) in {:.1f} ms\nglass: {}\nglass: backend {}, context {}, batch {}\n",
-      info.path, static_cast<double>(info.file_bytes) / (1024.0 * 1024.0), info.load_ms, info.summary,
-      o.load.backend, info.n_ctx, info.n_batch);
+  fmt::print(stderr,
+             "glass: loaded {} ({:.1f} MiB) in {:.1f} ms\nglass: {}\nglass: backend {}, context {} ({} "
+             "cache), batch "
+             "{}\n",
+             info.path, static_cast<double>(info.file_bytes) / (1024.0 * 1024.0), info.load_ms, info.summary,
+             o.load.backend, info.n_ctx, o.load.cache_type == CacheType::F16 ? "f16" : "f32", info.n_batch);
   return *model;
 }
 

@@ -54,7 +54,8 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   const auto t0 = std::chrono::steady_clock::now();
   auto impl = std::make_unique<Model::Impl>();
   impl->options = options;
-  models::BuildOptions build{options.n_ctx, options.min_ctx, graph::DType::F32};
+  models::BuildOptions build{options.n_ctx, options.min_ctx,
+                             options.cache_type == CacheType::F16 ? graph::DType::F16 : graph::DType::F32};
   auto format = detect_model_format(path);
   if (!format) return format.error();
   std::error_code ec;

@@ -53,8 +53,32 @@ inline void q4_0x16_group(int64_t nb, const std::byte* g, const std::byte* a, si
   for (int i = 0; i < RA; ++i) _mm512_storeu_ps(out + static_cast<size_t>(i) * out_stride, acc[i]);
 }
 
+// One activation row against NG groups in lockstep, block by block: NG memory streams in flight.
+template <int NG>
+inline void q4_0x16_groups1(int64_t nb, const std::byte* const* g, const std::byte* a, float* const* out) {
+  __m512 acc[NG];
+  for (auto& v : acc) v = _mm512_setzero_ps();
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  for (int64_t b = 0; b < nb; ++b) {
+    const ActQ8& x = reinterpret_cast<const ActQ8*>(a)[b];
+    for (int q = 0; q < NG; ++q) {
+      const std::byte* blk = g[q] + static_cast<size_t>(b) * kX16Block;
+      const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
+      __m512i s = _mm512_setzero_si512();
+      for (int h = 0; h < 4; ++h) {
+        const __m512i v = _mm512_loadu_si512(blk + 32 + 64 * h);
+        s = _mm512_dpbusd_epi32(s, _mm512_and_si512(v, m4), bcast4(x.qs + 4 * h));
+        s = _mm512_dpbusd_epi32(s, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4), bcast4(x.qs + 16 + 4 * h));
+      }
+      s = _mm512_sub_epi32(s, _mm512_set1_epi32(8 * x.sum));
+      acc[q] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, _mm512_set1_ps(x.d)), acc[q]);
+    }
+  }
+  for (int q = 0; q < NG; ++q) _mm512_storeu_ps(out[q], acc[q]);
+}
+
 template <GemmFn Tail>
-constexpr GemmFn gemm_q4_0x16 = gemm_x16<q4_0x16_group<4>, q4_0x16_group<1>, 4, 32, Tail>;
+constexpr GemmFn gemm_q4_0x16 = gemm_x16<q4_0x16_group<4>, q4_0x16_group<1>, 4, 32, Tail, q4_0x16_groups1<4>>;
 
 // The packed prefill path's tile (matmul_x86_packed.h, PQ4_0's layout) from a repacked group: the
 // nibbles become unsigned bytes, the scales f32. A tail (rows < 16) is row-major: the plain pack.

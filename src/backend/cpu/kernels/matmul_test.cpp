@@ -169,6 +169,9 @@ std::vector<Case> cases() {
   // and packed (M >= 16) paths, and groups plus a tail.
   for (int64_t M : {1, 4, 5, 17}) v.push_back({DType::Q4_0, M, 48, 160});
   v.push_back({DType::Q4_0, 20, 70, 64});
+  // Decode tasks of 9 groups (the 3-thread split of 97 groups): four-group lockstep twice plus one
+  // group, then a 5-row tail.
+  v.push_back({DType::Q4_0, 1, 16 * 97 + 5, 64});
   for (int64_t M : {1, 2, 5, 17}) v.push_back({DType::Q4_K, M, 48, 512});  // q4_kx16 likewise
   for (int64_t M : {1, 4, 5, 17}) v.push_back({DType::Q8_0, M, 48, 160});  // and q8_0x16
   v.push_back({DType::Q8_0, 3, 70, 64});
