@@ -37,25 +37,33 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::work(int thread) {
   for (;;) {
     uint64_t c = claim_.load(std::memory_order_acquire);
-    // The job's fields as published before claim_; if the job moves on meanwhile the CAS fails.
-    const Trampoline fn = fn_.load(std::memory_order_relaxed);
-    const void* ctx = ctx_.load(std::memory_order_relaxed);
-    const int64_t n = n_tasks_.load(std::memory_order_relaxed);
+    // acquire: a worker that reads a newer job's n also sees that job's closed claim_ (dispatch),
+    // so its compare-and-swap below fails instead of claiming a task through the old counter.
+    const int64_t n = n_tasks_.load(std::memory_order_acquire);
     const auto task = static_cast<int64_t>(c & 0xffffffffu);
     if (task >= n) return;
     if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel, std::memory_order_relaxed))
       continue;
+    // The claim succeeded, so the job is still the current one until this task is counted done:
+    // its fields are the ones published before claim_.
+    const Trampoline fn = fn_.load(std::memory_order_relaxed);
+    const void* ctx = ctx_.load(std::memory_order_relaxed);
     fn(ctx, task, thread);
     done_.fetch_add(1, std::memory_order_release);
   }
 }
 
 void ThreadPool::dispatch(int64_t n_tasks, Trampoline fn, const void* ctx) {
+  ++job_;
+  // Close the claim counter first (the new job's id with no task left), then publish the fields:
+  // a worker still looking at the previous job's exhausted counter could otherwise read this job's
+  // larger n_tasks and claim a task through that counter, running it twice and counting it into
+  // this job's done_ (the caller then waited forever; ThreadPool.BackToBackJobs... in the tests).
+  claim_.store((static_cast<uint64_t>(job_) << 32) | 0xffffffffu, std::memory_order_seq_cst);
   fn_.store(fn, std::memory_order_relaxed);
   ctx_.store(ctx, std::memory_order_relaxed);
-  n_tasks_.store(n_tasks, std::memory_order_relaxed);
+  n_tasks_.store(n_tasks, std::memory_order_release);
   done_.store(0, std::memory_order_relaxed);
-  ++job_;
   claim_.store(static_cast<uint64_t>(job_) << 32, std::memory_order_release);
   jobs_.fetch_add(1, std::memory_order_relaxed);
   // seq_cst pairs with the sleeper's increment-then-check in worker(): either we see the sleeper

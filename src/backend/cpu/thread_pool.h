@@ -56,9 +56,10 @@ class ThreadPool {
   std::vector<std::thread> workers_;
   std::mutex step_mu_;
   // The current job. Tasks are claimed by compare-and-swap on claim_ = (job id << 32) | next task,
-  // so a worker that wakes late can never take a task of a job that has moved on, and the
-  // dispatcher waits for tasks done (done_), not for every worker to notice the job: a worker the
-  // OS has descheduled does not hold up a step.
+  // closed (no task left) before a new job's fields are written and opened after, so a worker that
+  // wakes late can never take a task of a job that has moved on, nor one of the next job through
+  // the old counter; and the dispatcher waits for tasks done (done_), not for every worker to
+  // notice the job: a worker the OS has descheduled does not hold up a step.
   std::atomic<Trampoline> fn_{nullptr};
   std::atomic<const void*> ctx_{nullptr};
   std::atomic<int64_t> n_tasks_{0};

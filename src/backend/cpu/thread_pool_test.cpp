@@ -43,6 +43,25 @@ TEST(ThreadPool, ManyShortJobsAndSmallOnesStayOnTheCaller) {
   EXPECT_EQ(pool.jobs_dispatched() - before, 20000u);  // one chunk: ran inline
 }
 
+// Jobs of alternating sizes back to back: a worker that finishes the last task of a small job and
+// looks again while the next, larger job is being published must not claim a task of it through
+// the old job's exhausted claim counter (which made a task run twice and the job's done count
+// overshoot, so the caller waited forever). Every task of every job runs exactly once.
+TEST(ThreadPool, BackToBackJobsOfDifferentSizesRunEachTaskOnce) {
+  ThreadPool pool(2);
+  std::vector<std::atomic<int>> hits(16);
+  int64_t bad = 0;
+  for (int job = 0; job < 200000; ++job) {
+    const int64_t n = job % 2 == 0 ? 2 : 16;
+    pool.run(n, [&](int64_t task, int) {
+      hits[static_cast<size_t>(task)].fetch_add(1, std::memory_order_relaxed);
+    });
+    for (int64_t t = 0; t < n; ++t)
+      bad += hits[static_cast<size_t>(t)].exchange(0, std::memory_order_relaxed) != 1;
+  }
+  EXPECT_EQ(bad, 0);
+}
+
 TEST(ThreadPool, TwoCallersTakeTurns) {
   ThreadPool pool(2);
   std::atomic<int> inside{0}, overlap{0};
