@@ -2,12 +2,14 @@
 # Builds glass with warnings as errors and runs the whole test suite with ctest.
 #   scripts/test.sh              Release build in build-test/
 #   scripts/test.sh --sanitize   AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/
+#   scripts/test.sh [--sanitize] EXE...   only the named test executables (e.g. glass_backend_test)
 # Tests needing ../shared/fixtures skip when it is absent; GLASS_REQUIRE_FIXTURES=1 makes them fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=build-test
 flags=(-DCMAKE_BUILD_TYPE=Release -DGLASS_WERROR=ON)
 if [ "${1:-}" = "--sanitize" ]; then
+  shift
   dir=build-asan
   # -O1 -g1: the usual sanitizer optimization level, half the compile time of -O2 -g; line tables
   # are enough for the sanitizers' stack traces. The tools and benchmarks run no test: left out.
@@ -15,5 +17,11 @@ if [ "${1:-}" = "--sanitize" ]; then
          -DGLASS_WERROR=ON -DGLASS_SANITIZE=ON -DGLASS_BUILD_TOOLS=OFF)
 fi
 cmake -S . -B "$dir" -G Ninja "${flags[@]}"
-cmake --build "$dir"
-ctest --test-dir "$dir" --output-on-failure -j "$(nproc)"
+if [ $# -gt 0 ]; then
+  cmake --build "$dir" --target "$@"
+  labels=$(IFS='|'; echo "$*")
+  ctest --test-dir "$dir" --output-on-failure -j "$(nproc)" -L "^($labels)\$"
+else
+  cmake --build "$dir"
+  ctest --test-dir "$dir" --output-on-failure -j "$(nproc)"
+fi
