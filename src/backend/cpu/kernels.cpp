@@ -55,24 +55,13 @@ const k::VecOps& vec_ops(Isa isa) {
   }
 }
 
-const k::MatmulKernel* matmul_kernel(Isa isa, DType w) {
-  switch (isa) {
-    case Isa::Avx512:
-      return k::matmul_kernel_avx512(w);
-    case Isa::Avx2:
-      return k::matmul_kernel_avx2(w);
-    default:
-      return k::matmul_kernel_scalar(w);
-  }
-}
-
 std::vector<Entry> build_table() {
   std::vector<Entry> t;
   for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
     for (int w = 0; w < static_cast<int>(DType::kSentinel); ++w) {
       const auto wt = static_cast<DType>(w);
       if ((kWeights & bit(wt)) == 0) continue;
-      if (const k::MatmulKernel* mk = matmul_kernel(isa, wt))
+      if (const k::MatmulKernel* mk = k::matmul_kernel_for(isa, wt))
         t.push_back({Op::MatMul,
                      {kF32, bit(wt)},
                      isa,
@@ -88,7 +77,7 @@ std::vector<Entry> build_table() {
     for (int w = 0; w < static_cast<int>(DType::kSentinel); ++w) {
       const auto wt = static_cast<DType>(w);
       if ((kWeights & bit(wt)) == 0) continue;
-      const k::MatmulKernel* mk = matmul_kernel(isa, wt);
+      const k::MatmulKernel* mk = k::matmul_kernel_for(isa, wt);
       if (mk == nullptr) continue;
       const k::FusedMatmulKernel* fk = k::fused_matmul_kernel(mk, ops);
       // The residual's buffer may become the output (input 2).

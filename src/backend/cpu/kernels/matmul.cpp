@@ -117,4 +117,15 @@ InputConversion matmul_conversion(const graph::Graph& g, const graph::Node& n, c
           reinterpret_cast<uintptr_t>(mk.quantize), kNames[static_cast<size_t>(mk.act)]};
 }
 
+const MatmulKernel* matmul_kernel_for(Isa isa, graph::DType weight) {
+  switch (isa) {
+    case Isa::Avx512:
+      return matmul_kernel_avx512(weight);
+    case Isa::Avx2:
+      return matmul_kernel_avx2(weight);
+    default:
+      return matmul_kernel_scalar(weight);
+  }
+}
+
 }  // namespace glass::backend::cpu::kernels

@@ -82,6 +82,8 @@ struct MatmulKernel {
 const MatmulKernel* matmul_kernel_scalar(graph::DType weight);
 const MatmulKernel* matmul_kernel_avx2(graph::DType weight);
 const MatmulKernel* matmul_kernel_avx512(graph::DType weight);
+// The tier's kernel for the ISA (scalar for anything below AVX2).
+const MatmulKernel* matmul_kernel_for(Isa isa, graph::DType weight);
 
 // Activation converters (scalar; exact emulation of llama.cpp's x86 quantize_row_q8_0/q8_1 and
 // quantize_row_q8_K_ref, and of its f16/bf16 rounding).

@@ -31,17 +31,6 @@ int bench_threads() {
   return env != nullptr ? std::atoi(env) : 2;
 }
 
-const kernels::MatmulKernel* kernel_for(DType t, Isa isa) {
-  switch (isa) {
-    case Isa::Avx512:
-      return kernels::matmul_kernel_avx512(t);
-    case Isa::Avx2:
-      return kernels::matmul_kernel_avx2(t);
-    default:
-      return kernels::matmul_kernel_scalar(t);
-  }
-}
-
 std::vector<std::byte> random_weights(DType t, int64_t n, int64_t k, uint64_t seed) {
   std::mt19937 rng(static_cast<uint32_t>(seed));
   std::normal_distribution<float> dist(0.0f, 0.05f);
@@ -75,7 +64,7 @@ std::vector<std::byte> random_weights(DType t, int64_t n, int64_t k, uint64_t se
 // them by default.
 void BM_Matmul(benchmark::State& state, DType t, Isa isa, bool repacked) {
   const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
-  const kernels::MatmulKernel* mk = kernel_for(t, isa);
+  const kernels::MatmulKernel* mk = kernels::matmul_kernel_for(isa, t);
   if (repacked && mk != nullptr) mk = mk->repacked;
   if (mk == nullptr || isa > detect_isa()) {
     state.SkipWithError("kernel or ISA not available");

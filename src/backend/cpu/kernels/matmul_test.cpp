@@ -190,9 +190,7 @@ TEST(CpuMatmulActivations, EveryTierConvertsBitExactly) {
   for (DType t : {DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q4_K}) {
     const kernels::MatmulKernel* ref = kernels::matmul_kernel_scalar(t);
     for (Isa isa : testing::runnable_isas()) {
-      const kernels::MatmulKernel* mk = isa == Isa::Avx512 ? kernels::matmul_kernel_avx512(t)
-                                        : isa == Isa::Avx2 ? kernels::matmul_kernel_avx2(t)
-                                                           : ref;
+      const kernels::MatmulKernel* mk = kernels::matmul_kernel_for(isa, t);
       ASSERT_NE(mk, nullptr);
       const size_t bytes = kernels::act_row_bytes(mk->act, k);
       std::vector<std::byte> got(bytes), want(bytes);
