@@ -124,6 +124,16 @@ struct SessionStats {
   uint64_t prefix_tokens_recomputed = 0;  // stays 0: decode never re-evaluates the prefix
 };
 
+// One kind of kernel's share of the evals run while profiling (Session::set_profiling): "op" or
+// "op weight-layout" (e.g. "matmul_swiglu q4_0x16"), how often it ran, its wall time (thread-pool
+// dispatch and wait included) and the weight bytes its matmuls read.
+struct KernelTime {
+  std::string kernel;
+  uint64_t calls = 0;
+  double seconds = 0.0;
+  uint64_t weight_bytes = 0;
+};
+
 // Mutable per-conversation state: the KV cache and position. Not thread-safe; one per thread.
 class Session {
  public:
@@ -152,6 +162,11 @@ class Session {
   Result<GenerateResult> chat(const std::vector<ChatMessage>& messages, const GenerateConfig& config,
                               const PieceCallback& on_piece = {});
   const SessionStats& stats() const;
+  // Times every kernel of the evals that follow (on; what was collected is cleared) or stops
+  // (off). The cpu backend times its kernels; the ref backend reports none.
+  void set_profiling(bool on);
+  // What was collected, the most time first.
+  std::vector<KernelTime> profile() const;
   const Model& model() const;
   Impl* impl_for_batch() { return impl_.get(); }  // runtime internals (batched generation)
 

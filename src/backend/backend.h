@@ -6,6 +6,7 @@
 // and the values of T and S, then walks a flat schedule: no shape inference, no allocation.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -36,9 +37,21 @@ struct StepArgs {
 };
 
 // What one run did; sessions sum these into their counters.
+// Wall time of one kind of kernel, summed over runs: label "op" or "op weight-layout" (e.g.
+// "matmul_swiglu q4_0x16"); weight_bytes: the parameter bytes its matmuls read.
+struct OpTime {
+  uint64_t calls = 0;
+  uint64_t ns = 0;
+  uint64_t weight_bytes = 0;
+};
+using OpProfile = std::map<std::string, OpTime, std::less<>>;
+
 struct StepStats {
   // Rows written into each state tensor (graph.leaves(Op::State) order); sized by the caller.
   std::vector<uint64_t> state_rows_written;
+  // When set, backends that can time their kernels add each one's wall time here (glass bench
+  // --profile); a plan that cannot leaves it as it is.
+  OpProfile* profile = nullptr;
 };
 
 // Activation buffers of one plan for one user (a session): plans are immutable and shared, so

@@ -28,6 +28,7 @@ struct BenchOptions {
   std::string output = "md";
   uint32_t seed = 1;
   bool bandwidth = false;
+  bool profile = false;
 };
 
 struct TestResult {
@@ -36,6 +37,7 @@ struct TestResult {
   double avg_ts = 0, stddev_ts = 0, avg_ns = 0, stddev_ns = 0;
   std::vector<double> ts;
   std::string time;
+  std::vector<KernelTime> profile;  // summed over the repetitions (--profile)
 };
 
 uint64_t peak_rss_bytes() {
@@ -95,6 +97,32 @@ std::string model_type(const ModelInfo& info) {
   return fmt::format("{} {} {}", info.architecture, size, type);
 }
 
+// Per token of the test: each kernel kind's calls, microseconds and share of the test's time, and
+// for matmuls the rate at which they read their weights; "(between kernels)" is the rest of the
+// eval time (input setup, output copies, the session's bookkeeping).
+void print_profile(const TestResult& r, int reps) {
+  const double tokens = static_cast<double>(r.n_prompt + r.n_gen) * reps;
+  double total_s = 0, kernels_s = 0;
+  for (double ns : r.ns) total_s += ns * 1e-9;
+  fmt::print(
+      "\nprofile of {} (per token, {} repetitions; kernel times include the thread pool's dispatch and "
+      "wait)\n",
+      r.n_prompt > 0 ? fmt::format("pp{}", r.n_prompt) : fmt::format("tg{}", r.n_gen), reps);
+  fmt::print(
+      "| {:<34} | {:>8} | {:>10} | {:>6} | {:>12} |\n| {:-<34} | {:->7}: | {:->9}: | {:->5}: | {:->11}: |\n",
+      "kernel", "calls", "us", "share", "weights GB/s", "", "", "", "", "");
+  auto row = [&](const std::string& name, double calls, double s, uint64_t bytes) {
+    fmt::print("| {:<34} | {:>8.1f} | {:>10.1f} | {:>5.1f}% | {:>12} |\n", name, calls / tokens,
+               s * 1e6 / tokens, 100.0 * s / total_s,
+               bytes > 0 ? fmt::format("{:.1f}", static_cast<double>(bytes) / s * 1e-9) : "");
+  };
+  for (const KernelTime& k : r.profile) {
+    row(k.kernel, static_cast<double>(k.calls), k.seconds, k.weight_bytes);
+    kernels_s += k.seconds;
+  }
+  row("(between kernels)", 0.0, total_s - kernels_s, 0);
+}
+
 int bench(BenchOptions o) {
   if (o.reps < 1) return report(make_error(ErrorCode::InvalidArgument, "bench: -r must be at least 1"));
   if (o.output != "md" && o.output != "json")
@@ -129,12 +157,15 @@ int bench(BenchOptions o) {
     r.time = now_iso();
     if (auto w = run_once(**session, p, std::min(n, 1), rng, info.vocab_size, tokens); !w)
       return report(w.error());
+    (*session)->set_profiling(o.profile);
     for (int i = 0; i < o.reps; ++i) {
       auto ns = run_once(**session, p, n, rng, info.vocab_size, tokens);
       if (!ns) return report(ns.error());
       r.ns.push_back(*ns);
       r.ts.push_back(static_cast<double>(p + n) * 1e9 / *ns);
     }
+    r.profile = (*session)->profile();
+    (*session)->set_profiling(false);
     stats(r.ns, r.avg_ns, r.stddev_ns);
     stats(r.ts, r.avg_ts, r.stddev_ts);
     results.push_back(r);
@@ -178,6 +209,8 @@ int bench(BenchOptions o) {
             r.n_gen, weight_gbs(r), static_cast<double>(info.weight_bytes) / (1 << 30), r.avg_ts,
             100.0 * weight_gbs(r) / bw.best_gbs);
   }
+  if (o.output == "md" && o.profile)
+    for (const TestResult& r : results) print_profile(r, o.reps);
   if (o.output == "json") {
     nlohmann::json out = nlohmann::json::array();
     for (const TestResult& r : results)
@@ -198,6 +231,15 @@ int bench(BenchOptions o) {
                      {"samples_ns", std::vector<uint64_t>(r.ns.begin(), r.ns.end())},
                      {"samples_ts", r.ts},
                      {"peak_rss_bytes", peak_rss_bytes()}});
+    if (o.profile)
+      for (size_t i = 0; i < results.size(); ++i) {
+        nlohmann::json& prof = out[i]["profile"] = nlohmann::json::array();
+        for (const KernelTime& k : results[i].profile)
+          prof.push_back({{"kernel", k.kernel},
+                          {"calls", k.calls},
+                          {"seconds", k.seconds},
+                          {"weight_bytes", k.weight_bytes}});
+      }
     if (o.bandwidth)
       for (size_t i = 0; i < results.size(); ++i) {
         out[i]["read_bandwidth_gbs"] = bw.best_gbs;
@@ -228,6 +270,10 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--bandwidth", o->bandwidth,
                 "also measure the read bandwidth (1 GiB buffer, -t threads, the decode matvec's split) and "
                 "report each tg test's weight bytes per second against it");
+  cmd->add_flag(
+      "--profile", o->profile,
+      "time every kernel in the timed repetitions and print each kind's share per token (the timing "
+      "costs a little speed)");
   cmd->callback([o, &exit_code] { exit_code = bench(*o); });
 }
 

@@ -174,6 +174,20 @@ void Session::reset() {
   std::fill(impl_->seq_pos.begin(), impl_->seq_pos.end(), 0);
 }
 const SessionStats& Session::stats() const { return impl_->stats; }
+
+void Session::set_profiling(bool on) {
+  if (on) impl_->profile.clear();
+  for (BoundPlan* bp : {&impl_->prefill, &impl_->decode}) bp->stats.profile = on ? &impl_->profile : nullptr;
+}
+
+std::vector<KernelTime> Session::profile() const {
+  std::vector<KernelTime> out;
+  for (const auto& [kernel, t] : impl_->profile)
+    out.push_back({kernel, t.calls, static_cast<double>(t.ns) * 1e-9, t.weight_bytes});
+  std::stable_sort(out.begin(), out.end(),
+                   [](const KernelTime& a, const KernelTime& b) { return a.seconds > b.seconds; });
+  return out;
+}
 const Model& Session::model() const { return *impl_->model; }
 
 }  // namespace glass

@@ -36,6 +36,7 @@ struct Session::Impl {
   std::vector<int32_t> zeros;                              // sequence ids of single-sequence evals
   BoundPlan prefill, decode;
   SessionStats stats;
+  backend::OpProfile profile;    // Session::set_profiling
   int64_t n_rows = 0;            // cache rows in use (rows are handed out in order; reset() frees them all)
   std::vector<int32_t> history;  // ids in rows [0, n_rows) of single-sequence evals (Session::eval)
 

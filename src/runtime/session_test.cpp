@@ -108,6 +108,58 @@ TEST(Session, F16CacheStaysCloseToTheF32Cache) {
   }
 }
 
+// Session::set_profiling: the cpu backend times every kernel call of the evals that follow, per
+// kind; matmul kinds carry their weight bytes; turning it off stops the count, on again clears it.
+TEST(Session, ProfileCountsEveryKernelCall) {
+  LoadOptions opt;
+  opt.backend = "cpu";
+  auto model = bundled(opt);
+  ASSERT_TRUE(model);
+  auto session = model->new_session();
+  ASSERT_TRUE(session.ok());
+  EXPECT_TRUE((*session)->profile().empty());
+  (*session)->set_profiling(true);
+  const std::vector<int32_t> prompt{1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 290};
+  ASSERT_TRUE((*session)->eval(prompt).ok());
+  for (int32_t id : {300, 301, 302}) ASSERT_TRUE((*session)->eval(std::span<const int32_t>(&id, 1)).ok());
+  const std::vector<KernelTime> p = (*session)->profile();
+  const auto layers = static_cast<uint64_t>(model->info().n_layers);
+  const uint64_t evals = 4;
+  uint64_t attention_calls = 0, matmul_bytes = 0;
+  for (const KernelTime& k : p) {
+    EXPECT_GT(k.calls, 0u) << k.kernel;
+    EXPECT_GT(k.seconds, 0.0) << k.kernel;
+    if (k.kernel == "attention") attention_calls = k.calls;
+    if (k.kernel.starts_with("matmul")) {
+      EXPECT_GT(k.weight_bytes, 0u) << k.kernel;
+      matmul_bytes += k.weight_bytes;
+    } else {
+      EXPECT_EQ(k.weight_bytes, 0u) << k.kernel;
+    }
+  }
+  EXPECT_EQ(attention_calls, layers * evals);
+  // Every eval reads each matmul's weights once: most of the file's weight bytes.
+  EXPECT_EQ(matmul_bytes % evals, 0u);
+  EXPECT_LE(matmul_bytes / evals, model->info().weight_bytes);
+  EXPECT_GT(matmul_bytes / evals, model->info().weight_bytes / 2);
+  for (size_t i = 1; i < p.size(); ++i) EXPECT_GE(p[i - 1].seconds, p[i].seconds);
+
+  (*session)->set_profiling(false);
+  const int32_t more = 303;
+  ASSERT_TRUE((*session)->eval(std::span<const int32_t>(&more, 1)).ok());
+  EXPECT_EQ((*session)->profile().size(), p.size());
+  for (size_t i = 0; i < p.size(); ++i) EXPECT_EQ((*session)->profile()[i].calls, p[i].calls);
+  (*session)->set_profiling(true);
+  EXPECT_TRUE((*session)->profile().empty());
+
+  // The ref backend does not time its kernels: nothing is collected.
+  auto ref = bundled();
+  auto rs = ref->new_session();
+  (*rs)->set_profiling(true);
+  ASSERT_TRUE((*rs)->eval(prompt).ok());
+  EXPECT_TRUE((*rs)->profile().empty());
+}
+
 TEST(Session, CachedDecodeMatchesFullPrefix) {
   auto model = bundled();
   ASSERT_TRUE(model);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -50,6 +51,8 @@ struct Step {
   int state = -1;          // rows_written counter of a row write into state
   int64_t converted = -1;  // arena offset of input 0's converted copy, or -1
   bool convert_now = false;
+  std::string label;          // the profile's name for this kernel (OpTime)
+  uint64_t weight_bytes = 0;  // parameter bytes a matmul reads
 };
 
 struct AlignedBuffer {
@@ -99,6 +102,7 @@ class CpuPlan final : public Plan {
   }
   Status check_args(const StepArgs& a, StepStats& stats) const;
   Result<const char*> use_repacked(Step& s, const Node& nd);
+  void label_step(Step& s, const char* layout) const;
   void report_fusions(const std::map<Op, size_t>& in_place_by_op,
                       const std::map<std::pair<graph::NodeId, uintptr_t>, size_t>& conversions,
                       const std::map<size_t, std::pair<size_t, const char*>>& conversion_readers);
@@ -278,6 +282,7 @@ Status CpuPlan::build(const WeightResolver& weights) {
     if (choice[i].scratch != nullptr)
       info_.scratch_bytes =
           std::max(info_.scratch_bytes, choice[i].scratch(g_, nd, max_, threads, choice[i].data));
+    label_step(s, *layout);
     steps_.push_back(s);
   }
   info_.n_kernels = steps_.size();
@@ -327,6 +332,20 @@ Result<const char*> CpuPlan::use_repacked(Step& s, const Node& nd) {
                  : static_cast<const void*>(mk.repacked);
   ++info_.n_repacked;
   return static_cast<const char*>(mk.repacked->layout);
+}
+
+// Matmul kinds are labelled with the weights' layout (repacked) or type, and meter their weight
+// bytes, so a profile shows each one's read rate.
+void CpuPlan::label_step(Step& s, const char* layout) const {
+  const Node& nd = *s.node;
+  s.label = graph::op_name(nd.op);
+  if (nd.op != Op::MatMul && nd.op != Op::MatMulAdd && nd.op != Op::MatMulSwiGlu && nd.op != Op::MatMulGeGlu)
+    return;
+  s.label += ' ';
+  s.label += layout != nullptr ? std::string(layout) : std::string(graph::dtype_name(s.in_node[1]->dtype));
+  const size_t n_weights = nd.op == Op::MatMulSwiGlu || nd.op == Op::MatMulGeGlu ? 2 : 1;
+  for (size_t j = 1; j <= n_weights && j < nd.inputs.size(); ++j)
+    if (s.in_node[j]->op == Op::Parameter) s.weight_bytes += bytes_at_max(*s.in_node[j]);
 }
 
 // What the plan fuses beyond the graph rewrites, one aggregated line per kind in the rewrite log
@@ -409,6 +428,7 @@ Status CpuPlan::run(const StepArgs& args, Workspace& workspace, StepStats& stats
     return nullptr;
   };
   const auto lock = pool_->lock();
+  backend::OpProfile* const args_profile = stats.profile;
   for (const Step& s : steps_) {
     KernelArgs ka{*s.node,
                   TensorView{ptr(s.out), graph::resolve(s.node->shape, args.bind), s.node->dtype},
@@ -424,7 +444,19 @@ Status CpuPlan::run(const StepArgs& args, Workspace& workspace, StepStats& stats
     for (size_t k = 0; k < s.node->inputs.size(); ++k)
       ka.in[k] =
           TensorView{ptr(s.in[k]), graph::resolve(s.in_node[k]->shape, args.bind), s.in_node[k]->dtype};
+    if (args_profile == nullptr) {
+      if (auto st = s.fn(ka); !st) return st;
+      continue;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
     if (auto st = s.fn(ka); !st) return st;
+    const auto ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
+    auto it = args_profile->find(s.label);
+    if (it == args_profile->end()) it = args_profile->emplace(s.label, backend::OpTime{}).first;
+    ++it->second.calls;
+    it->second.ns += static_cast<uint64_t>(ns.count());
+    it->second.weight_bytes += s.weight_bytes;
   }
   for (size_t c = 0; c < copies_.size(); ++c) {
     const auto bytes =

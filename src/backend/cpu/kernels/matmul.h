@@ -11,6 +11,7 @@
 // tile of weight rows x activation rows. matmul() (ISA-neutral) quantizes, splits tiles over the
 // thread pool and calls it.
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -102,19 +103,28 @@ inline constexpr int64_t kTileActs = 64;
 inline constexpr int64_t kPackMinM = 16;
 inline constexpr int64_t kPackRows = 16;
 
-// Weight rows per decode task: enough chunks per thread to balance, each at least 16 rows.
-inline int64_t decode_grain(int64_t n_rows, int threads) {
-  return std::max<int64_t>(16, n_rows / (static_cast<int64_t>(threads) * 8));
-}
-
-// The decode split: f(n0, n1, thread) over weight rows [0, n_rows) in decode_grain tasks, each
-// made of whole groups of mk.row_align rows (a repacked layout's groups).
+// The decode split: f(n0, n1, thread) over weight rows [0, n_rows), in tasks of whole groups of
+// mk.row_align rows (a repacked layout's groups). Guided: each task takes 1/(2 x threads) of the
+// rows left, down to 64 rows (four groups: the decode kernels run four at a time), so the first tasks are long (few claims) and the last short (the
+// threads finish together; with equal tasks the last one left a thread idle for up to an eighth
+// of the op).
 template <class F>
 void split_weight_rows(ThreadPool& pool, int64_t n_rows, const MatmulKernel& mk, const F& f) {
+  constexpr int kMaxTasks = 64;
   const int64_t align = mk.row_align, units = (n_rows + align - 1) / align;
-  parallel_for(
-      pool, units, std::max<int64_t>(1, decode_grain(n_rows, pool.size()) / align),
-      [&](int64_t u0, int64_t u1, int thread) { f(u0 * align, std::min(u1 * align, n_rows), thread); });
+  const int64_t min_units = std::max<int64_t>(1, 64 / align), share = 2 * static_cast<int64_t>(pool.size());
+  std::array<int64_t, kMaxTasks + 1> bounds{};
+  int64_t n_tasks = 0;
+  for (int64_t left = units; left > 0; ++n_tasks) {
+    int64_t take = std::min(left, std::max(min_units, (left + share - 1) / share));
+    if (n_tasks == kMaxTasks - 1) take = left;
+    bounds[static_cast<size_t>(n_tasks + 1)] = bounds[static_cast<size_t>(n_tasks)] + take;
+    left -= take;
+  }
+  pool.run(n_tasks, [&](int64_t t, int thread) {
+    f(bounds[static_cast<size_t>(t)] * align, std::min(bounds[static_cast<size_t>(t + 1)] * align, n_rows),
+      thread);
+  });
 }
 
 // The activation rows a matmul kernel reads: input 0 converted to the weight type's blocks in

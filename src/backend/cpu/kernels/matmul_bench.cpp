@@ -158,6 +158,7 @@ BENCHMARK_CAPTURE(BM_Matmul, q8_0x16, DType::Q8_0, detect_isa(), true)->Apply(sh
 BENCHMARK_CAPTURE(BM_Matmul, q4_k, DType::Q4_K, detect_isa(), false)->Apply(shapes_1b);
 BENCHMARK_CAPTURE(BM_Matmul, q4_kx16, DType::Q4_K, detect_isa(), true)->Apply(shapes_1b);
 BENCHMARK_CAPTURE(BM_Matmul, q6_k, DType::Q6_K, detect_isa(), false)->Apply(shapes_1b);
+BENCHMARK_CAPTURE(BM_Matmul, q6_kx16, DType::Q6_K, detect_isa(), true)->Apply(shapes_1b);
 
 }  // namespace
 

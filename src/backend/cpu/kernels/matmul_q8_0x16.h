@@ -19,29 +19,57 @@ namespace {
 constexpr int64_t kQ8x16Rows = 16;
 constexpr size_t kQ8x16Block = 16 * sizeof(q::BlockQ8_0);  // 544
 
-template <int RA>
-inline void q8_0x16_group(int64_t nb, const std::byte* g, const std::byte* a, size_t a_stride, float* out,
-                          size_t out_stride) {
-  __m512 acc[RA];
-  for (auto& v : acc) v = _mm512_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    const std::byte* blk = g + static_cast<size_t>(b) * kQ8x16Block;
-    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
+struct Q8_0x16 {
+  using Act = ActQ8;
+  static constexpr int64_t kBlockK = 32;
+  static constexpr size_t kBlockBytes = kQ8x16Block;
+  static constexpr int kRows = 4;
+  static constexpr bool kPrefetch = true;  // with four streams: 42 -> 56-65 GB/s at 2 threads
+  static constexpr bool kLockstep = true;
+
+  template <int RA>
+  static void group(int64_t nb, const std::byte* g, const std::byte* a, size_t a_stride, float* out,
+                    size_t out_stride) {
+    __m512 acc[RA];
+    for (auto& v : acc) v = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      const std::byte* blk = g + static_cast<size_t>(b) * kQ8x16Block;
+      const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
+      __m512i w[8];
+      for (int h = 0; h < 8; ++h) w[h] = _mm512_loadu_si512(blk + 32 + 64 * h);
+      for (int i = 0; i < RA; ++i) {
+        const ActQ8& x = reinterpret_cast<const ActQ8*>(a + static_cast<size_t>(i) * a_stride)[b];
+        acc[i] = finish(dot(w, x), dw, x, acc[i]);
+      }
+    }
+    for (int i = 0; i < RA; ++i) _mm512_storeu_ps(out + static_cast<size_t>(i) * out_stride, acc[i]);
+  }
+
+  static __m512 step(const std::byte* blk, const ActQ8& x, __m512 acc) {
     __m512i w[8];
     for (int h = 0; h < 8; ++h) w[h] = _mm512_loadu_si512(blk + 32 + 64 * h);
-    for (int i = 0; i < RA; ++i) {
-      const ActQ8& x = reinterpret_cast<const ActQ8*>(a + static_cast<size_t>(i) * a_stride)[b];
-      __m512i s = _mm512_setzero_si512();
-      for (int h = 0; h < 8; ++h) s = _mm512_dpbusd_epi32(s, w[h], bcast4(x.qs + 4 * h));
-      s = _mm512_sub_epi32(s, _mm512_set1_epi32(128 * x.sum));
-      acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, _mm512_set1_ps(x.d)), acc[i]);
-    }
+    return finish(dot(w, x), _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk))), x,
+                  acc);
   }
-  for (int i = 0; i < RA; ++i) _mm512_storeu_ps(out + static_cast<size_t>(i) * out_stride, acc[i]);
-}
+
+ private:
+  // Two chains, so the dpbusd latencies overlap.
+  static __m512i dot(const __m512i (&w)[8], const ActQ8& x) {
+    __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+    for (int h = 0; h < 8; h += 2) {
+      s0 = _mm512_dpbusd_epi32(s0, w[h], bcast4(x.qs + 4 * h));
+      s1 = _mm512_dpbusd_epi32(s1, w[h + 1], bcast4(x.qs + 4 * h + 4));
+    }
+    return _mm512_add_epi32(s0, s1);
+  }
+  static __m512 finish(__m512i s, __m512 dw, const ActQ8& x, __m512 acc) {
+    s = _mm512_sub_epi32(s, _mm512_set1_epi32(128 * x.sum));  // the bytes are q + 128
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, _mm512_set1_ps(x.d)), acc);
+  }
+};
 
 template <GemmFn Tail>
-constexpr GemmFn gemm_q8_0x16 = gemm_x16<q8_0x16_group<4>, q8_0x16_group<1>, 4, 32, Tail>;
+constexpr GemmFn gemm_q8_0x16 = gemm_x16<Q8_0x16, Tail>;
 
 // The packed prefill tile (PQ8_0's layout: the same unsigned bytes, f32 scales) from a repacked
 // group; a tail (rows < 16) is row-major: the plain pack.

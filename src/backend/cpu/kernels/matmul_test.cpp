@@ -169,11 +169,15 @@ std::vector<Case> cases() {
   // and packed (M >= 16) paths, and groups plus a tail.
   for (int64_t M : {1, 4, 5, 17}) v.push_back({DType::Q4_0, M, 48, 160});
   v.push_back({DType::Q4_0, 20, 70, 64});
-  // Decode tasks of 9 groups (the 3-thread split of 97 groups): four-group lockstep twice plus one
-  // group, then a 5-row tail.
+  // The guided decode split of 97 groups and a 5-row tail on 3 threads: tasks of 17 groups down to
+  // 4 (four-group lockstep, then single groups where a task is not a multiple of four), the last
+  // one 3 groups and the tail.
   v.push_back({DType::Q4_0, 1, 16 * 97 + 5, 64});
+  v.push_back({DType::Q8_0, 1, 16 * 97 + 5, 64});
   for (int64_t M : {1, 2, 5, 17}) v.push_back({DType::Q4_K, M, 48, 512});  // q4_kx16 likewise
   for (int64_t M : {1, 4, 5, 17}) v.push_back({DType::Q8_0, M, 48, 160});  // and q8_0x16
+  for (int64_t M : {1, 2, 3, 17}) v.push_back({DType::Q6_K, M, 64, 512});  // and q6_kx16
+  v.push_back({DType::Q6_K, 1, 16 * 5 + 3, 256});
   v.push_back({DType::Q8_0, 3, 70, 64});
   v.push_back({DType::Q4_K, 5, 9, 256});
   return v;

@@ -1,57 +1,77 @@
 #pragma once
 // The GemmFn driver shared by the 16-row-group layouts (matmul_q4_0x16.h, matmul_q8_0x16.h,
-// matmul_q4_kx16.h): w points at a group boundary; each full group goes through Group<RA> for RA
-// activation rows at a time (then one at a time), and rows past the last full group are row-major
-// (the matrix's tail) for the plain kernel Tail.
+// matmul_q4_kx16.h): w points at a group boundary; full groups go through the layout's kernels,
+// and rows past the last full group are row-major (the matrix's tail) for the plain kernel Tail.
+#include <immintrin.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 #include "backend/cpu/kernels/matmul.h"
+#include "backend/cpu/kernels/x86_simd.h"
 
 namespace glass::backend::cpu::kernels {
 namespace {
 
 constexpr int64_t kGroupRows = 16;
 
-// Group<R>(blocks, group, activations, a_stride, out, out_stride) computes 16 rows x R activations.
-using Groups1Fn = void (*)(int64_t nb, const std::byte* const* g, const std::byte* a, float* const* out);
+// A layout L (q4_0x16, q8_0x16, q4_kx16) provides
+//   L::Act, L::kBlockK (weights per block), L::kBlockBytes (one block of 16 rows), L::kRows (RA:
+//   activation rows per group pass), L::kPrefetch (whether the decode walk prefetches ahead),
+//   L::kLockstep (whether decode walks four groups at once; measured per layout),
+//   L::group<R>(nb, group, a, a_stride, out, out_stride): 16 rows x R activation rows,
+//   L::step(blk, x, acc): acc plus the 16 rows' dot products of one block with activation block x.
+// One activation row (decode) walks NG groups in lockstep, block by block, so each thread keeps NG
+// far-apart memory streams in flight (on 2 Zen 4 threads one stream reads ~40 GB/s, four ~75).
+template <class L, int NG>
+inline void x16_lockstep(int64_t nb, const std::byte* const* g, const std::byte* a, float* const* out) {
+  __m512 acc[NG];
+  for (auto& v : acc) v = _mm512_setzero_ps();
+  const auto* x = reinterpret_cast<const typename L::Act*>(a);
+  for (int64_t b = 0; b < nb; ++b)
+    for (int q = 0; q < NG; ++q) {
+      const std::byte* blk = g[q] + static_cast<size_t>(b) * L::kBlockBytes;
+      if constexpr (L::kPrefetch) prefetch_ahead(blk, L::kBlockBytes);
+      acc[q] = L::step(blk, x[b], acc[q]);
+    }
+  for (int q = 0; q < NG; ++q) _mm512_storeu_ps(out[q], acc[q]);
+}
 
-template <void (*GroupRA)(int64_t, const std::byte*, const std::byte*, size_t, float*, size_t),
-          void (*Group1)(int64_t, const std::byte*, const std::byte*, size_t, float*, size_t), int RA,
-          int64_t kBlock, GemmFn Tail, Groups1Fn Lockstep4 = nullptr>
+template <class L, GemmFn Tail>
 void gemm_x16(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const std::byte* a,
               size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
-  const int64_t nb = k / kBlock, groups = n_w / kGroupRows;
-  int64_t g0 = 0;
-  if constexpr (Lockstep4 != nullptr) {
-    // One activation row (decode): four groups a quarter of the range apart, in lockstep, so each
-    // thread keeps four far-apart memory streams in flight (one stream reads ~40 GB/s on 2 Zen 4
-    // threads, four ~75).
-    if (n_a == 1 && groups >= 4) {
-      const int64_t q = groups / 4;
-      for (int64_t j = 0; j < q; ++j) {
-        const std::byte* gs[4];
-        float* os[4];
-        for (int i = 0; i < 4; ++i) {
-          gs[i] = w + static_cast<size_t>((j + i * q) * kGroupRows) * w_stride;
-          os[i] = out + (j + i * q) * kGroupRows;
-        }
-        Lockstep4(nb, gs, a, os);
+  const int64_t nb = k / L::kBlockK, groups = n_w / kGroupRows;
+  auto group_at = [&](int64_t g) { return w + static_cast<size_t>(g * kGroupRows) * w_stride; };
+  if (n_a == 1) {
+    // Four groups a quarter of the range apart (where the layout gains by it), then the groups
+    // left one at a time.
+    const int64_t q = L::kLockstep ? groups / 4 : 0;
+    for (int64_t j = 0; j < q; ++j) {
+      const std::byte* gs[4];
+      float* os[4];
+      for (int i = 0; i < 4; ++i) {
+        gs[i] = group_at(j + i * q);
+        os[i] = out + (j + i * q) * kGroupRows;
       }
-      g0 = 4 * q;
+      x16_lockstep<L, 4>(nb, gs, a, os);
     }
-  }
-  for (int64_t g = g0; g < groups; ++g) {
-    const std::byte* gw = w + static_cast<size_t>(g * kGroupRows) * w_stride;
-    float* o = out + g * kGroupRows;
-    int64_t i = 0;
-    for (; i + RA <= n_a; i += RA)
-      GroupRA(nb, gw, a + static_cast<size_t>(i) * a_stride, a_stride,
-              o + static_cast<size_t>(i) * out_stride, out_stride);
-    for (; i < n_a; ++i)
-      Group1(nb, gw, a + static_cast<size_t>(i) * a_stride, a_stride, o + static_cast<size_t>(i) * out_stride,
-             out_stride);
+    for (int64_t g = 4 * q; g < groups; ++g) {
+      const std::byte* gs[1] = {group_at(g)};
+      float* os[1] = {out + g * kGroupRows};
+      x16_lockstep<L, 1>(nb, gs, a, os);
+    }
+  } else {
+    for (int64_t g = 0; g < groups; ++g) {
+      float* o = out + g * kGroupRows;
+      int64_t i = 0;
+      for (; i + L::kRows <= n_a; i += L::kRows)
+        L::template group<L::kRows>(nb, group_at(g), a + static_cast<size_t>(i) * a_stride, a_stride,
+                                    o + static_cast<size_t>(i) * out_stride, out_stride);
+      for (; i < n_a; ++i)
+        L::template group<1>(nb, group_at(g), a + static_cast<size_t>(i) * a_stride, a_stride,
+                             o + static_cast<size_t>(i) * out_stride, out_stride);
+    }
   }
   if (const int64_t done = groups * kGroupRows; done < n_w)
     Tail(k, w + static_cast<size_t>(done) * w_stride, w_stride, n_w - done, a, a_stride, n_a, out + done,

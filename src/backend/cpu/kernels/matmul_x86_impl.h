@@ -20,6 +20,7 @@
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
 #include "backend/cpu/kernels/matmul_q4_0x16.h"
 #include "backend/cpu/kernels/matmul_q4_kx16.h"
+#include "backend/cpu/kernels/matmul_q6_kx16.h"
 #include "backend/cpu/kernels/matmul_q8_0x16.h"
 #endif
 #include "backend/cpu/kernels/unpack.h"
@@ -420,7 +421,13 @@ const MatmulKernel kQ8_0x16 = {
     packed_bytes<PQ8_0>, pack_q8_0x16,  packed_gemm<PQ8_0>, nullptr,
     repack_q8_0x16,      "q8_0x16",     kQ8x16Rows};
 constexpr const MatmulKernel* kQ8_0Repacked = &kQ8_0x16;
+const MatmulKernel kQ6_Kx16 = {
+    DType::Q6_K,         ActType::Q8_K, quantize_q8_k_x86,  gemm_q6_kx16<kKQuant<Q6_KP>>,
+    packed_bytes<PQ6_K>, pack_q6_kx16,  packed_gemm<PQ6_K>, nullptr,
+    repack_q6_kx16,      "q6_kx16",     kQ6x16Rows};
+constexpr const MatmulKernel* kQ6_KRepacked = &kQ6_Kx16;
 #else
+constexpr const MatmulKernel* kQ6_KRepacked = nullptr;
 constexpr const MatmulKernel* kQ8_0Repacked = nullptr;
 constexpr const MatmulKernel* kQ4_0Repacked = nullptr;
 constexpr const MatmulKernel* kQ4_KRepacked = nullptr;
@@ -456,7 +463,8 @@ const MatmulKernel kX86Kernels[] = {
     with_repacked(packed<PQ4_K>({DType::Q4_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q4_KP>}),
                   kQ4_KRepacked),
     packed<PQ5_K>({DType::Q5_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q5_KP>}),
-    packed<PQ6_K>({DType::Q6_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q6_KP>}),
+    with_repacked(packed<PQ6_K>({DType::Q6_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q6_KP>}),
+                  kQ6_KRepacked),
 };
 
 const MatmulKernel* x86_kernel(DType weight) {
