@@ -13,6 +13,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -53,6 +54,7 @@ struct Step {
   bool convert_now = false;
   std::string label;          // the profile's name for this kernel (OpTime)
   uint64_t weight_bytes = 0;  // parameter bytes a matmul reads
+  std::vector<Step> group;    // matmuls reading one input run as one (kernels::matmul_group)
 };
 
 struct AlignedBuffer {
@@ -103,6 +105,10 @@ class CpuPlan final : public Plan {
   Status check_args(const StepArgs& a, StepStats& stats) const;
   Result<const char*> use_repacked(Step& s, const Node& nd);
   void label_step(Step& s, const char* layout) const;
+  std::vector<int64_t> matmul_groups(const std::vector<KernelChoice>& choice, const std::vector<size_t>& root,
+                                     const std::vector<Location>& loc,
+                                     const std::vector<int>& output_of) const;
+  bool join_group(size_t head_step, Step& s);
   void report_fusions(const std::map<Op, size_t>& in_place_by_op,
                       const std::map<std::pair<graph::NodeId, uintptr_t>, size_t>& conversions,
                       const std::map<size_t, std::pair<size_t, const char*>>& conversion_readers);
@@ -209,6 +215,7 @@ Status CpuPlan::build(const WeightResolver& weights) {
     }
     end[root[i]] = std::max(end[root[i]], last[i]);
   }
+  const std::vector<int64_t> group_head = matmul_groups(choice, root, loc, output_of);
   // A reader extends its input's root; recompute ends over the final roots.
   std::fill(end.begin(), end.end(), -1);
   for (size_t i = 0; i < n; ++i)
@@ -219,7 +226,9 @@ Status CpuPlan::build(const WeightResolver& weights) {
   for (size_t i = 0; i < n; ++i) {
     if (root[i] != i || graph::is_leaf(g_.nodes[i].op) || loc[i].kind != Location::Arena) continue;
     if (choice[i].fn == nullptr && g_.nodes[i].op == Op::Reshape) continue;
-    lives.push_back({bytes_at_max(g_.nodes[i]), static_cast<int64_t>(i), end[i]});
+    // A grouped matmul writes its output when its group's first matmul runs.
+    lives.push_back(
+        {bytes_at_max(g_.nodes[i]), group_head[i] >= 0 ? group_head[i] : static_cast<int64_t>(i), end[i]});
     owners.push_back(i);
   }
   // Converted inputs (quantized activations), one per (input node, conversion), live from the
@@ -254,6 +263,7 @@ Status CpuPlan::build(const WeightResolver& weights) {
 
   const int threads = pool_->size();
   std::set<std::string> repacked_layouts;
+  std::vector<size_t> step_of(n, 0);  // per node: its step's index
   for (size_t i = 0; i < n; ++i) {
     const Node& nd = g_.nodes[i];
     if (graph::is_leaf(nd.op) || choice[i].fn == nullptr) continue;
@@ -283,8 +293,16 @@ Status CpuPlan::build(const WeightResolver& weights) {
       info_.scratch_bytes =
           std::max(info_.scratch_bytes, choice[i].scratch(g_, nd, max_, threads, choice[i].data));
     label_step(s, *layout);
+    if (group_head[i] >= 0 && join_group(step_of[static_cast<size_t>(group_head[i])], s)) continue;
+    step_of[i] = steps_.size();
     steps_.push_back(s);
   }
+  for (Step& st : steps_)
+    if (!st.group.empty()) {
+      st.label = "matmul_group " + st.group[0].label.substr(st.group[0].label.find(' ') + 1);
+      st.weight_bytes = 0;
+      for (const Step& part : st.group) st.weight_bytes += part.weight_bytes;
+    }
   info_.n_kernels = steps_.size();
   if (info_.n_repacked > 0) {
     const RepackTotals t = repacks_->totals();
@@ -334,6 +352,49 @@ Result<const char*> CpuPlan::use_repacked(Step& s, const Node& nd) {
   return static_cast<const char*>(mk.repacked->layout);
 }
 
+// Matmuls that read one input, one after another with only leaves (their weights) and aliases
+// (reshapes, which run nothing) between them,
+// with the same kernel and their own arena buffers (a layer's q, k and v projections): per node,
+// the first of its group (-1: none). They run as one step (kernels::matmul_group).
+std::vector<int64_t> CpuPlan::matmul_groups(const std::vector<KernelChoice>& choice,
+                                            const std::vector<size_t>& root, const std::vector<Location>& loc,
+                                            const std::vector<int>& output_of) const {
+  const size_t n = g_.nodes.size();
+  std::vector<int64_t> head_of(n, -1);
+  int64_t head = -1;
+  size_t members = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Node& nd = g_.nodes[i];
+    if (graph::is_leaf(nd.op) || choice[i].fn == nullptr) continue;
+    const bool groupable = nd.op == Op::MatMul && choice[i].fn == &kernels::matmul && root[i] == i &&
+                           loc[i].kind == Location::Arena && output_of[i] < 0 &&
+                           g_.node(nd.inputs[1]).op == Op::Parameter;
+    if (groupable && head >= 0 && members < kernels::kMaxMatmulGroup &&
+        g_.nodes[static_cast<size_t>(head)].inputs[0] == nd.inputs[0] &&
+        choice[static_cast<size_t>(head)].data == choice[i].data) {
+      head_of[i] = head;
+      ++members;
+      continue;
+    }
+    head = groupable ? static_cast<int64_t>(i) : -1;
+    members = groupable ? 1 : 0;
+  }
+  return head_of;
+}
+
+// Adds matmul step s to the group of steps_[head_step] when both read with the same kernel
+// (repacking may have chosen differently); false: s runs as a step of its own.
+bool CpuPlan::join_group(size_t head_step, Step& s) {
+  Step& head = steps_[head_step];
+  if (head.data != s.data) return false;
+  if (head.group.empty()) {
+    Step self = head;
+    head.group.push_back(std::move(self));
+  }
+  head.group.push_back(s);
+  return true;
+}
+
 // Matmul kinds are labelled with the weights' layout (repacked) or type, and meter their weight
 // bytes, so a profile shows each one's read rate.
 void CpuPlan::label_step(Step& s, const char* layout) const {
@@ -376,6 +437,12 @@ void CpuPlan::report_fusions(const std::map<Op, size_t>& in_place_by_op,
         log_.fired.push_back(fmt::format("fused: {} kernel for {}", graph::op_name(op), nodes(count)));
     }
   }
+  std::map<size_t, size_t> groups;  // by size
+  for (const Step& s : steps_)
+    if (!s.group.empty()) ++groups[s.group.size()];
+  for (const auto& [size, count] : groups)
+    log_.fired.push_back(
+        fmt::format("matmul_group: {} matmuls reading one input run as one dispatch (x{})", size, count));
   for (const auto& [op, count] : in_place_by_op)
     log_.fired.push_back(fmt::format("in_place: {} writes over its {} ({})", graph::op_name(op),
                                      op == Op::MatMulAdd ? "residual" : "input", nodes(count)));
@@ -429,7 +496,7 @@ Status CpuPlan::run(const StepArgs& args, Workspace& workspace, StepStats& stats
   };
   const auto lock = pool_->lock();
   backend::OpProfile* const args_profile = stats.profile;
-  for (const Step& s : steps_) {
+  auto args_of = [&](const Step& s) {
     KernelArgs ka{*s.node,
                   TensorView{ptr(s.out), graph::resolve(s.node->shape, args.bind), s.node->dtype},
                   {},
@@ -444,12 +511,22 @@ Status CpuPlan::run(const StepArgs& args, Workspace& workspace, StepStats& stats
     for (size_t k = 0; k < s.node->inputs.size(); ++k)
       ka.in[k] =
           TensorView{ptr(s.in[k]), graph::resolve(s.in_node[k]->shape, args.bind), s.in_node[k]->dtype};
+    return ka;
+  };
+  auto run_step = [&](const Step& s) -> Status {
+    if (s.group.empty()) return s.fn(args_of(s));
+    std::array<std::optional<KernelArgs>, kernels::kMaxMatmulGroup> parts;
+    std::array<const KernelArgs*, kernels::kMaxMatmulGroup> ptrs{};
+    for (size_t k = 0; k < s.group.size(); ++k) ptrs[k] = &parts[k].emplace(args_of(s.group[k]));
+    return kernels::matmul_group(std::span<const KernelArgs* const>(ptrs.data(), s.group.size()));
+  };
+  for (const Step& s : steps_) {
     if (args_profile == nullptr) {
-      if (auto st = s.fn(ka); !st) return st;
+      if (auto st = run_step(s); !st) return st;
       continue;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    if (auto st = s.fn(ka); !st) return st;
+    if (auto st = run_step(s); !st) return st;
     const auto ns =
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
     auto it = args_profile->find(s.label);

@@ -98,6 +98,50 @@ Status matmul(const KernelArgs& a) {
   return {};
 }
 
+Status matmul_group(std::span<const KernelArgs* const> parts) {
+  const KernelArgs& first = *parts[0];
+  const auto& mk = *static_cast<const MatmulKernel*>(first.data);
+  const int64_t M = first.in[0].dim(first.in[0].ext.rank - 2), K = first.in[0].last();
+  bool together = M > 0 && M <= kSmallM;
+  for (const KernelArgs* p : parts) together = together && p->in[1].ext.rank == 2 && p->out.ext.rank == 2;
+  if (!together) {
+    for (const KernelArgs* p : parts)
+      if (auto st = matmul(*p); !st) return st;
+    return {};
+  }
+  const auto [act, a_stride] = matmul_activations(first, mk);  // the parts share input 0's copy
+  struct Task {
+    size_t part;
+    int64_t n0, n1;
+  };
+  std::array<Task, kMaxDecodeTasks> tasks{};
+  const int64_t align = mk.row_align, min_units = std::max<int64_t>(1, kDecodeTaskRows / align);
+  int64_t left = 0;
+  for (const KernelArgs* p : parts) left += (p->in[1].dim(0) + align - 1) / align;
+  size_t n_tasks = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const int64_t rows = parts[i]->in[1].dim(0), units = (rows + align - 1) / align;
+    for (int64_t u = 0; u < units;) {
+      // Keep a slot for each part after this one.
+      const bool last_slot = n_tasks + (parts.size() - i) >= tasks.size();
+      const int64_t take =
+          last_slot ? units - u : std::min(units - u, guided_take(left, min_units, first.pool.size()));
+      tasks[n_tasks++] = {i, u * align, std::min((u + take) * align, rows)};
+      u += take;
+      left -= take;
+    }
+  }
+  first.pool.run(static_cast<int64_t>(n_tasks), [&](int64_t t, int) {
+    const Task& task = tasks[static_cast<size_t>(t)];
+    const KernelArgs& p = *parts[task.part];
+    const int64_t N = p.in[1].dim(0);
+    const size_t w_stride = *graph::dtype_bytes(p.in[1].dtype, static_cast<uint64_t>(K));
+    mk.gemm(K, p.in[1].bytes() + static_cast<size_t>(task.n0) * w_stride, w_stride, task.n1 - task.n0, act,
+            a_stride, M, p.out.f32() + task.n0, static_cast<size_t>(N));
+  });
+  return {};
+}
+
 size_t matmul_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings&, int threads,
                       const void* data) {
   const auto& mk = *static_cast<const MatmulKernel*>(data);

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "backend/cpu/kernel.h"
 
@@ -103,21 +104,28 @@ inline constexpr int64_t kTileActs = 64;
 inline constexpr int64_t kPackMinM = 16;
 inline constexpr int64_t kPackRows = 16;
 
-// The decode split: f(n0, n1, thread) over weight rows [0, n_rows), in tasks of whole groups of
-// mk.row_align rows (a repacked layout's groups). Guided: each task takes 1/(2 x threads) of the
-// rows left, down to 64 rows (four groups: the decode kernels run four at a time), so the first tasks are long (few claims) and the last short (the
-// threads finish together; with equal tasks the last one left a thread idle for up to an eighth
-// of the op).
+// Guided decode tasks: each takes 1/(2 x threads) of the units left (of `left` in all), at least
+// min_units, so the first tasks are long (few claims) and the last short (the threads finish
+// together; with equal tasks the last one left a thread idle for up to an eighth of the op).
+inline int64_t guided_take(int64_t left, int64_t min_units, int threads) {
+  const int64_t share = 2 * static_cast<int64_t>(threads);
+  return std::min(left, std::max(min_units, (left + share - 1) / share));
+}
+// Decode tasks are at least 64 weight rows (four 16-row groups: the decode kernels walk four at
+// a time) and at most this many per op.
+inline constexpr int64_t kDecodeTaskRows = 64;
+inline constexpr int kMaxDecodeTasks = 256;
+
+// The decode split: f(n0, n1, thread) over weight rows [0, n_rows), in guided tasks of whole
+// groups of mk.row_align rows (a repacked layout's groups).
 template <class F>
 void split_weight_rows(ThreadPool& pool, int64_t n_rows, const MatmulKernel& mk, const F& f) {
-  constexpr int kMaxTasks = 64;
   const int64_t align = mk.row_align, units = (n_rows + align - 1) / align;
-  const int64_t min_units = std::max<int64_t>(1, 64 / align), share = 2 * static_cast<int64_t>(pool.size());
-  std::array<int64_t, kMaxTasks + 1> bounds{};
+  const int64_t min_units = std::max<int64_t>(1, kDecodeTaskRows / align);
+  std::array<int64_t, kMaxDecodeTasks + 1> bounds{};
   int64_t n_tasks = 0;
   for (int64_t left = units; left > 0; ++n_tasks) {
-    int64_t take = std::min(left, std::max(min_units, (left + share - 1) / share));
-    if (n_tasks == kMaxTasks - 1) take = left;
+    const int64_t take = n_tasks == kMaxDecodeTasks - 1 ? left : guided_take(left, min_units, pool.size());
     bounds[static_cast<size_t>(n_tasks + 1)] = bounds[static_cast<size_t>(n_tasks)] + take;
     left -= take;
   }
@@ -137,6 +145,12 @@ Activations matmul_activations(const KernelArgs& a, const MatmulKernel& mk);
 
 // The kernel-table functions (data: a MatmulKernel).
 Status matmul(const KernelArgs& a);
+// Matmuls of one kernel reading one input (a layer's q, k and v projections), grouped by the cpu
+// plan: at decode sizes one dispatch whose guided split runs over all of their weight rows, so the
+// threads start and finish once instead of once per matmul; larger products run one after
+// another (each splits well alone).
+inline constexpr size_t kMaxMatmulGroup = 4;
+Status matmul_group(std::span<const KernelArgs* const> parts);
 // Per-thread scratch of the packed path.
 size_t matmul_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int threads,
                       const void* data);
