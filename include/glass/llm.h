@@ -162,9 +162,10 @@ class Session {
   Result<GenerateResult> chat(const std::vector<ChatMessage>& messages, const GenerateConfig& config,
                               const PieceCallback& on_piece = {});
   const SessionStats& stats() const;
-  // Times every kernel of the evals that follow (on; what was collected is cleared) or stops
-  // (off). The cpu backend times its kernels; the ref backend reports none.
+  // Times every kernel of the evals that follow (on) or stops (off); what was collected stays until
+  // clear_profile(). The cpu backend times its kernels; the ref backend reports none.
   void set_profiling(bool on);
+  void clear_profile();
   // What was collected, the most time first.
   std::vector<KernelTime> profile() const;
   const Model& model() const;

@@ -24,6 +24,7 @@ struct BenchOptions {
   ModelOptions model;
   std::vector<int> n_prompt{512};
   std::vector<int> n_gen{128};
+  std::vector<int> n_depth{0};
   int reps = 5;
   std::string output = "md";
   uint32_t seed = 1;
@@ -32,7 +33,7 @@ struct BenchOptions {
 };
 
 struct TestResult {
-  int n_prompt = 0, n_gen = 0;
+  int n_prompt = 0, n_gen = 0, n_depth = 0;
   std::vector<double> ns;  // per repetition
   double avg_ts = 0, stddev_ts = 0, avg_ns = 0, stddev_ns = 0;
   std::vector<double> ts;
@@ -64,13 +65,24 @@ void stats(const std::vector<double>& v, double& mean, double& sd) {
   sd = v.size() > 1 ? std::sqrt(sd / static_cast<double>(v.size() - 1)) : 0.0;
 }
 
-// One repetition: the elapsed nanoseconds of the test's eval calls.
-Result<double> run_once(Session& session, int n_prompt, int n_gen, std::mt19937& rng, int64_t vocab,
-                        std::vector<int32_t>& tokens) {
+// One repetition: the elapsed nanoseconds of the test's eval calls, after n_depth tokens already
+// in the cache (llama-bench's -d: evaluated first, untimed, in batches of the prompt buffer's size).
+// With `profile`, only the test's evals are profiled.
+Result<double> run_once(Session& session, int n_depth, int n_prompt, int n_gen, std::mt19937& rng,
+                        int64_t vocab, std::vector<int32_t>& tokens, bool profile = false) {
   std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(vocab - 1));
   session.reset();
+  session.set_profiling(false);
+  for (int done = 0; done < n_depth;) {
+    const int n = std::min(n_depth - done, static_cast<int>(tokens.size()));
+    for (int i = 0; i < n; ++i) tokens[static_cast<size_t>(i)] = pick(rng);
+    if (auto st = session.eval(std::span<const int32_t>(tokens.data(), static_cast<size_t>(n))); !st)
+      return st.error();
+    done += n;
+  }
   for (int i = 0; i < n_prompt; ++i) tokens[static_cast<size_t>(i)] = pick(rng);
   int32_t token = pick(rng);
+  session.set_profiling(profile);
   const auto t0 = std::chrono::steady_clock::now();
   if (n_prompt > 0)
     if (auto st = session.eval(std::span<const int32_t>(tokens.data(), static_cast<size_t>(n_prompt))); !st)
@@ -79,7 +91,9 @@ Result<double> run_once(Session& session, int n_prompt, int n_gen, std::mt19937&
     if (auto st = session.eval(std::span<const int32_t>(&token, 1)); !st) return st.error();
     token = pick(rng);  // llama-bench feeds random tokens: no sampling in the timed loop
   }
-  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  session.set_profiling(false);
+  return ns;
 }
 
 std::string human_params(uint64_t n) {
@@ -97,6 +111,12 @@ std::string model_type(const ModelInfo& info) {
   return fmt::format("{} {} {}", info.architecture, size, type);
 }
 
+// llama-bench's test names: "pp512", "tg128", "tg128 @ d4096".
+std::string test_name(const TestResult& r) {
+  std::string name = r.n_prompt > 0 ? fmt::format("pp{}", r.n_prompt) : fmt::format("tg{}", r.n_gen);
+  return r.n_depth > 0 ? fmt::format("{} @ d{}", name, r.n_depth) : name;
+}
+
 // Per token of the test: each kernel kind's calls, microseconds and share of the test's time, and
 // for matmuls the rate at which they read their weights; "(between kernels)" is the rest of the
 // eval time (input setup, output copies, the session's bookkeeping).
@@ -107,7 +127,7 @@ void print_profile(const TestResult& r, int reps) {
   fmt::print(
       "\nprofile of {} (per token, {} repetitions; kernel times include the thread pool's dispatch and "
       "wait)\n",
-      r.n_prompt > 0 ? fmt::format("pp{}", r.n_prompt) : fmt::format("tg{}", r.n_gen), reps);
+      test_name(r), reps);
   fmt::print(
       "| {:<34} | {:>8} | {:>10} | {:>6} | {:>12} |\n| {:-<34} | {:->7}: | {:->9}: | {:->5}: | {:->11}: |\n",
       "kernel", "calls", "us", "share", "weights GB/s", "", "", "", "", "");
@@ -128,13 +148,17 @@ int bench(BenchOptions o) {
   if (o.output != "md" && o.output != "json")
     return report(
         make_error(ErrorCode::InvalidArgument, fmt::format("bench: -o '{}' (md or json)", o.output)));
-  int max_p = 0, max_n = 0;
+  int max_p = 0, max_n = 0, max_d = 0;
   for (int p : o.n_prompt) max_p = std::max(max_p, p);
   for (int n : o.n_gen) max_n = std::max(max_n, n);
+  for (int d : o.n_depth) max_d = std::max(max_d, d);
+  if (std::any_of(o.n_depth.begin(), o.n_depth.end(), [](int d) { return d < 0; }))
+    return report(make_error(ErrorCode::InvalidArgument, "bench: -d must not be negative"));
   // pp N is one batch: the prefill plan takes N tokens; the cache holds the longest test.
-  if (o.model.load.n_batch == 0) o.model.load.n_batch = std::max(max_p, 1);
+  // (and fills the cache of a -d test in batches of up to 512).
+  if (o.model.load.n_batch == 0) o.model.load.n_batch = std::max({max_p, std::min(max_d, 512), 1});
   // As llama-bench: a cache just large enough for the longest test (not the model's full context).
-  if (o.model.load.n_ctx == 0) o.model.load.n_ctx = std::max(max_p, max_n) + 1;
+  if (o.model.load.n_ctx == 0) o.model.load.n_ctx = max_d + std::max(max_p, max_n) + 1;
   auto model = load_or_report(o.model);
   if (!model) return 1;
   auto session = model->new_session();
@@ -142,30 +166,35 @@ int bench(BenchOptions o) {
   const ModelInfo& info = model->info();
   const int threads = o.model.load.n_threads > 0 ? o.model.load.n_threads
                                                  : static_cast<int>(std::thread::hardware_concurrency());
-  std::vector<int32_t> tokens(static_cast<size_t>(std::max(max_p, 1)));
+  std::vector<int32_t> tokens(static_cast<size_t>(std::max<int64_t>(max_p, o.model.load.n_batch)));
   std::mt19937 rng(o.seed);
   std::vector<TestResult> results;
-  std::vector<std::pair<int, int>> tests;
-  for (int p : o.n_prompt)
-    if (p > 0) tests.emplace_back(p, 0);
-  for (int n : o.n_gen)
-    if (n > 0) tests.emplace_back(0, n);
-  for (auto [p, n] : tests) {
+  struct Test {
+    int p, n, d;
+  };
+  std::vector<Test> tests;
+  for (int d : o.n_depth) {
+    for (int p : o.n_prompt)
+      if (p > 0) tests.push_back({p, 0, d});
+    for (int n : o.n_gen)
+      if (n > 0) tests.push_back({0, n, d});
+  }
+  for (auto [p, n, depth] : tests) {
     TestResult r;
     r.n_prompt = p;
     r.n_gen = n;
+    r.n_depth = depth;
     r.time = now_iso();
-    if (auto w = run_once(**session, p, std::min(n, 1), rng, info.vocab_size, tokens); !w)
+    if (auto w = run_once(**session, depth, p, std::min(n, 1), rng, info.vocab_size, tokens); !w)
       return report(w.error());
-    (*session)->set_profiling(o.profile);
+    (*session)->clear_profile();
     for (int i = 0; i < o.reps; ++i) {
-      auto ns = run_once(**session, p, n, rng, info.vocab_size, tokens);
+      auto ns = run_once(**session, depth, p, n, rng, info.vocab_size, tokens, o.profile);
       if (!ns) return report(ns.error());
       r.ns.push_back(*ns);
       r.ts.push_back(static_cast<double>(p + n) * 1e9 / *ns);
     }
     r.profile = (*session)->profile();
-    (*session)->set_profiling(false);
     stats(r.ns, r.avg_ns, r.stddev_ns);
     stats(r.ts, r.avg_ts, r.stddev_ts);
     results.push_back(r);
@@ -180,8 +209,7 @@ int bench(BenchOptions o) {
       const std::string size =
           gib >= 1.0 ? fmt::format("{:.2f} GiB", gib) : fmt::format("{:.2f} MiB", gib * 1024.0);
       fmt::print("| {:<30} | {:>10} | {:>10} | {:<10} | {:>7} | {:>15} | {:>20} |\n", model_type(info), size,
-                 human_params(info.n_params), o.model.load.backend, threads,
-                 p > 0 ? fmt::format("pp{}", p) : fmt::format("tg{}", n),
+                 human_params(info.n_params), o.model.load.backend, threads, test_name(r),
                  fmt::format("{:.2f} ± {:.2f}", r.avg_ts, r.stddev_ts));
       std::fflush(stdout);
     }
@@ -205,8 +233,8 @@ int bench(BenchOptions o) {
     for (const TestResult& r : results)
       if (r.n_gen > 0)
         fmt::print(
-            "tg{}: {:.1f} GB/s of weights ({:.2f} GiB x {:.2f} t/s) = {:.0f}% of the best read bandwidth\n",
-            r.n_gen, weight_gbs(r), static_cast<double>(info.weight_bytes) / (1 << 30), r.avg_ts,
+            "{}: {:.1f} GB/s of weights ({:.2f} GiB x {:.2f} t/s) = {:.0f}% of the best read bandwidth\n",
+            test_name(r), weight_gbs(r), static_cast<double>(info.weight_bytes) / (1 << 30), r.avg_ts,
             100.0 * weight_gbs(r) / bw.best_gbs);
   }
   if (o.output == "md" && o.profile)
@@ -223,6 +251,7 @@ int bench(BenchOptions o) {
                      {"n_batch", info.n_batch},
                      {"n_prompt", r.n_prompt},
                      {"n_gen", r.n_gen},
+                     {"n_depth", r.n_depth},
                      {"test_time", r.time},
                      {"avg_ns", static_cast<uint64_t>(r.avg_ns)},
                      {"stddev_ns", static_cast<uint64_t>(r.stddev_ns)},
@@ -262,6 +291,10 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("-n,--n-gen", o->n_gen, "generated tokens per tg test (comma-separated list)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("-d,--n-depth", o->n_depth,
+                  "tokens already in the cache before each test (comma-separated list)")
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("-r,--repetitions", o->reps, "repetitions of each test")->capture_default_str();

@@ -176,9 +176,10 @@ void Session::reset() {
 const SessionStats& Session::stats() const { return impl_->stats; }
 
 void Session::set_profiling(bool on) {
-  if (on) impl_->profile.clear();
   for (BoundPlan* bp : {&impl_->prefill, &impl_->decode}) bp->stats.profile = on ? &impl_->profile : nullptr;
 }
+
+void Session::clear_profile() { impl_->profile.clear(); }
 
 std::vector<KernelTime> Session::profile() const {
   std::vector<KernelTime> out;

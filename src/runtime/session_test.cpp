@@ -109,7 +109,8 @@ TEST(Session, F16CacheStaysCloseToTheF32Cache) {
 }
 
 // Session::set_profiling: the cpu backend times every kernel call of the evals that follow, per
-// kind; matmul kinds carry their weight bytes; turning it off stops the count, on again clears it.
+// kind; matmul kinds carry their weight bytes; turning it off stops the count, clear_profile()
+// empties it.
 TEST(Session, ProfileCountsEveryKernelCall) {
   LoadOptions opt;
   opt.backend = "cpu";
@@ -149,7 +150,7 @@ TEST(Session, ProfileCountsEveryKernelCall) {
   ASSERT_TRUE((*session)->eval(std::span<const int32_t>(&more, 1)).ok());
   EXPECT_EQ((*session)->profile().size(), p.size());
   for (size_t i = 0; i < p.size(); ++i) EXPECT_EQ((*session)->profile()[i].calls, p[i].calls);
-  (*session)->set_profiling(true);
+  (*session)->clear_profile();
   EXPECT_TRUE((*session)->profile().empty());
 
   // The ref backend does not time its kernels: nothing is collected.

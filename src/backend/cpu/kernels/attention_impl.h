@@ -313,7 +313,8 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
   }
   const QueryRange range = query_range(j, t0, t1);
   alignas(64) int32_t kpos[kKeyBlock], kseq[kKeyBlock];
-  for (int64_t s0 = 0; s0 < j.S; s0 += kKeyBlock) {
+  const int64_t s_end = j.s_end > 0 ? j.s_end : j.S;
+  for (int64_t s0 = j.s_begin; s0 < s_end; s0 += kKeyBlock) {
     const int64_t n = j.S - s0 < kKeyBlock ? j.S - s0 : kKeyBlock;
     if (!block_positions(j, s0, n, range, kpos, kseq)) continue;
 
@@ -345,6 +346,14 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
       default:
         break;
     }
+  }
+  if (j.partial != nullptr) {
+    for (int64_t i = 0; i < R * D; ++i) j.partial[i] = acc[i];
+    for (int64_t r = 0; r < R; ++r) {
+      j.partial[R * D + r] = m[r];
+      j.partial[R * D + R + r] = l[r];
+    }
+    return;
   }
   for (int64_t r = 0; r < R; ++r) {
     const int64_t t = t0 + r / group, h = hk * group + r % group;

@@ -1,5 +1,6 @@
 // Fused cpu attention (after kv_write, as models use it) against the ref backend at every ISA tier:
-// GQA groups 1, 2, 3 and 4, head sizes 8 / 20 / 64 (vector tails), query blocks of 1 (decode), 7
+// GQA groups 1, 2, 3 and 4, head sizes 8 / 20 / 64 (vector tails), query blocks of 1 (decode; past
+// 700 and 1100 split the keys into ranges merged afterwards, some wholly outside a window), 7
 // and 150 rows (several jobs and key blocks), a cached prefix, f32 and f16 caches, NaN in cache rows
 // past S that must never be read; sliding windows (with NaN in whole key blocks older than every
 // query's window, which must be skipped unread) and score soft-capping. Tolerance 2e-5 max abs: the cpu sums
@@ -124,16 +125,17 @@ TEST_P(CpuAttention, MatchesRef) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, CpuAttention,
-    ::testing::Values(Case{4, 2, 8, 3, 5, DType::F32}, Case{8, 8, 32, 1, 40, DType::F32},
-                      Case{9, 3, 64, 1, 130, DType::F32}, Case{8, 2, 32, 7, 0, DType::F32},
-                      Case{6, 2, 20, 150, 3, DType::F32}, Case{9, 3, 64, 70, 64, DType::F16},
-                      Case{4, 1, 64, 1, 200, DType::F16}, Case{8, 2, 32, 9, 30, DType::F32, true},
-                      Case{9, 3, 64, 100, 20, DType::F16, true},
-                      Case{4, 2, 64, 1, 200, DType::F32, false, 16, 0.0f, 128},
-                      Case{4, 2, 64, 30, 170, DType::F32, false, 24, 0.0f, 128},
-                      Case{8, 2, 32, 70, 10, DType::F16, false, 12, 0.0f},
-                      Case{4, 2, 64, 48, 0, DType::F32, false, 0, 2.0f},
-                      Case{8, 4, 20, 9, 30, DType::F32, true, 7, 3.0f}));
+    ::testing::Values(
+        Case{4, 2, 8, 3, 5, DType::F32}, Case{8, 8, 32, 1, 40, DType::F32},
+        Case{9, 3, 64, 1, 130, DType::F32}, Case{8, 2, 32, 7, 0, DType::F32},
+        Case{6, 2, 20, 150, 3, DType::F32}, Case{9, 3, 64, 70, 64, DType::F16},
+        Case{4, 1, 64, 1, 200, DType::F16}, Case{9, 3, 64, 1, 700, DType::F32},
+        Case{4, 1, 64, 1, 1100, DType::F16}, Case{4, 2, 64, 1, 1100, DType::F32, false, 100, 0.0f, 512},
+        Case{4, 2, 64, 1, 1100, DType::F32, true}, Case{8, 2, 32, 9, 30, DType::F32, true},
+        Case{9, 3, 64, 100, 20, DType::F16, true}, Case{4, 2, 64, 1, 200, DType::F32, false, 16, 0.0f, 128},
+        Case{4, 2, 64, 30, 170, DType::F32, false, 24, 0.0f, 128},
+        Case{8, 2, 32, 70, 10, DType::F16, false, 12, 0.0f},
+        Case{4, 2, 64, 48, 0, DType::F32, false, 0, 2.0f}, Case{8, 4, 20, 9, 30, DType::F32, true, 7, 3.0f}));
 
 }  // namespace
 }  // namespace glass::backend::cpu

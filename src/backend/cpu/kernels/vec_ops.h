@@ -24,6 +24,11 @@ struct AttentionJob {
   float softcap;   // > 0: scores become softcap(score) (graph/ops/formulas.h) before the mask; 0: none
   // Packed key/value blocks shared by all jobs (attention_pack), or null: each job packs its own.
   const float* packed = nullptr;
+  // Split decode (one query row per job's rows, several jobs per kv head): the job reads cache
+  // rows [s_begin, s_end) only (s_end 0: S) and leaves its unnormalised rows, then each row's max
+  // and normaliser, in partial ([R, D], [R], [R]) for attention() to merge, instead of writing out.
+  int64_t s_begin = 0, s_end = 0;
+  float* partial = nullptr;
 };
 
 // Floats of one packed block of kKeyBlock cache rows: K transposed [D, kKeyBlock], then V as f32
