@@ -11,6 +11,7 @@
 #include <cmath>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -39,6 +40,9 @@ struct TestResult {
   std::vector<double> ts;
   std::string time;
   std::vector<KernelTime> profile;  // summed over the repetitions (--profile)
+  // --bandwidth, tg tests: the read bandwidth measured just before each repetition, and that
+  // repetition's weight bytes per second over it (the host's bandwidth drifts by minutes).
+  std::vector<double> read_gbs, of_read;
 };
 
 uint64_t peak_rss_bytes() {
@@ -179,6 +183,8 @@ int bench(BenchOptions o) {
     for (int n : o.n_gen)
       if (n > 0) tests.push_back({0, n, d});
   }
+  std::optional<backend::cpu::ThreadPool> read_pool;
+  if (o.bandwidth) read_pool.emplace(threads);
   for (auto [p, n, depth] : tests) {
     TestResult r;
     r.n_prompt = p;
@@ -189,10 +195,14 @@ int bench(BenchOptions o) {
       return report(w.error());
     (*session)->clear_profile();
     for (int i = 0; i < o.reps; ++i) {
+      if (read_pool && n > 0)
+        r.read_gbs.push_back(backend::cpu::measure_read_bandwidth(*read_pool, size_t{256} << 20, 2).best_gbs);
       auto ns = run_once(**session, depth, p, n, rng, info.vocab_size, tokens, o.profile);
       if (!ns) return report(ns.error());
       r.ns.push_back(*ns);
       r.ts.push_back(static_cast<double>(p + n) * 1e9 / *ns);
+      if (!r.read_gbs.empty())
+        r.of_read.push_back(static_cast<double>(info.weight_bytes) * r.ts.back() / 1e9 / r.read_gbs.back());
     }
     r.profile = (*session)->profile();
     stats(r.ns, r.avg_ns, r.stddev_ns);
@@ -216,10 +226,7 @@ int bench(BenchOptions o) {
   }
   // The decode ceiling: weight bytes per token x tokens/s against the measured read bandwidth.
   backend::cpu::ReadBandwidth bw;
-  if (o.bandwidth) {
-    backend::cpu::ThreadPool pool(threads);
-    bw = backend::cpu::measure_read_bandwidth(pool, size_t{1} << 30, 5);
-  }
+  if (o.bandwidth) bw = backend::cpu::measure_read_bandwidth(*read_pool, size_t{1} << 30, 5);
   auto weight_gbs = [&](const TestResult& r) {
     return static_cast<double>(info.weight_bytes) * r.avg_ts / 1e9;
   };
@@ -231,11 +238,19 @@ int bench(BenchOptions o) {
         bw.best_gbs, bw.mean_gbs, bw.one_stream_best_gbs, bw.passes,
         static_cast<double>(bw.bytes) / (1 << 30), threads);
     for (const TestResult& r : results)
-      if (r.n_gen > 0)
+      if (r.n_gen > 0) {
+        double mean_of = 0, lo = r.read_gbs[0], hi = r.read_gbs[0];
+        for (size_t i = 0; i < r.of_read.size(); ++i) {
+          mean_of += r.of_read[i] / static_cast<double>(r.of_read.size());
+          lo = std::min(lo, r.read_gbs[i]);
+          hi = std::max(hi, r.read_gbs[i]);
+        }
         fmt::print(
-            "{}: {:.1f} GB/s of weights ({:.2f} GiB x {:.2f} t/s) = {:.0f}% of the best read bandwidth\n",
+            "{}: {:.1f} GB/s of weights ({:.2f} GiB x {:.2f} t/s) = {:.0f}% of the best read bandwidth; "
+            "{:.0f}% of the read measured just before each repetition ({:.1f}-{:.1f} GB/s)\n",
             test_name(r), weight_gbs(r), static_cast<double>(info.weight_bytes) / (1 << 30), r.avg_ts,
-            100.0 * weight_gbs(r) / bw.best_gbs);
+            100.0 * weight_gbs(r) / bw.best_gbs, 100.0 * mean_of, lo, hi);
+      }
   }
   if (o.output == "md" && o.profile)
     for (const TestResult& r : results) print_profile(r, o.reps);
@@ -272,7 +287,11 @@ int bench(BenchOptions o) {
     if (o.bandwidth)
       for (size_t i = 0; i < results.size(); ++i) {
         out[i]["read_bandwidth_gbs"] = bw.best_gbs;
-        if (results[i].n_gen > 0) out[i]["weight_read_gbs"] = weight_gbs(results[i]);
+        if (results[i].n_gen > 0) {
+          out[i]["weight_read_gbs"] = weight_gbs(results[i]);
+          out[i]["read_gbs_before_each"] = results[i].read_gbs;
+          out[i]["of_read_before_each"] = results[i].of_read;
+        }
       }
     fmt::print("{}\n", out.dump(2));
   }

@@ -147,11 +147,12 @@ BENCHMARK_CAPTURE(BM_Matmul, f32, DType::F32, detect_isa(), false)->Apply(shapes
 BENCHMARK_CAPTURE(BM_Matmul, f16_avx2, DType::F16, Isa::Avx2, false)->Apply(shapes);
 
 // Llama-3.2-1B decode: q/o 2048x2048, k/v 512x2048, gate/up 8192x2048, down 2048x8192, and a
-// 16384-row slice of the 128256x2048 LM head (the same rows, fewer of them).
+// 16384-row slice of the 128256x2048 LM head (the same rows, fewer of them); and q/o at 512 rows.
 void shapes_1b(benchmark::internal::Benchmark* b) {
   for (auto [N, K] :
        {std::pair<int64_t, int64_t>{2048, 2048}, {512, 2048}, {8192, 2048}, {2048, 8192}, {16384, 2048}})
     b->Args({1, N, K});
+  b->Args({512, 2048, 2048});  // and one prefill product (the packed path from each layout)
   b->ArgNames({"M", "N", "K"})->UseRealTime()->Unit(benchmark::kMicrosecond);
 }
 
