@@ -352,10 +352,10 @@ Result<const char*> CpuPlan::use_repacked(Step& s, const Node& nd) {
   return static_cast<const char*>(mk.repacked->layout);
 }
 
-// Matmuls that read one input, one after another with only leaves (their weights) and aliases
-// (reshapes, which run nothing) between them,
-// with the same kernel and their own arena buffers (a layer's q, k and v projections): per node,
-// the first of its group (-1: none). They run as one step (kernels::matmul_group).
+// Matmuls that read one input with the same kernel into their own arena buffers, one after
+// another with only leaves (their weights) and aliases (reshapes, which run nothing) between them:
+// a layer's q, k and v projections. Per node, the first of its group (-1: none); a group runs as
+// one step (kernels::matmul_group), so its outputs live from the first one's step.
 std::vector<int64_t> CpuPlan::matmul_groups(const std::vector<KernelChoice>& choice,
                                             const std::vector<size_t>& root, const std::vector<Location>& loc,
                                             const std::vector<int>& output_of) const {
