@@ -109,7 +109,7 @@ Status matmul_group(std::span<const KernelArgs* const> parts) {
       if (auto st = matmul(*p); !st) return st;
     return {};
   }
-  const auto [act, a_stride] = matmul_activations(first, mk);  // the parts share input 0's copy
+  const Activations act = matmul_activations(first, mk);  // the parts share input 0's copy
   struct Task {
     size_t part;
     int64_t n0, n1;
@@ -136,8 +136,8 @@ Status matmul_group(std::span<const KernelArgs* const> parts) {
     const KernelArgs& p = *parts[task.part];
     const int64_t N = p.in[1].dim(0);
     const size_t w_stride = *graph::dtype_bytes(p.in[1].dtype, static_cast<uint64_t>(K));
-    mk.gemm(K, p.in[1].bytes() + static_cast<size_t>(task.n0) * w_stride, w_stride, task.n1 - task.n0, act,
-            a_stride, M, p.out.f32() + task.n0, static_cast<size_t>(N));
+    mk.gemm(K, p.in[1].bytes() + static_cast<size_t>(task.n0) * w_stride, w_stride, task.n1 - task.n0,
+            act.data, act.stride, M, p.out.f32() + task.n0, static_cast<size_t>(N));
   });
   return {};
 }
