@@ -31,40 +31,17 @@ struct Q4_0x16 {
   static constexpr bool kPrefetch = true;  // with four streams: ~10% on the 1B decode shapes
   static constexpr bool kLockstep = true;
 
-  // out[a * out_stride + r] for the 16 rows of one group and activation rows a < RA.
   template <int RA>
-  static void group(int64_t nb, const std::byte* g, const std::byte* a, size_t a_stride, float* out,
-                    size_t out_stride) {
-    __m512 acc[RA];
-    for (auto& v : acc) v = _mm512_setzero_ps();
+  static void block(const std::byte* blk, const ActQ8* const* x, __m512* acc) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
-    for (int64_t b = 0; b < nb; ++b) {
-      const std::byte* blk = g + static_cast<size_t>(b) * kX16Block;
-      const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
-      __m512i lo[4], hi[4];
-      for (int h = 0; h < 4; ++h) {
-        const __m512i v = _mm512_loadu_si512(blk + 32 + 64 * h);
-        lo[h] = _mm512_and_si512(v, m4);
-        hi[h] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-      }
-      for (int i = 0; i < RA; ++i) {
-        const ActQ8& x = reinterpret_cast<const ActQ8*>(a + static_cast<size_t>(i) * a_stride)[b];
-        acc[i] = finish(dot(lo, hi, x), dw, x, acc[i]);
-      }
-    }
-    for (int i = 0; i < RA; ++i) _mm512_storeu_ps(out + static_cast<size_t>(i) * out_stride, acc[i]);
-  }
-
-  static __m512 step(const std::byte* blk, const ActQ8& x, __m512 acc) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
     __m512i lo[4], hi[4];
     for (int h = 0; h < 4; ++h) {
       const __m512i v = _mm512_loadu_si512(blk + 32 + 64 * h);
       lo[h] = _mm512_and_si512(v, m4);
       hi[h] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
     }
-    return finish(dot(lo, hi, x), _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk))),
-                  x, acc);
+    for (int i = 0; i < RA; ++i) acc[i] = finish(dot(lo, hi, *x[i]), dw, *x[i], acc[i]);
   }
 
  private:

@@ -62,29 +62,6 @@ struct Q6_Kx16 {
   // Four big super-blocks in lockstep measured slower (q4_kx16 ~57 -> ~30 GB/s at 2 threads).
   static constexpr bool kLockstep = false;
 
-  template <int RA>
-  static void group(int64_t nb, const std::byte* g, const std::byte* a, size_t a_stride, float* out,
-                    size_t out_stride) {
-    __m512 acc[RA];
-    for (auto& v : acc) v = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
-      const std::byte* blk = g + static_cast<size_t>(b) * kQ6x16Block;
-      prefetch_ahead(blk, kQ6x16Block);
-      const ActQ8K* x[RA];
-      for (int i = 0; i < RA; ++i)
-        x[i] = reinterpret_cast<const ActQ8K*>(a + static_cast<size_t>(i) * a_stride) + b;
-      block<RA>(blk, x, acc);
-    }
-    for (int i = 0; i < RA; ++i) _mm512_storeu_ps(out + static_cast<size_t>(i) * out_stride, acc[i]);
-  }
-
-  static __m512 step(const std::byte* blk, const ActQ8K& x, __m512 acc) {
-    const ActQ8K* xs[1] = {&x};
-    block<1>(blk, xs, &acc);
-    return acc;
-  }
-
- private:
   // acc[i] plus super-block blk's 16 rows times x[i], for RA activation rows. Weights
   // 128 half + 32 s + 4 l + t (s = 0..3: the four quads of q6_quads) lie in sub-block
   // 8 half + 2 s + l / 4.

@@ -28,28 +28,11 @@ struct Q8_0x16 {
   static constexpr bool kLockstep = true;
 
   template <int RA>
-  static void group(int64_t nb, const std::byte* g, const std::byte* a, size_t a_stride, float* out,
-                    size_t out_stride) {
-    __m512 acc[RA];
-    for (auto& v : acc) v = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
-      const std::byte* blk = g + static_cast<size_t>(b) * kQ8x16Block;
-      const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
-      __m512i w[8];
-      for (int h = 0; h < 8; ++h) w[h] = _mm512_loadu_si512(blk + 32 + 64 * h);
-      for (int i = 0; i < RA; ++i) {
-        const ActQ8& x = reinterpret_cast<const ActQ8*>(a + static_cast<size_t>(i) * a_stride)[b];
-        acc[i] = finish(dot(w, x), dw, x, acc[i]);
-      }
-    }
-    for (int i = 0; i < RA; ++i) _mm512_storeu_ps(out + static_cast<size_t>(i) * out_stride, acc[i]);
-  }
-
-  static __m512 step(const std::byte* blk, const ActQ8& x, __m512 acc) {
+  static void block(const std::byte* blk, const ActQ8* const* x, __m512* acc) {
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
     __m512i w[8];
     for (int h = 0; h < 8; ++h) w[h] = _mm512_loadu_si512(blk + 32 + 64 * h);
-    return finish(dot(w, x), _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk))), x,
-                  acc);
+    for (int i = 0; i < RA; ++i) acc[i] = finish(dot(w, *x[i]), dw, *x[i], acc[i]);
   }
 
  private:

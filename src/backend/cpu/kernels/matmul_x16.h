@@ -16,12 +16,30 @@ namespace {
 
 constexpr int64_t kGroupRows = 16;
 
-// A layout L (q4_0x16, q8_0x16, q4_kx16) provides
+// A layout L (q4_0x16, q8_0x16, q4_kx16, q6_kx16) provides
 //   L::Act, L::kBlockK (weights per block), L::kBlockBytes (one block of 16 rows), L::kRows (RA:
-//   activation rows per group pass), L::kPrefetch (whether the decode walk prefetches ahead),
+//   activation rows per group pass), L::kPrefetch (whether the walks prefetch ahead),
 //   L::kLockstep (whether decode walks four groups at once; measured per layout),
-//   L::group<R>(nb, group, a, a_stride, out, out_stride): 16 rows x R activation rows,
-//   L::step(blk, x, acc): acc plus the 16 rows' dot products of one block with activation block x.
+//   L::block<R>(blk, x, acc): acc[i] plus the 16 rows' dot products of block blk with activation
+//   block *x[i], for i < R (one unpack of the weights serves every row).
+
+// 16 rows x RA activation rows: out[i * out_stride + r].
+template <class L, int RA>
+inline void x16_group(int64_t nb, const std::byte* g, const std::byte* a, size_t a_stride, float* out,
+                      size_t out_stride) {
+  __m512 acc[RA];
+  for (auto& v : acc) v = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const std::byte* blk = g + static_cast<size_t>(b) * L::kBlockBytes;
+    if constexpr (L::kPrefetch) prefetch_ahead(blk, L::kBlockBytes);
+    const typename L::Act* x[RA];
+    for (int i = 0; i < RA; ++i)
+      x[i] = reinterpret_cast<const typename L::Act*>(a + static_cast<size_t>(i) * a_stride) + b;
+    L::template block<RA>(blk, x, acc);
+  }
+  for (int i = 0; i < RA; ++i) _mm512_storeu_ps(out + static_cast<size_t>(i) * out_stride, acc[i]);
+}
+
 // One activation row (decode) walks NG groups in lockstep, block by block, so each thread keeps NG
 // far-apart memory streams in flight (on 2 Zen 4 threads one stream reads ~40 GB/s, four ~75).
 template <class L, int NG>
@@ -33,7 +51,8 @@ inline void x16_lockstep(int64_t nb, const std::byte* const* g, const std::byte*
     for (int q = 0; q < NG; ++q) {
       const std::byte* blk = g[q] + static_cast<size_t>(b) * L::kBlockBytes;
       if constexpr (L::kPrefetch) prefetch_ahead(blk, L::kBlockBytes);
-      acc[q] = L::step(blk, x[b], acc[q]);
+      const typename L::Act* xb[1] = {x + b};
+      L::template block<1>(blk, xb, &acc[q]);
     }
   for (int q = 0; q < NG; ++q) _mm512_storeu_ps(out[q], acc[q]);
 }
@@ -66,11 +85,11 @@ void gemm_x16(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const
       float* o = out + g * kGroupRows;
       int64_t i = 0;
       for (; i + L::kRows <= n_a; i += L::kRows)
-        L::template group<L::kRows>(nb, group_at(g), a + static_cast<size_t>(i) * a_stride, a_stride,
-                                    o + static_cast<size_t>(i) * out_stride, out_stride);
+        x16_group<L, L::kRows>(nb, group_at(g), a + static_cast<size_t>(i) * a_stride, a_stride,
+                               o + static_cast<size_t>(i) * out_stride, out_stride);
       for (; i < n_a; ++i)
-        L::template group<1>(nb, group_at(g), a + static_cast<size_t>(i) * a_stride, a_stride,
-                             o + static_cast<size_t>(i) * out_stride, out_stride);
+        x16_group<L, 1>(nb, group_at(g), a + static_cast<size_t>(i) * a_stride, a_stride,
+                        o + static_cast<size_t>(i) * out_stride, out_stride);
     }
   }
   if (const int64_t done = groups * kGroupRows; done < n_w)
