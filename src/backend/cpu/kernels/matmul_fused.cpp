@@ -11,7 +11,11 @@
 namespace glass::backend::cpu::kernels {
 namespace {
 
-constexpr int64_t kDecodeBlock = 64;  // weight rows per decode tile (whole repacked groups)
+// Weight rows per decode tile (whole repacked groups). The decode kernels walk four streams a
+// quarter of the tile apart; with 64-row tiles those were four adjacent groups, and each weight of
+// a swiglu was left every 4 groups for the other: 1024-row tiles made the 1B Q4_0 decode 10%
+// faster and its Q8_0 6% (alternating pairs), and keep a tile's floats within the prefill tile's.
+constexpr int64_t kDecodeBlock = 1024;
 
 // Floats of one weight's tile at most, for M activation rows.
 int64_t tile_floats(int64_t M) {

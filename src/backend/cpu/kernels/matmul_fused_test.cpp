@@ -150,7 +150,11 @@ std::vector<Case> cases() {
         if (op == Op::MatMulAdd) v.push_back({op, t, M, N, K, true});
       }
     }
-  v.push_back({Op::MatMulAdd, DType::Q6_K, 3, 200, 256, true});  // several decode tiles per thread
+  v.push_back({Op::MatMulAdd, DType::Q6_K, 3, 200, 256, true});
+  // Decode tasks longer than one decode tile (1024 rows; the first of 3 threads' tasks takes a
+  // sixth of the rows), with a row tail past the last 16-row group.
+  v.push_back({Op::MatMulSwiGlu, DType::Q4_0, 1, 6805, 64});
+  v.push_back({Op::MatMulAdd, DType::Q8_0, 2, 7000, 64, true});
   v.push_back({Op::MatMulSwiGlu, DType::BF16, 17, 9, 64});
   return v;
 }
