@@ -66,6 +66,9 @@ struct ModelInfo {
   uint64_t n_params = 0;      // weight elements, all tensors
   uint64_t weight_bytes = 0;  // weight storage, all tensors
   std::string weight_type;    // the storage type holding most weight bytes ("q4_0")
+  // The file's type as llama.cpp names it where the file states one (general.file_type:
+  // "Q4_K - Medium"), else weight_type in upper case.
+  std::string file_type;
   double load_ms = 0;
 };
 

@@ -110,9 +110,7 @@ std::string model_type(const ModelInfo& info) {
   const std::string size = p >= 1e9   ? fmt::format("{:.1f}B", p / 1e9)
                            : p >= 1e6 ? fmt::format("{:.0f}M", p / 1e6)
                                       : fmt::format("{:.0f}K", p / 1e3);
-  std::string type = info.weight_type;
-  for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return fmt::format("{} {} {}", info.architecture, size, type);
+  return fmt::format("{} {} {}", info.architecture, size, info.file_type);
 }
 
 // llama-bench's test names: "pp512", "tg128", "tg128 @ d4096".

@@ -17,15 +17,23 @@ using graph::DType;
 
 const std::vector<FileTypeInfo>& table() {
   static const std::vector<FileTypeInfo> kTable = {
-      {FileType::AllF32, "f32", DType::F32},     {FileType::F16, "f16", DType::F16},
-      {FileType::BF16, "bf16", DType::BF16},     {FileType::Q8_0, "q8_0", DType::Q8_0},
-      {FileType::Q4_0, "q4_0", DType::Q4_0},     {FileType::Q4_1, "q4_1", DType::Q4_1},
-      {FileType::Q5_0, "q5_0", DType::Q5_0},     {FileType::Q5_1, "q5_1", DType::Q5_1},
-      {FileType::Q2_K, "q2_k", DType::Q2_K},     {FileType::Q3_K_S, "q3_k_s", DType::Q3_K},
-      {FileType::Q3_K_M, "q3_k_m", DType::Q3_K}, {FileType::Q3_K_L, "q3_k_l", DType::Q3_K},
-      {FileType::Q4_K_S, "q4_k_s", DType::Q4_K}, {FileType::Q4_K_M, "q4_k_m", DType::Q4_K},
-      {FileType::Q5_K_S, "q5_k_s", DType::Q5_K}, {FileType::Q5_K_M, "q5_k_m", DType::Q5_K},
-      {FileType::Q6_K, "q6_k", DType::Q6_K},
+      {FileType::AllF32, "f32", DType::F32, "all F32"},
+      {FileType::F16, "f16", DType::F16, "F16"},
+      {FileType::BF16, "bf16", DType::BF16, "BF16"},
+      {FileType::Q8_0, "q8_0", DType::Q8_0, "Q8_0"},
+      {FileType::Q4_0, "q4_0", DType::Q4_0, "Q4_0"},
+      {FileType::Q4_1, "q4_1", DType::Q4_1, "Q4_1"},
+      {FileType::Q5_0, "q5_0", DType::Q5_0, "Q5_0"},
+      {FileType::Q5_1, "q5_1", DType::Q5_1, "Q5_1"},
+      {FileType::Q2_K, "q2_k", DType::Q2_K, "Q2_K - Medium"},
+      {FileType::Q3_K_S, "q3_k_s", DType::Q3_K, "Q3_K - Small"},
+      {FileType::Q3_K_M, "q3_k_m", DType::Q3_K, "Q3_K - Medium"},
+      {FileType::Q3_K_L, "q3_k_l", DType::Q3_K, "Q3_K - Large"},
+      {FileType::Q4_K_S, "q4_k_s", DType::Q4_K, "Q4_K - Small"},
+      {FileType::Q4_K_M, "q4_k_m", DType::Q4_K, "Q4_K - Medium"},
+      {FileType::Q5_K_S, "q5_k_s", DType::Q5_K, "Q5_K - Small"},
+      {FileType::Q5_K_M, "q5_k_m", DType::Q5_K, "Q5_K - Medium"},
+      {FileType::Q6_K, "q6_k", DType::Q6_K, "Q6_K"},
   };
   return kTable;
 }

@@ -39,8 +39,9 @@ enum class FileType : uint32_t {
 
 struct FileTypeInfo {
   FileType ftype;
-  std::string_view name;  // lower case, as glass prints it
-  graph::DType base;      // the type most tensors get
+  std::string_view name;   // lower case, as glass prints it
+  graph::DType base;       // the type most tensors get
+  std::string_view label;  // llama.cpp's name of the file type (llama-bench's model_type: "Q4_K - Medium")
 };
 const FileTypeInfo& file_type_info(FileType ftype);
 const std::vector<FileTypeInfo>& file_types();

@@ -70,6 +70,7 @@ TEST(HfLoad, ReportsWhatItLoaded) {
   EXPECT_EQ(info.n_layers, 2);
   EXPECT_EQ(info.n_ctx_train, 64);
   EXPECT_EQ(info.weight_type, "f32");
+  EXPECT_EQ(info.file_type, "F32");  // no general.file_type: the dominant type
   EXPECT_EQ(info.file_bytes, std::filesystem::file_size(tiny.dir / "model.safetensors"));
   EXPECT_EQ(info.n_params, 2u * 8 * 16 + 16 + 2 * (2 * 16 + 16 * 16 * 2 + 8 * 16 * 2 + 3 * 24 * 16));
   EXPECT_TRUE((*model)->is_end_of_generation(2));

@@ -4,11 +4,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <map>
 
 #include "formats/gguf_vocab.h"
+#include "formats/quant_mix.h"
 #include "graph/printer.h"
 #include "graph/serialize.h"
 #include "models/blocks.h"
@@ -145,6 +147,12 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   const auto most = std::max_element(bytes_by_type.begin(), bytes_by_type.end(),
                                      [](const auto& a, const auto& b) { return a.second < b.second; });
   if (most != bytes_by_type.end()) info.weight_type = std::string(graph::dtype_name(most->first));
+  if (auto ft = impl->file->get_u32("general.file_type"); ft)
+    for (const formats::FileTypeInfo& t : formats::file_types())
+      if (static_cast<uint32_t>(t.ftype) == *ft) info.file_type = t.label;
+  if (info.file_type.empty())
+    for (const char c : info.weight_type)
+      info.file_type += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   for (int64_t max_t : {info.n_batch, int64_t{1}})
     if (auto plan = impl->plan(max_t); !plan) return plan.error();
   info.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

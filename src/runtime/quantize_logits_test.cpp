@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "formats/npy.h"
@@ -40,6 +41,18 @@ TEST_F(QuantizedLogits, CloseToLlamaCppAndToF32) {
     lo.n_batch = static_cast<int64_t>(tokens.size());
     auto model = load_llm(out.string(), lo);
     ASSERT_TRUE(model.ok()) << kind << ": " << model.error().message;
+    // llama.cpp's names (llama-bench's model_type), from general.file_type.
+    const std::map<std::string, std::string> labels = {{"q8_0", "Q8_0"},
+                                                       {"q4_0", "Q4_0"},
+                                                       {"q4_1", "Q4_1"},
+                                                       {"q5_0", "Q5_0"},
+                                                       {"q5_1", "Q5_1"},
+                                                       {"q2_k", "Q2_K - Medium"},
+                                                       {"q3_k_m", "Q3_K - Medium"},
+                                                       {"q4_k_m", "Q4_K - Medium"},
+                                                       {"q5_k_m", "Q5_K - Medium"},
+                                                       {"q6_k", "Q6_K"}};
+    EXPECT_EQ((*model)->info().file_type, labels.at(kind));
     auto mode = verify::parse_mode("prefill", static_cast<int64_t>(tokens.size()));
     ASSERT_TRUE(mode.ok());
     auto got = verify::eval_logits(**model, tokens, *mode);
