@@ -5,13 +5,20 @@
 // through enough weight copies (>= 256 MiB) that every call streams its weights from memory, as a token step
 // does; with GLASS_BENCH_HOT set they reuse one copy, which small shapes keep in cache: the
 // kernel's compute rate without the memory. Reports GFLOP/s (2MNK per second) and weight GB/s.
+// BM_WalkRead reads the same bytes as a repacked layout's decode walk without the arithmetic.
 // Not a unit test: run build-test/bin/glass_matmul_bench [--benchmark_filter=...];
 // GLASS_BENCH_THREADS sets the threads (default 2).
 #include <benchmark/benchmark.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/isa.h"
@@ -163,6 +170,106 @@ BENCHMARK_CAPTURE(BM_Matmul, q4_k, DType::Q4_K, detect_isa(), false)->Apply(shap
 BENCHMARK_CAPTURE(BM_Matmul, q4_kx16, DType::Q4_K, detect_isa(), true)->Apply(shapes_1b);
 BENCHMARK_CAPTURE(BM_Matmul, q6_k, DType::Q6_K, detect_isa(), false)->Apply(shapes_1b);
 BENCHMARK_CAPTURE(BM_Matmul, q6_kx16, DType::Q6_K, detect_isa(), true)->Apply(shapes_1b);
+
+// The bytes a repacked decode walk reads, read in the same order with loads only: the same task
+// split (split_weight_rows), and per task the same walk of 16-row groups (four groups a quarter of
+// the task apart, block by block, where the layout walks in lockstep; else one group at a time).
+// Against BM_Matmul of the same layout and shape it tells the kernel's arithmetic apart from the
+// walk's memory access; against `glass bench --bandwidth` (four long streams per thread) the walk
+// apart from the machine. Compare within one run, e.g. with --benchmark_enable_random_interleaving
+// and repetitions: the host's bandwidth drifts by the minute.
+#if defined(__x86_64__)
+// Every 64-byte piece of each stream's block b, stream after stream, block after block, with the
+// kernels' prefetches; each stream's loads are their own instructions (unrolled), as in the
+// kernels' lockstep walk.
+template <int Streams, size_t BlockBytes>
+__attribute__((target("avx512f"))) uint64_t read_blocks(const std::byte* const* g, int64_t nb) {
+  __m512i acc[Streams];
+  for (auto& v : acc) v = _mm512_setzero_si512();
+  for (int64_t b = 0; b < nb; ++b)
+#pragma GCC unroll 4
+    for (int q = 0; q < Streams; ++q) {
+      const std::byte* blk = g[q] + static_cast<size_t>(b) * BlockBytes;
+      // The kernels' software prefetch (x86_simd.h prefetch_ahead: each block's lines 4 KiB ahead).
+#pragma GCC unroll 64
+      for (size_t off = 0; off < BlockBytes; off += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(blk) + 4096 + off, _MM_HINT_T0);
+#pragma GCC unroll 64
+      for (size_t off = 0; off + 64 <= BlockBytes; off += 64)
+        acc[q] = _mm512_xor_si512(acc[q], _mm512_loadu_si512(blk + off));
+    }
+  uint64_t lanes[8] = {};
+  for (auto& v : acc) {
+    uint64_t l[8];
+    _mm512_storeu_si512(l, v);
+    for (int i = 0; i < 8; ++i) lanes[i] ^= l[i];
+  }
+  return lanes[0] ^ lanes[7];
+}
+
+using ReadBlocksFn = uint64_t (*)(const std::byte* const* g, int64_t nb);
+template <size_t BlockBytes>
+constexpr std::pair<ReadBlocksFn, ReadBlocksFn> kReaders{read_blocks<1, BlockBytes>,
+                                                         read_blocks<4, BlockBytes>};
+
+// block_bytes: one block of 16 rows (q4_0 16 x 18, q8_0 16 x 34, q4_k 16 x 144, q6_k 16 x 210).
+void BM_WalkRead(benchmark::State& state, DType t, size_t block_bytes, bool lockstep) {
+  const auto [read1, read4] = block_bytes == 288    ? kReaders<288>
+                              : block_bytes == 544  ? kReaders<544>
+                              : block_bytes == 2304 ? kReaders<2304>
+                                                    : kReaders<3360>;
+  const int64_t N = state.range(0), K = state.range(1);
+  const kernels::MatmulKernel* mk = kernels::matmul_kernel_for(Isa::Avx512, t);
+  if (mk == nullptr || mk->repacked == nullptr || detect_isa() < Isa::Avx512) {
+    state.SkipWithError("no repacked AVX-512 kernel");
+    return;
+  }
+  mk = mk->repacked;
+  const size_t row_bytes = *graph::dtype_bytes(t, static_cast<uint64_t>(K));
+  const size_t wbytes = static_cast<size_t>(N) * row_bytes, group_bytes = 16 * row_bytes;
+  const int64_t nb = static_cast<int64_t>(group_bytes / block_bytes);
+  const size_t copies = std::max<size_t>(1, (size_t{256} << 20) / wbytes);
+  std::vector<std::byte> all(wbytes * copies, std::byte{1});
+  ThreadPool pool(bench_threads());
+  std::vector<uint64_t> sinks(static_cast<size_t>(pool.size()));
+  size_t c = 0;
+  for (auto _ : state) {
+    const std::byte* w = all.data() + c * wbytes;
+    c = (c + 1) % copies;
+    kernels::split_weight_rows(pool, N, *mk, [&](int64_t n0, int64_t n1, int thread) {
+      const int64_t g0 = n0 / 16, groups = (n1 - n0) / 16;
+      auto at = [&](int64_t g) { return w + static_cast<size_t>(g0 + g) * group_bytes; };
+      uint64_t sum = 0;
+      const int64_t q = lockstep ? groups / 4 : 0;
+      for (int64_t j = 0; j < q; ++j) {
+        const std::byte* gs[4] = {at(j), at(j + q), at(j + 2 * q), at(j + 3 * q)};
+        sum ^= read4(gs, nb);
+      }
+      for (int64_t g = 4 * q; g < groups; ++g) {
+        const std::byte* gs[1] = {at(g)};
+        sum ^= read1(gs, nb);
+      }
+      sinks[static_cast<size_t>(thread)] ^= sum;
+    });
+    benchmark::DoNotOptimize(sinks.data());
+  }
+  state.counters["GB/s"] =
+      benchmark::Counter(static_cast<double>(wbytes) * static_cast<double>(state.iterations()) * 1e-9,
+                         benchmark::Counter::kIsRate);
+}
+
+void walk_shapes(benchmark::internal::Benchmark* b) {
+  for (auto [N, K] :
+       {std::pair<int64_t, int64_t>{2048, 2048}, {512, 2048}, {8192, 2048}, {2048, 8192}, {16384, 2048}})
+    b->Args({N, K});
+  b->ArgNames({"N", "K"})->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
+BENCHMARK_CAPTURE(BM_WalkRead, q4_0x16, DType::Q4_0, 288, true)->Apply(walk_shapes);
+BENCHMARK_CAPTURE(BM_WalkRead, q8_0x16, DType::Q8_0, 544, true)->Apply(walk_shapes);
+BENCHMARK_CAPTURE(BM_WalkRead, q4_kx16, DType::Q4_K, 2304, false)->Apply(walk_shapes);
+BENCHMARK_CAPTURE(BM_WalkRead, q6_kx16, DType::Q6_K, 3360, false)->Apply(walk_shapes);
+#endif
 
 }  // namespace
 
