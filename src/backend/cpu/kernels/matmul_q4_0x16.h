@@ -46,8 +46,8 @@ struct Q4_0x16 {
 
  private:
   // The 16 rows' integer dot products with x's quants; two chains, so the dpbusd latencies overlap.
-  // The high nibbles stay in place (16 q: a lane sums 16 products of at most 240 x 128), so s1 is 16 x their
-  // sum, and one exact shift per block replaces a shift per 64 bytes.
+  // The high nibbles stay in place (16 q; a lane sums 16 products of at most 240 x 128), so s1 is
+  // 16 x their sum, and one exact shift per block replaces a shift per 64 bytes.
   static __m512i dot(const __m512i (&lo)[4], const __m512i (&hi)[4], const ActQ8& x) {
     __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
     for (int h = 0; h < 4; ++h) {
