@@ -214,10 +214,11 @@ constexpr std::pair<ReadBlocksFn, ReadBlocksFn> kReaders{read_blocks<1, BlockByt
 
 // block_bytes: one block of 16 rows (q4_0 16 x 18, q8_0 16 x 34, q4_k 16 x 144, q6_k 16 x 210).
 void BM_WalkRead(benchmark::State& state, DType t, size_t block_bytes, bool lockstep) {
-  const auto [read1, read4] = block_bytes == 288    ? kReaders<288>
-                              : block_bytes == 544  ? kReaders<544>
-                              : block_bytes == 2304 ? kReaders<2304>
-                                                    : kReaders<3360>;
+  const std::pair<ReadBlocksFn, ReadBlocksFn> readers = block_bytes == 288    ? kReaders<288>
+                                                        : block_bytes == 544  ? kReaders<544>
+                                                        : block_bytes == 2304 ? kReaders<2304>
+                                                                              : kReaders<3360>;
+  const ReadBlocksFn read1 = readers.first, read4 = readers.second;
   const int64_t N = state.range(0), K = state.range(1);
   const kernels::MatmulKernel* mk = kernels::matmul_kernel_for(Isa::Avx512, t);
   if (mk == nullptr || mk->repacked == nullptr || detect_isa() < Isa::Avx512) {

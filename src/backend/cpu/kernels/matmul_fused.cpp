@@ -41,7 +41,10 @@ void fused_product(const KernelArgs& a, const MatmulKernel& mk, const std::array
   const TensorView& x = a.in[0];
   const int64_t K = x.last(), M = x.rows(), N = a.out.last();
   if (M == 0 || N == 0) return;
-  const auto [act, a_stride] = matmul_activations(a, mk);
+  // A named struct, not a structured binding: clang 14 (clang-tidy) rejects lambdas capturing those.
+  const Activations in = matmul_activations(a, mk);
+  const std::byte* const act = in.data;
+  const size_t a_stride = in.stride;
   const size_t w_stride = *graph::dtype_bytes(a.in[1].dtype, static_cast<uint64_t>(K));
   const size_t packed = packed_bytes(mk, K);
   const size_t per_thread = per_thread_bytes(mk, K, M, NW);
