@@ -115,9 +115,10 @@ Status matmul_group(std::span<const KernelArgs* const> parts) {
     int64_t n0, n1;
   };
   std::array<Task, kMaxDecodeTasks> tasks{};
-  const int64_t align = mk.row_align, min_units = std::max<int64_t>(1, kDecodeTaskRows / align);
+  const int64_t align = mk.row_align;
   int64_t left = 0;
   for (const KernelArgs* p : parts) left += (p->in[1].dim(0) + align - 1) / align;
+  const int64_t min_units = decode_min_units(left, align, first.pool.size());
   size_t n_tasks = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
     const int64_t rows = parts[i]->in[1].dim(0), units = (rows + align - 1) / align;

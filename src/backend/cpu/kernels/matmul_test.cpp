@@ -185,6 +185,18 @@ std::vector<Case> cases() {
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, CpuMatmul, ::testing::ValuesIn(cases()));
 
+// Decode tasks: 256 weight rows at least, less only where the threads would otherwise go without
+// (a share per thread, down to 64 rows); in units of the layout's row groups.
+TEST(CpuMatmulDecodeSplit, TasksAreLargeUnlessThreadsWouldIdle) {
+  using kernels::decode_min_units;
+  EXPECT_EQ(decode_min_units(36, 16, 2), 16);    // 576 rows in 16-row groups, 2 threads: 256 rows
+  EXPECT_EQ(decode_min_units(3072, 16, 2), 16);  // an LM head: still 256 rows
+  EXPECT_EQ(decode_min_units(12, 16, 2), 6);     // 192 rows: a half each
+  EXPECT_EQ(decode_min_units(12, 16, 16), 4);    // many threads: 64 rows, no less
+  EXPECT_EQ(decode_min_units(576, 1, 2), 256);   // row-major kernels count rows
+  EXPECT_EQ(decode_min_units(100, 1, 4), 64);
+}
+
 // Every tier's activation converter writes the scalar one's bytes (ties and zero blocks included).
 TEST(CpuMatmulActivations, EveryTierConvertsBitExactly) {
   const int64_t k = 512;
