@@ -9,6 +9,7 @@
 // Not a unit test: run build-test/bin/glass_matmul_bench [--benchmark_filter=...];
 // GLASS_BENCH_THREADS sets the threads (default 2).
 #include <benchmark/benchmark.h>
+#include <sys/mman.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -68,6 +69,28 @@ std::vector<std::byte> random_weights(DType t, int64_t n, int64_t k, uint64_t se
   return out;
 }
 
+// `copies` copies of n bytes in huge pages where the kernel gives them, each starting on a page,
+// as the cpu plan's repacked weights lie (weight_repack.cpp): with THP on madvise a std::vector's
+// buffer has 4 KiB pages, and starts 16 bytes past one, which moves every load across lines.
+class AlignedCopies {
+ public:
+  AlignedCopies(size_t n, size_t copies) : stride_((n + 4095) / 4096 * 4096) {
+    const size_t bytes = (stride_ * copies + kHugePage - 1) / kHugePage * kHugePage;
+    data_ = static_cast<std::byte*>(std::aligned_alloc(kHugePage, bytes));
+    if (data_ != nullptr) ::madvise(data_, bytes, MADV_HUGEPAGE);
+  }
+  ~AlignedCopies() { std::free(data_); }
+  AlignedCopies(const AlignedCopies&) = delete;
+  AlignedCopies& operator=(const AlignedCopies&) = delete;
+  std::byte* copy(size_t c) { return data_ + c * stride_; }
+  bool ok() const { return data_ != nullptr; }
+
+ private:
+  static constexpr size_t kHugePage = size_t{2} << 20;
+  size_t stride_;
+  std::byte* data_ = nullptr;
+};
+
 // repacked: the weights in the kernel's repacked layout (weight_repack.h), as the cpu plan reads
 // them by default.
 void BM_Matmul(benchmark::State& state, DType t, Isa isa, bool repacked) {
@@ -83,13 +106,16 @@ void BM_Matmul(benchmark::State& state, DType t, Isa isa, bool repacked) {
                             ? std::max<size_t>(1, (size_t{256} << 20) / wbytes)
                             : 1;
   std::vector<std::byte> w = random_weights(t, N, K, 1);
-  if (repacked) {
-    std::vector<std::byte> packed(wbytes);
-    mk->repack(w.data(), packed.data(), N, K);
-    w = std::move(packed);
+  AlignedCopies all(wbytes, copies);
+  if (!all.ok()) {
+    state.SkipWithError("no memory for the weight copies");
+    return;
   }
-  std::vector<std::byte> all(wbytes * copies);
-  for (size_t c = 0; c < copies; ++c) std::memcpy(all.data() + c * wbytes, w.data(), wbytes);
+  if (repacked)
+    mk->repack(w.data(), all.copy(0), N, K);
+  else
+    std::memcpy(all.copy(0), w.data(), wbytes);
+  for (size_t c = 1; c < copies; ++c) std::memcpy(all.copy(c), all.copy(0), wbytes);
   std::vector<float> x(static_cast<size_t>(M * K));
   std::mt19937 rng(2);
   std::normal_distribution<float> dist(0.0f, 1.0f);
@@ -124,7 +150,7 @@ void BM_Matmul(benchmark::State& state, DType t, Isa isa, bool repacked) {
   args.converted = converted.data();
   size_t c = 0;
   for (auto _ : state) {
-    args.in[1].data = all.data() + c * wbytes;
+    args.in[1].data = all.copy(c);
     c = (c + 1) % copies;
     const Status st = kernels::matmul(args);
     if (!st.ok()) state.SkipWithError(st.error().message.c_str());
@@ -230,12 +256,17 @@ void BM_WalkRead(benchmark::State& state, DType t, size_t block_bytes, bool lock
   const size_t wbytes = static_cast<size_t>(N) * row_bytes, group_bytes = 16 * row_bytes;
   const int64_t nb = static_cast<int64_t>(group_bytes / block_bytes);
   const size_t copies = std::max<size_t>(1, (size_t{256} << 20) / wbytes);
-  std::vector<std::byte> all(wbytes * copies, std::byte{1});
+  AlignedCopies all(wbytes, copies);
+  if (!all.ok()) {
+    state.SkipWithError("no memory for the weight copies");
+    return;
+  }
+  for (size_t i = 0; i < copies; ++i) std::memset(all.copy(i), 1, wbytes);
   ThreadPool pool(bench_threads());
   std::vector<uint64_t> sinks(static_cast<size_t>(pool.size()));
   size_t c = 0;
   for (auto _ : state) {
-    const std::byte* w = all.data() + c * wbytes;
+    const std::byte* w = all.copy(c);
     c = (c + 1) % copies;
     kernels::split_weight_rows(pool, N, *mk, [&](int64_t n0, int64_t n1, int thread) {
       const int64_t g0 = n0 / 16, groups = (n1 - n0) / 16;
