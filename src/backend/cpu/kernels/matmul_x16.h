@@ -18,8 +18,8 @@ constexpr int64_t kGroupRows = 16;
 
 // A layout L (q4_0x16, q8_0x16, q4_kx16, q6_kx16) provides
 //   L::Act, L::kBlockK (weights per block), L::kBlockBytes (one block of 16 rows), L::kRows (RA:
-//   activation rows per group pass), L::kPrefetch (whether the walks prefetch ahead),
-//   L::kLockstep (whether decode walks four groups at once; measured per layout),
+//   activation rows per group pass), L::kPrefetchAhead (how far ahead of each block the walks prefetch, 0:
+//   not at all), L::kLockstep (whether decode walks four groups at once; measured per layout),
 //   L::block<R>(blk, x, acc): acc[i] plus the 16 rows' dot products of block blk with activation
 //   block *x[i], for i < R (one unpack of the weights serves every row).
 
@@ -31,7 +31,7 @@ inline void x16_group(int64_t nb, const std::byte* g, const std::byte* a, size_t
   for (auto& v : acc) v = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const std::byte* blk = g + static_cast<size_t>(b) * L::kBlockBytes;
-    if constexpr (L::kPrefetch) prefetch_ahead(blk, L::kBlockBytes);
+    if constexpr (L::kPrefetchAhead > 0) prefetch_ahead<L::kPrefetchAhead>(blk, L::kBlockBytes);
     const typename L::Act* x[RA];
     for (int i = 0; i < RA; ++i)
       x[i] = reinterpret_cast<const typename L::Act*>(a + static_cast<size_t>(i) * a_stride) + b;
@@ -50,7 +50,7 @@ inline void x16_lockstep(int64_t nb, const std::byte* const* g, const std::byte*
   for (int64_t b = 0; b < nb; ++b)
     for (int q = 0; q < NG; ++q) {
       const std::byte* blk = g[q] + static_cast<size_t>(b) * L::kBlockBytes;
-      if constexpr (L::kPrefetch) prefetch_ahead(blk, L::kBlockBytes);
+      if constexpr (L::kPrefetchAhead > 0) prefetch_ahead<L::kPrefetchAhead>(blk, L::kBlockBytes);
       const typename L::Act* xb[1] = {x + b};
       L::template block<1>(blk, xb, &acc[q]);
     }

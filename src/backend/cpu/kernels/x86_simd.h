@@ -22,8 +22,9 @@ constexpr bool kVnni = false;
 // 2 threads: 33-41 GB/s without, 50-52 with). Callers prefetch each block's bytes one block
 // ahead of use; past the end of the weights the hints are harmless (prefetches never fault).
 constexpr size_t kPrefetchAhead = 4096;
+template <size_t Ahead = kPrefetchAhead>
 inline void prefetch_ahead(const void* p, size_t bytes) {
-  const char* c = static_cast<const char*>(p) + kPrefetchAhead;
+  const char* c = static_cast<const char*>(p) + Ahead;
   for (size_t line = 0; line < bytes; line += 64) _mm_prefetch(c + line, _MM_HINT_T0);
 }
 
