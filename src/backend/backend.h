@@ -94,9 +94,16 @@ Result<Lowered> lower_for(const Backend& backend, const graph::Graph& g, const C
 // Operand dtypes of a node as printed in kernel tables and errors: "matmul(f32, q4_0)".
 std::string kernel_signature(const graph::Graph& g, const graph::Node& n);
 
+// Told a weight's bytes (in parts, from any thread) once a backend holds its own copy of them (a
+// repack) and its plans read the copy: the owner may drop the original's pages from memory
+// (MappedFile::release) but must keep the bytes readable, since another plan may still read some
+// of them (a tied embedding's lookup).
+using WeightCopied = std::function<void(const void* data, size_t bytes)>;
+
 struct BackendOptions {
   int n_threads = 0;  // compute threads for backends that use them (cpu); <= 0: one per hardware thread
   bool repack_weights = true;  // cpu: one-time repacks into faster kernel layouts (cpu/weight_repack.h)
+  WeightCopied weight_copied;  // may be empty
 };
 Result<std::unique_ptr<Backend>> make_backend(std::string_view name, const BackendOptions& options = {});
 

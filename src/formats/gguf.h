@@ -88,6 +88,7 @@ class GgufFile {
   uint32_t version() const { return version_; }
   uint64_t alignment() const { return alignment_; }
   const std::string& path() const { return file_->path(); }
+  const std::shared_ptr<const MappedFile>& mapping() const { return file_; }
 
   // nullptr when absent.
   const GgufValue* find(std::string_view key) const;

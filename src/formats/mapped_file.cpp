@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -53,6 +54,20 @@ std::shared_ptr<const MappedFile> MappedFile::from_bytes(std::string name, std::
   if (!f->owned_bytes_.empty()) f->data_ = f->owned_bytes_.data();
   f->size_ = f->owned_bytes_.size();
   return std::shared_ptr<const MappedFile>(f);
+}
+
+uint64_t MappedFile::release(const void* p, uint64_t n) const {
+  if (owned_ || size_ == 0 || n == 0) return 0;
+  const auto begin = reinterpret_cast<uintptr_t>(data_), end = begin + size_;
+  const auto lo = reinterpret_cast<uintptr_t>(p);
+  if (lo < begin || lo > end || n > end - lo) return 0;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (lo + page - 1) / page * page, last = (lo + n) / page * page;
+  if (first >= last) return 0;
+  // MADV_DONTNEED on a read-only private file mapping unmaps the pages; nothing was written to
+  // them, so the next read maps the file's bytes again.
+  if (::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED) != 0) return 0;
+  return last - first;
 }
 
 MappedFile::~MappedFile() {

@@ -30,6 +30,14 @@ class MappedFile {
   uint64_t size() const { return size_; }
   const std::string& path() const { return path_; }
 
+  // Drops this process's resident pages of [p, p + n) (the whole pages inside it) where that range
+  // lies in this mapping of a file: for a weight the backend has copied (a repack), so a model's
+  // memory holds one copy, not two. The bytes stay readable: a later read pages them back in from
+  // the file (or the page cache). Returns the bytes dropped; 0 for a range outside the mapping,
+  // for from_bytes (memory with no file behind it, which must not be dropped) or where the kernel
+  // refuses.
+  uint64_t release(const void* p, uint64_t n) const;
+
  private:
   MappedFile(std::string path, const uint8_t* data, uint64_t size)
       : path_(std::move(path)), data_(data), size_(size) {}

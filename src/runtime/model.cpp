@@ -119,7 +119,14 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
                       fmt::format("model: tokenizer has {} tokens but the model's vocabulary is {}",
                                   impl->tokenizer->vocab_size(), impl->model_graph.vocab_size));
 
-  auto be = backend::make_backend(options.backend, {options.n_threads, options.repack_weights});
+  backend::BackendOptions backend_options{options.n_threads, options.repack_weights, {}};
+  if (*format == ModelFormat::Gguf)
+    // A repacked weight's file pages leave memory (they stay in the page cache), so the model holds
+    // one copy of it. HF shards' mappings are not released yet.
+    backend_options.weight_copied = [mapping = impl->file->mapping()](const void* data, size_t bytes) {
+      mapping->release(data, bytes);
+    };
+  auto be = backend::make_backend(options.backend, backend_options);
   if (!be) return be.error();
   impl->backend = std::move(*be);
 

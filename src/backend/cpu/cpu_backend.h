@@ -16,6 +16,7 @@ struct CpuOptions {
   int n_threads = 0;           // <= 0: one per hardware thread
   std::optional<Isa> max_isa;  // default: the best this CPU runs
   bool repack_weights = true;  // one-time repacks into faster kernel layouts (weight_repack.h)
+  WeightCopied weight_copied;  // told of each weight repacked (backend.h); may be empty
 };
 
 class CpuBackend final : public Backend {

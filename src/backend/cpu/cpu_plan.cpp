@@ -548,7 +548,7 @@ Status CpuPlan::run(const StepArgs& args, Workspace& workspace, StepStats& stats
 CpuBackend::CpuBackend(const CpuOptions& options)
     : isa_(std::min(options.max_isa.value_or(Isa::kSentinel), detect_isa())),
       pool_(std::make_shared<ThreadPool>(options.n_threads)),
-      repacks_(options.repack_weights ? std::make_shared<WeightRepacks>() : nullptr) {}
+      repacks_(options.repack_weights ? std::make_shared<WeightRepacks>(options.weight_copied) : nullptr) {}
 
 bool CpuBackend::supports(const graph::Graph& g, const graph::Node& n) const {
   return graph::is_leaf(n.op) || find_kernel(g, n, isa_).has_value();

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "backend/cpu/cpu_test_support.h"
 #include "backend/ref/ref_backend.h"
@@ -99,6 +102,55 @@ TEST(CpuPlan, ReusesBuffersRunsInPlaceAndMatchesRef) {
         EXPECT_LE(testing::nmse(got.outputs[0], want.outputs[0]), tol) << graph::dtype_name(wt) << " T=" << T;
       }
     }
+}
+
+// The backend tells its owner of every byte it has repacked, once, so that the owner can drop the
+// original's pages (MappedFile::release): each of the five q4_0 weights' bytes exactly, in parts,
+// when the first plan is compiled; nothing more for the second plan, nor for a backend that does
+// not repack.
+TEST(CpuPlan, ToldOfEachRepackedWeightOnce) {
+  Block blk = layer_like(DType::Q4_0);
+  const auto resolver = [&](const graph::Node& n) -> Result<const void*> { return blk.bound.at(n.name); };
+  std::mutex mu;
+  std::vector<std::pair<uintptr_t, size_t>> parts;
+  const WeightCopied copied = [&](const void* p, size_t bytes) {
+    std::lock_guard lock(mu);
+    parts.emplace_back(reinterpret_cast<uintptr_t>(p), bytes);
+  };
+  CompileOptions small, large;
+  small.max = testing::bindings(1, 0);
+  large.max = testing::bindings(40, 0);
+  const CpuBackend repacking({2, {}, true, copied}), plain({2, {}, false, copied});
+  ASSERT_TRUE(plain.compile(blk.g, resolver, large).ok());
+  EXPECT_TRUE(parts.empty());
+  ASSERT_TRUE(repacking.compile(blk.g, resolver, small).ok());
+  const size_t after_first = parts.size();
+  ASSERT_TRUE(repacking.compile(blk.g, resolver, large).ok());
+  EXPECT_EQ(parts.size(), after_first);
+  if (detect_isa() != Isa::Avx512) {
+    EXPECT_TRUE(parts.empty());
+    return;
+  }
+  std::sort(parts.begin(), parts.end());
+  for (size_t i = 1; i < parts.size(); ++i)
+    EXPECT_LE(parts[i - 1].first + parts[i - 1].second, parts[i].first) << "parts overlap";
+  size_t all = 0, weights = 0;
+  for (const auto& part : parts) all += part.second;
+  for (const char* name : {"wa", "wb", "gate", "up", "down"}) {
+    const graph::Node& n = blk.g.node(blk.g.find_leaf(graph::Op::Parameter, name));
+    const auto begin = reinterpret_cast<uintptr_t>(blk.bound.at(name));
+    const size_t bytes =
+        *graph::dtype_bytes(DType::Q4_0, static_cast<uint64_t>(n.shape[0].value * n.shape[1].value));
+    size_t told = 0;
+    for (const auto& [at, len] : parts)
+      if (at >= begin && at < begin + bytes) {
+        EXPECT_LE(at + len, begin + bytes) << name;
+        told += len;
+      }
+    EXPECT_EQ(told, bytes) << name;
+    weights += bytes;
+  }
+  EXPECT_EQ(all, weights);  // nothing but the five weights
 }
 
 // Q4_0 weights on an AVX-512 VNNI machine are read from one repacked copy (16-row groups) made

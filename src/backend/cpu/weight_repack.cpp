@@ -40,6 +40,8 @@ Result<const std::byte*> WeightRepacks::get(const void* src, size_t bytes, int64
     const int64_t r0 = g0 * align, r1 = std::min(g1 * align, rows);
     const size_t at = static_cast<size_t>(r0) * row_bytes;
     mk.repack(in + at, copy->data + at, r1 - r0, k);
+    // Part by part, so that the model's memory never holds two copies of more than a part.
+    if (copied_) copied_(in + at, static_cast<size_t>(r1 - r0) * row_bytes);
   });
   totals_.weights++;
   totals_.bytes += bytes;

@@ -2,15 +2,18 @@
 // One-time weight repacks: a matmul kernel may multiply a weight faster in its own layout (Q4_0
 // in 16-row groups for AVX-512 VNNI decode, kernels/matmul_q4_0x16.h). The cpu plan asks for the
 // repacked copy when it is compiled; the copy is made once per weight (split over the thread pool)
-// and shared by every plan of the backend (prefill and decode), so a model holds one copy. The
-// original stays in the file mapping, untouched. Metered: how many weights, bytes and time, shown
-// in the plan's rewrite log (`glass graph --after-rewrites`).
+// and shared by every plan of the backend (prefill and decode). The original stays in the file
+// mapping, untouched; the backend's owner is told of each copy (WeightCopied, backend.h) so that it
+// can drop the original's pages and the model holds one copy in memory, not two. Metered: how many
+// weights, bytes and time, shown in the plan's rewrite log (`glass graph --after-rewrites`).
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 
+#include "backend/backend.h"
 #include "backend/cpu/kernels/matmul.h"
 #include "backend/cpu/thread_pool.h"
 #include "glass/result.h"
@@ -25,6 +28,8 @@ struct RepackTotals {
 
 class WeightRepacks {
  public:
+  explicit WeightRepacks(WeightCopied copied = {}) : copied_(std::move(copied)) {}
+
   // Anonymous memory on 2 MiB-aligned transparent huge pages where the kernel allows them: a
   // fault per 2 MiB instead of per 4 KiB while repacking, and fewer TLB misses while streaming.
   struct Copy {
@@ -42,6 +47,7 @@ class WeightRepacks {
   RepackTotals totals() const;
 
  private:
+  WeightCopied copied_;
   mutable std::mutex mu_;
   std::map<const void*, std::unique_ptr<Copy>> copies_;
   RepackTotals totals_;
