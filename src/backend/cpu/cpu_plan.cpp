@@ -19,6 +19,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/kernel.h"
+#include "backend/cpu/kernels/kernels.h"
 #include "backend/cpu/kernels/matmul.h"
 #include "backend/cpu/kernels/matmul_fused.h"
 #include "backend/cpu/memory_planner.h"
@@ -104,6 +105,7 @@ class CpuPlan final : public Plan {
   }
   Status check_args(const StepArgs& a, StepStats& stats) const;
   Result<const char*> use_repacked(Step& s, const Node& nd);
+  void read_repacked_tables(int threads);
   void label_step(Step& s, const char* layout) const;
   std::vector<int64_t> matmul_groups(const std::vector<KernelChoice>& choice, const std::vector<size_t>& root,
                                      const std::vector<Location>& loc,
@@ -297,6 +299,7 @@ Status CpuPlan::build(const WeightResolver& weights) {
     step_of[i] = steps_.size();
     steps_.push_back(s);
   }
+  read_repacked_tables(threads);
   for (Step& st : steps_)
     if (!st.group.empty()) {
       st.label = "matmul_group " + st.group[0].label.substr(st.group[0].label.find(' ') + 1);
@@ -350,6 +353,29 @@ Result<const char*> CpuPlan::use_repacked(Step& s, const Node& nd) {
                  : static_cast<const void*>(mk.repacked);
   ++info_.n_repacked;
   return static_cast<const char*>(mk.repacked->layout);
+}
+
+// Row lookups of a table that the backend has repacked for a matmul (a tied embedding, repacked for
+// the output projection, by this plan or an earlier one) read the repacked copy, since its owner
+// may have dropped the file's pages of the original (BackendOptions::weight_copied).
+void CpuPlan::read_repacked_tables(int threads) {
+  if (repacks_ == nullptr) return;
+  for (Step& s : steps_) {
+    if (s.node->op != Op::Embedding || s.fn != &kernels::embedding || s.in[0].kind != Location::Fixed)
+      continue;
+    const WeightRepacks::Found copy = repacks_->find(s.in[0].fixed);
+    if (copy.data == nullptr || copy.kernel->unpack_row == nullptr) continue;
+    const Node& table = *s.in_node[0];
+    s.fn = &kernels::embedding_repacked;
+    s.in[0].fixed = copy.data;
+    s.data = copy.kernel;
+    s.label = fmt::format("embedding {}", copy.kernel->layout);
+    const size_t row_bytes = *graph::dtype_bytes(table.dtype, static_cast<uint64_t>(table.shape[1].value));
+    info_.scratch_bytes =
+        std::max(info_.scratch_bytes, kernels::embedding_repacked_scratch(row_bytes, threads));
+    log_.fired.push_back(fmt::format("embedding_repacked: the lookup in '{}' reads the matmul's {} copy",
+                                     table.name, copy.kernel->layout));
+  }
 }
 
 // Matmuls that read one input with the same kernel into their own arena buffers, one after

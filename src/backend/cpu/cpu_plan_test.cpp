@@ -192,6 +192,53 @@ TEST(CpuPlan, RepacksQ4_0WeightsOnceAndMatchesTheFileLayout) {
   }
 }
 
+// A tied embedding: the table is also the output projection's weight. Once the backend has
+// repacked it for the matmul, the lookup reads the repacked copy (its owner may have dropped the
+// file's pages of the original): the same rows as the plain backend's, bit for bit, with rows in
+// full 16-row groups and in the tail, and still after the original's bytes are overwritten.
+TEST(CpuPlan, TiedEmbeddingReadsTheRepackedTable) {
+  for (DType wt : {DType::Q8_0, DType::Q6_K, DType::F16}) {
+    SCOPED_TRACE(graph::dtype_name(wt));
+    const int64_t V = 16 * 4 + 3, D = 256;
+    graph::Builder b;
+    auto ids = b.input("ids", Shape{Dim::symbol(Sym::T)}, DType::I32);
+    auto table = b.parameter("table", graph::make_shape({V, D}), wt);
+    auto x = b.embedding(table, ids);
+    b.output("x", x);
+    b.output("logits", b.matmul(x, table));
+    const graph::Graph g = *b.finish();
+    std::vector<uint8_t> w = testing::random_weights(wt, V, D, 11);
+    const std::map<std::string, const void*> bound{{"table", w.data()}};
+    const auto resolver = [&](const graph::Node& n) -> Result<const void*> { return bound.at(n.name); };
+    CompileOptions opt;
+    opt.max = testing::bindings(8, 0);
+    const CpuBackend repacking({2, {}, true}), plain({2, {}, false});
+    auto plan = repacking.compile(g, resolver, opt);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    const bool repacked = cpu_plan_info(**plan)->n_repacked == 1;
+    EXPECT_EQ(repacked, detect_isa() == Isa::Avx512);
+    const auto& log = (*plan)->rewrites().fired;
+    EXPECT_EQ(std::count_if(log.begin(), log.end(),
+                            [](const std::string& l) {
+                              return l.starts_with("embedding_repacked: the lookup in 'table'");
+                            }),
+              repacked ? 1 : 0);
+    test::GraphRun run;
+    run.inputs["ids"] = std::vector<int32_t>{0, 5, 17, 40, 63, 64, 66, 17};
+    run.bind = testing::bindings(8, 0);
+    test::GraphRun want = run, got = run;
+    ASSERT_TRUE(testing::run_on(plain, g, want, opt.max, bound).ok());
+    ASSERT_TRUE(testing::run_plan(**plan, got).ok());
+    EXPECT_EQ(got.outputs[0], want.outputs[0]);
+    EXPECT_LE(testing::nmse(got.outputs[1], want.outputs[1]), 1e-10);
+    if (!repacked) continue;
+    std::fill(w.begin(), w.end(), uint8_t{0});
+    test::GraphRun again = run;
+    ASSERT_TRUE(testing::run_plan(**plan, again).ok());
+    EXPECT_EQ(again.outputs[0], want.outputs[0]);
+  }
+}
+
 TEST(CpuPlan, RunRejectsBindingsOutsideTheBucket) {
   Block blk = layer_like(DType::F32);
   CompileOptions opt;

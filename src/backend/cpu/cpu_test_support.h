@@ -15,20 +15,9 @@
 
 namespace glass::backend::cpu::testing {
 
-inline Status run_on(const Backend& be, const graph::Graph& g, test::GraphRun& run,
-                     const graph::Bindings& max, const std::map<std::string, const void*>& weights = {},
-                     bool fuse = true) {
-  CompileOptions opt;
-  opt.max = max;
-  opt.fuse = fuse;
-  auto resolver = [&](const graph::Node& n) -> Result<const void*> {
-    auto it = weights.find(n.name);
-    if (it == weights.end()) return make_error(ErrorCode::InvalidArgument, "test: no weight " + n.name);
-    return it->second;
-  };
-  auto plan = be.compile(g, resolver, opt);
-  if (!plan) return plan.error();
-  const graph::Graph& cg = (*plan)->compiled_graph();
+// Runs a compiled plan once on run's inputs and states; fills run.outputs.
+inline Status run_plan(const Plan& plan, test::GraphRun& run) {
+  const graph::Graph& cg = plan.compiled_graph();
   StepArgs args;
   args.bind = run.bind;
   auto ptr = [](test::Buffer& b) -> void* {
@@ -42,8 +31,24 @@ inline Status run_on(const Backend& be, const graph::Graph& g, test::GraphRun& r
   for (const graph::Output& o : cg.outputs)
     run.outputs.emplace_back(static_cast<size_t>(graph::resolve(cg.node(o.node).shape, run.bind).numel()));
   for (auto& o : run.outputs) args.outputs.push_back(o.data());
-  auto ws = (*plan)->make_workspace();
-  return (*plan)->run(args, *ws, run.stats);
+  auto ws = plan.make_workspace();
+  return plan.run(args, *ws, run.stats);
+}
+
+inline Status run_on(const Backend& be, const graph::Graph& g, test::GraphRun& run,
+                     const graph::Bindings& max, const std::map<std::string, const void*>& weights = {},
+                     bool fuse = true) {
+  CompileOptions opt;
+  opt.max = max;
+  opt.fuse = fuse;
+  auto resolver = [&](const graph::Node& n) -> Result<const void*> {
+    auto it = weights.find(n.name);
+    if (it == weights.end()) return make_error(ErrorCode::InvalidArgument, "test: no weight " + n.name);
+    return it->second;
+  };
+  auto plan = be.compile(g, resolver, opt);
+  if (!plan) return plan.error();
+  return run_plan(**plan, run);
 }
 
 // Every tier this CPU runs, scalar first.

@@ -33,6 +33,7 @@ Result<const std::byte*> WeightRepacks::get(const void* src, size_t bytes, int64
         fmt::format("cpu: no memory for a {:.1f} MiB repacked weight (run with --no-repack to read "
                     "weights from the file mapping)",
                     static_cast<double>(bytes) / (1 << 20)));
+  copy->kernel = &mk;
   const size_t row_bytes = bytes / static_cast<size_t>(rows);
   const int64_t align = mk.row_align, groups = (rows + align - 1) / align;
   const auto* in = static_cast<const std::byte*>(src);
@@ -47,6 +48,13 @@ Result<const std::byte*> WeightRepacks::get(const void* src, size_t bytes, int64
   totals_.bytes += bytes;
   totals_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return static_cast<const std::byte*>(copies_.emplace(src, std::move(copy)).first->second->data);
+}
+
+WeightRepacks::Found WeightRepacks::find(const void* src) const {
+  std::lock_guard lock(mu_);
+  const auto it = copies_.find(src);
+  if (it == copies_.end()) return {};
+  return {it->second->data, it->second->kernel};
 }
 
 RepackTotals WeightRepacks::totals() const {

@@ -36,6 +36,7 @@ class WeightRepacks {
     void* map = nullptr;
     size_t map_bytes = 0;
     std::byte* data = nullptr;
+    const kernels::MatmulKernel* kernel = nullptr;  // the layout's kernel (its unpack_row)
     Copy() = default;
     Copy(const Copy&) = delete;
     Copy& operator=(const Copy&) = delete;
@@ -44,6 +45,13 @@ class WeightRepacks {
   // The copy of the rows x k matrix at src (bytes long) in `mk`'s layout, made on first use.
   Result<const std::byte*> get(const void* src, size_t bytes, int64_t rows, int64_t k,
                                const kernels::MatmulKernel& mk, ThreadPool& pool);
+  // The copy of the weight at src if one was made, and the kernel whose layout it is; null data
+  // if none (a row lookup of a tied embedding then reads the original).
+  struct Found {
+    const std::byte* data = nullptr;
+    const kernels::MatmulKernel* kernel = nullptr;
+  };
+  Found find(const void* src) const;
   RepackTotals totals() const;
 
  private:

@@ -34,6 +34,10 @@ std::vector<float> rope_prepare(const graph::Node& n);
 size_t rope_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int threads,
                     const void* data);
 Status embedding(const KernelArgs& a);
+// An embedding whose table is also a repacked matmul weight (a tied output projection) reads the
+// repacked copy: data is the layout's MatmulKernel (its unpack_row), scratch one row per thread.
+Status embedding_repacked(const KernelArgs& a);
+size_t embedding_repacked_scratch(size_t row_bytes, int threads);
 Status tanh_activation(const KernelArgs& a);  // gelu, geglu (tanh form) and softcap
 
 // The ref backend's kernel for the primitives the cpu backend does not specialise (layout, casts,

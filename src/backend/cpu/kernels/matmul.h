@@ -61,6 +61,8 @@ using PackedGemmFn = void (*)(int64_t k, const std::byte* packed, int64_t rows, 
 // (the cpu plan makes it at compile time, weight_repack.h). Works on any range of whole row
 // groups, so it can be split over threads.
 using RepackFn = void (*)(const std::byte* src, std::byte* dst, int64_t rows, int64_t k);
+// Row `row` of a rows x k matrix in a repacked layout, written to out in the file's row layout.
+using UnpackRowFn = void (*)(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out);
 
 struct MatmulKernel {
   graph::DType weight = graph::DType::F32;
@@ -78,6 +80,9 @@ struct MatmulKernel {
   RepackFn repack = nullptr;
   const char* layout = "";
   int64_t row_align = 1;
+  // Set on a repacked-layout kernel: one row of a repacked matrix back in the weight type's
+  // row-major bytes, for row lookups (an embedding table that is also the tied output weight).
+  UnpackRowFn unpack_row = nullptr;
 };
 
 // Kernels per ISA; nullptr when the ISA has no kernel of its own for the weight type.

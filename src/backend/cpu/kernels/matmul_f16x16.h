@@ -128,5 +128,17 @@ void repack_f16x16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k
   std::memcpy(dst + done, src + done, static_cast<size_t>(rows * k) * 2 - done);
 }
 
+// Row `row` of a matrix repacked by repack_f16x16, row-major again.
+void unpack_row_f16x16(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out) {
+  const auto* s = reinterpret_cast<const uint16_t*>(w);
+  auto* d = reinterpret_cast<uint16_t*>(out);
+  if (row >= rows / kF16x16Rows * kF16x16Rows) {
+    std::memcpy(out, s + row * k, static_cast<size_t>(k) * 2);
+    return;
+  }
+  const uint16_t* g = s + row / kF16x16Rows * kF16x16Rows * k;
+  for (int64_t j = 0; j < k; ++j) d[j] = g[16 * j + row % kF16x16Rows];
+}
+
 }  // namespace
 }  // namespace glass::backend::cpu::kernels

@@ -86,12 +86,24 @@ void pack_q4_0x16(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, 
   }
 }
 
+// Where row r's block lies in its group's block (matmul_x16.h's pieces).
+template <class B, class Move>
+void q4_0x16_pieces(int64_t r, B& in, const Move& move) {
+  move(2 * r, in.d, 2);
+  for (int h = 0; h < 4; ++h) move(32 + 64 * h + 4 * r, in.qs + 4 * h, 4);
+}
+
 // Repacks the full 16-row groups of a row-major Q4_0 matrix (rows x k); tail rows are copied.
 void repack_q4_0x16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
   repack_groups<q::BlockQ4_0, 32>(src, dst, rows, k, [](std::byte* blk, int64_t r, const q::BlockQ4_0& in) {
-    std::memcpy(blk + 2 * r, in.d, 2);
-    for (int h = 0; h < 4; ++h) std::memcpy(blk + 32 + 64 * h + 4 * r, in.qs + 4 * h, 4);
+    q4_0x16_pieces(r, in, to_group(blk));
   });
+}
+
+void unpack_row_q4_0x16(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out) {
+  unpack_group_row<q::BlockQ4_0, 32>(
+      w, rows, k, row, out,
+      [](const std::byte* blk, int64_t r, q::BlockQ4_0& o) { q4_0x16_pieces(r, o, from_group(blk)); });
 }
 
 }  // namespace

@@ -129,15 +129,26 @@ void pack_q4_kx16(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, 
 }
 
 // Repacks the full 16-row groups of a row-major Q4_K matrix (rows x k); tail rows are copied.
+// Where row r's block lies in its group's block (matmul_x16.h's pieces).
+template <class B, class Move>
+void q4_kx16_pieces(int64_t r, B& in, const Move& move) {
+  move(2 * r, in.d, 2);
+  move(32 + 2 * r, in.dmin, 2);
+  for (int w = 0; w < 3; ++w) move(64 + 64 * w + 4 * r, in.scales + 4 * w, 4);
+  for (int c = 0; c < 4; ++c)
+    for (int h = 0; h < 8; ++h) move(kK16Quants + 64 * (8 * c + h) + 4 * r, in.qs + 32 * c + 4 * h, 4);
+}
+
 void repack_q4_kx16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
   repack_groups<q::BlockQ4_K, 256>(src, dst, rows, k, [](std::byte* blk, int64_t r, const q::BlockQ4_K& in) {
-    std::memcpy(blk + 2 * r, in.d, 2);
-    std::memcpy(blk + 32 + 2 * r, in.dmin, 2);
-    for (int w = 0; w < 3; ++w) std::memcpy(blk + 64 + 64 * w + 4 * r, in.scales + 4 * w, 4);
-    for (int c = 0; c < 4; ++c)
-      for (int h = 0; h < 8; ++h)
-        std::memcpy(blk + kK16Quants + 64 * (8 * c + h) + 4 * r, in.qs + 32 * c + 4 * h, 4);
+    q4_kx16_pieces(r, in, to_group(blk));
   });
+}
+
+void unpack_row_q4_kx16(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out) {
+  unpack_group_row<q::BlockQ4_K, 256>(
+      w, rows, k, row, out,
+      [](const std::byte* blk, int64_t r, q::BlockQ4_K& o) { q4_kx16_pieces(r, o, from_group(blk)); });
 }
 
 }  // namespace

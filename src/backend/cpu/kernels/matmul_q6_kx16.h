@@ -120,13 +120,25 @@ void pack_q6_kx16(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, 
 }
 
 // Repacks the full 16-row groups of a row-major Q6_K matrix (rows x k); tail rows are copied.
+// Where row r's block lies in its group's block (matmul_x16.h's pieces).
+template <class B, class Move>
+void q6_kx16_pieces(int64_t r, B& in, const Move& move) {
+  move(2 * r, in.d, 2);
+  for (int v = 0; v < 4; ++v) move(32 + 64 * v + 4 * r, in.scales + 4 * v, 4);
+  for (int c = 0; c < 32; ++c) move(kQ6x16Low + 64 * c + 4 * r, in.ql + 4 * c, 4);
+  for (int c = 0; c < 16; ++c) move(kQ6x16High + 64 * c + 4 * r, in.qh + 4 * c, 4);
+}
+
 void repack_q6_kx16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
   repack_groups<q::BlockQ6_K, 256>(src, dst, rows, k, [](std::byte* blk, int64_t r, const q::BlockQ6_K& in) {
-    std::memcpy(blk + 2 * r, in.d, 2);
-    for (int v = 0; v < 4; ++v) std::memcpy(blk + 32 + 64 * v + 4 * r, in.scales + 4 * v, 4);
-    for (int c = 0; c < 32; ++c) std::memcpy(blk + kQ6x16Low + 64 * c + 4 * r, in.ql + 4 * c, 4);
-    for (int c = 0; c < 16; ++c) std::memcpy(blk + kQ6x16High + 64 * c + 4 * r, in.qh + 4 * c, 4);
+    q6_kx16_pieces(r, in, to_group(blk));
   });
+}
+
+void unpack_row_q6_kx16(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out) {
+  unpack_group_row<q::BlockQ6_K, 256>(
+      w, rows, k, row, out,
+      [](const std::byte* blk, int64_t r, q::BlockQ6_K& o) { q6_kx16_pieces(r, o, from_group(blk)); });
 }
 
 }  // namespace

@@ -68,13 +68,31 @@ void pack_q8_0x16(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, 
   }
 }
 
+// Where row r's block lies in its group's block (matmul_x16.h's pieces); the quants as they are
+// (the layout stores them + 128: flip_sign).
+template <class B, class Move>
+void q8_0x16_pieces(int64_t r, B& in, const Move& move) {
+  move(2 * r, in.d, 2);
+  for (int h = 0; h < 8; ++h) move(32 + 64 * h + 4 * r, in.qs + 4 * h, 4);
+}
+void flip_sign(q::BlockQ8_0& b) {
+  for (int8_t& v : b.qs) v = static_cast<int8_t>(static_cast<uint8_t>(v) ^ 0x80u);
+}
+
 void repack_q8_0x16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
   repack_groups<q::BlockQ8_0, 32>(src, dst, rows, k, [](std::byte* blk, int64_t r, const q::BlockQ8_0& in) {
-    std::memcpy(blk + 2 * r, in.d, 2);
-    for (int h = 0; h < 8; ++h)
-      for (int t = 0; t < 4; ++t)
-        blk[32 + 64 * h + 4 * r + t] = static_cast<std::byte>(static_cast<uint8_t>(in.qs[4 * h + t]) ^ 0x80u);
+    q::BlockQ8_0 u = in;
+    flip_sign(u);
+    q8_0x16_pieces(r, u, to_group(blk));
   });
+}
+
+void unpack_row_q8_0x16(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out) {
+  unpack_group_row<q::BlockQ8_0, 32>(w, rows, k, row, out,
+                                     [](const std::byte* blk, int64_t r, q::BlockQ8_0& o) {
+                                       q8_0x16_pieces(r, o, from_group(blk));
+                                       flip_sign(o);
+                                     });
 }
 
 }  // namespace

@@ -97,6 +97,17 @@ void gemm_x16(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const
          out_stride);
 }
 
+// A layout names where each piece of row r's block lies in its group's block once, as
+// pieces(r, block, move): move(offset in the group's block, the piece in the row's block, bytes).
+// The repack moves the pieces into the group (to_group); a row lookup (an embedding table that is
+// also a repacked output weight) moves them back (from_group).
+inline auto to_group(std::byte* blk) {
+  return [blk](int64_t at, const auto* piece, size_t n) { std::memcpy(blk + at, piece, n); };
+}
+inline auto from_group(const std::byte* blk) {
+  return [blk](int64_t at, auto* piece, size_t n) { std::memcpy(piece, blk + at, n); };
+}
+
 // The repack walk shared by the layouts: for each full 16-row group and each block, place(blk, r,
 // in) writes row r's block `in` into the group's block `blk` (16 blocks' bytes); the rows past the
 // last full group are copied as they are.
@@ -116,6 +127,25 @@ void repack_groups(const std::byte* src, std::byte* dst, int64_t rows, int64_t k
   }
   const size_t done = static_cast<size_t>(groups * kGroupRows) * row_bytes;
   std::memcpy(dst + done, src + done, static_cast<size_t>(rows) * row_bytes - done);
+}
+
+// Row `row` of a matrix repacked by repack_groups, back in the file layout: take(blk, r, out)
+// reads row r's block of the group's block blk into out. Rows past the last full group are copied.
+template <class Block, int64_t kBlock, class Take>
+void unpack_group_row(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out,
+                      const Take& take) {
+  const int64_t nb = k / kBlock;
+  const size_t row_bytes = static_cast<size_t>(nb) * sizeof(Block);
+  if (row >= rows / kGroupRows * kGroupRows) {
+    std::memcpy(out, w + static_cast<size_t>(row) * row_bytes, row_bytes);
+    return;
+  }
+  const std::byte* g = w + static_cast<size_t>(row / kGroupRows * kGroupRows) * row_bytes;
+  for (int64_t b = 0; b < nb; ++b) {
+    Block o;
+    take(g + static_cast<size_t>(b) * kGroupRows * sizeof(Block), row % kGroupRows, o);
+    std::memcpy(out + static_cast<size_t>(b) * sizeof(Block), &o, sizeof(Block));
+  }
 }
 
 }  // namespace

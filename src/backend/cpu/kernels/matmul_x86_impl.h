@@ -392,39 +392,25 @@ constexpr MatmulKernel packed(MatmulKernel k) {
 }
 
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
-const MatmulKernel kQ4_0x16 = {DType::Q4_0,
-                               ActType::Q8_0,
-                               quantize_q8_0_x86,
-                               gemm_q4_0x16<kLegacy<Q4_0P>>,
-                               packed_bytes<PQ4_0>,
-                               pack_q4_0x16,
-                               packed_gemm<PQ4_0>,
-                               nullptr,
-                               repack_q4_0x16,
-                               "q4_0x16",
-                               kX16Rows};
+const MatmulKernel kQ4_0x16 = {
+    DType::Q4_0,         ActType::Q8_0, quantize_q8_0_x86,  gemm_q4_0x16<kLegacy<Q4_0P>>,
+    packed_bytes<PQ4_0>, pack_q4_0x16,  packed_gemm<PQ4_0>, nullptr,
+    repack_q4_0x16,      "q4_0x16",     kX16Rows,           unpack_row_q4_0x16};
 constexpr const MatmulKernel* kQ4_0Repacked = &kQ4_0x16;
-const MatmulKernel kQ4_Kx16 = {DType::Q4_K,
-                               ActType::Q8_K,
-                               quantize_q8_k_x86,
-                               gemm_q4_kx16<kKQuant<Q4_KP>>,
-                               packed_bytes<PQ4_K>,
-                               pack_q4_kx16,
-                               packed_gemm<PQ4_K>,
-                               nullptr,
-                               repack_q4_kx16,
-                               "q4_kx16",
-                               kK16Rows};
+const MatmulKernel kQ4_Kx16 = {
+    DType::Q4_K,         ActType::Q8_K, quantize_q8_k_x86,  gemm_q4_kx16<kKQuant<Q4_KP>>,
+    packed_bytes<PQ4_K>, pack_q4_kx16,  packed_gemm<PQ4_K>, nullptr,
+    repack_q4_kx16,      "q4_kx16",     kK16Rows,           unpack_row_q4_kx16};
 constexpr const MatmulKernel* kQ4_KRepacked = &kQ4_Kx16;
 const MatmulKernel kQ8_0x16 = {
     DType::Q8_0,         ActType::Q8_0, quantize_q8_0_x86,  gemm_q8_0x16<kLegacy<Q8_0P>>,
     packed_bytes<PQ8_0>, pack_q8_0x16,  packed_gemm<PQ8_0>, nullptr,
-    repack_q8_0x16,      "q8_0x16",     kQ8x16Rows};
+    repack_q8_0x16,      "q8_0x16",     kQ8x16Rows,         unpack_row_q8_0x16};
 constexpr const MatmulKernel* kQ8_0Repacked = &kQ8_0x16;
 const MatmulKernel kQ6_Kx16 = {
     DType::Q6_K,         ActType::Q8_K, quantize_q8_k_x86,  gemm_q6_kx16<kKQuant<Q6_KP>>,
     packed_bytes<PQ6_K>, pack_q6_kx16,  packed_gemm<PQ6_K>, nullptr,
-    repack_q6_kx16,      "q6_kx16",     kQ6x16Rows};
+    repack_q6_kx16,      "q6_kx16",     kQ6x16Rows,         unpack_row_q6_kx16};
 constexpr const MatmulKernel* kQ6_KRepacked = &kQ6_Kx16;
 #else
 constexpr const MatmulKernel* kQ6_KRepacked = nullptr;
@@ -434,8 +420,9 @@ constexpr const MatmulKernel* kQ4_KRepacked = nullptr;
 #endif
 
 #if defined(__AVX512F__)
-const MatmulKernel kF16x16 = {DType::F16, ActType::F16, quantize_f16_x86, gemm_f16x16, nullptr,    nullptr,
-                              nullptr,    nullptr,      repack_f16x16,    "f16x16",    kF16x16Rows};
+const MatmulKernel kF16x16 = {DType::F16,    ActType::F16, quantize_f16_x86, gemm_f16x16,
+                              nullptr,       nullptr,      nullptr,          nullptr,
+                              repack_f16x16, "f16x16",     kF16x16Rows,      unpack_row_f16x16};
 constexpr const MatmulKernel* kF16Repacked = &kF16x16;
 #else
 constexpr const MatmulKernel* kF16Repacked = nullptr;

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "backend/cpu/kernels/kernels.h"
+#include "backend/cpu/kernels/matmul.h"
 #include "backend/cpu/kernels/vec_ops.h"
 #include "formats/quant.h"
 #include "graph/ops/formulas.h"
@@ -164,10 +165,9 @@ Status rope(const KernelArgs& a) {
   return {};
 }
 
-Status embedding(const KernelArgs& a) {
-  const TensorView& table = a.in[0];
-  const int64_t V = table.dim(0), D = table.dim(1), T = a.in[1].dim(0);
-  const size_t row_bytes = *graph::dtype_bytes(table.dtype, static_cast<uint64_t>(D));
+namespace {
+Status check_token_ids(const KernelArgs& a, int64_t V) {
+  const int64_t T = a.in[1].dim(0);
   for (int64_t t = 0; t < T; ++t) {
     const int32_t id = a.in[1].i32()[t];
     if (id < 0 || id >= V)
@@ -175,6 +175,17 @@ Status embedding(const KernelArgs& a) {
           ErrorCode::InvalidArgument,
           fmt::format("cpu: embedding '{}': token id {} outside the vocabulary [0, {})", a.node.name, id, V));
   }
+  return {};
+}
+
+size_t row_scratch_stride(size_t row_bytes) { return (row_bytes + 63) / 64 * 64; }
+}  // namespace
+
+Status embedding(const KernelArgs& a) {
+  const TensorView& table = a.in[0];
+  const int64_t V = table.dim(0), D = table.dim(1), T = a.in[1].dim(0);
+  const size_t row_bytes = *graph::dtype_bytes(table.dtype, static_cast<uint64_t>(D));
+  if (Status s = check_token_ids(a, V); !s) return s;
   parallel_for(a.pool, T, row_grain(D), [&](int64_t t0, int64_t t1, int) {
     for (int64_t t = t0; t < t1; ++t) {
       const std::byte* row = table.bytes() + static_cast<size_t>(a.in[1].i32()[t]) * row_bytes;
@@ -182,6 +193,28 @@ Status embedding(const KernelArgs& a) {
     }
   });
   return {};
+}
+
+// The file's pages of such a table were dropped once repacked (WeightCopied): a lookup there would
+// fault a page back in per token (~60 us on SmolLM2, 30 times a row's dequantization).
+Status embedding_repacked(const KernelArgs& a) {
+  const TensorView& table = a.in[0];
+  const int64_t V = table.dim(0), D = table.dim(1), T = a.in[1].dim(0);
+  const size_t stride = row_scratch_stride(*graph::dtype_bytes(table.dtype, static_cast<uint64_t>(D)));
+  const auto& mk = *static_cast<const MatmulKernel*>(a.data);
+  if (Status s = check_token_ids(a, V); !s) return s;
+  parallel_for(a.pool, T, row_grain(D), [&](int64_t t0, int64_t t1, int thread) {
+    std::byte* row = a.scratch + static_cast<size_t>(thread) * stride;
+    for (int64_t t = t0; t < t1; ++t) {
+      mk.unpack_row(table.bytes(), V, D, a.in[1].i32()[t], row);
+      (void)formats::dequantize_row(table.dtype, row, a.out.f32() + t * D, D);  // types checked at compile
+    }
+  });
+  return {};
+}
+
+size_t embedding_repacked_scratch(size_t row_bytes, int threads) {
+  return static_cast<size_t>(threads) * row_scratch_stride(row_bytes);
 }
 
 }  // namespace glass::backend::cpu::kernels
