@@ -1,0 +1,193 @@
+// The glass command end to end, run as a user runs it: `glass synth` writes a model, `glass
+// quantize` converts it, `glass bench` measures it with llama-bench's output format. The files are
+// read back with the GGUF reader, and bench's JSON is checked against llama-bench's field names and
+// against its own samples (mean, sample standard deviation, tokens per second).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "formats/gguf.h"
+
+namespace glass {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Ran {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A scratch directory per test, removed afterwards.
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           (std::string("glass_cli_test_") + info->name() + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs `glass ARGS` (arguments already shell-quoted where needed) in the scratch directory.
+  Ran glass(const std::string& args) const {
+    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    const std::string cmd = "cd '" + dir_.string() + "' && '" + GLASS_BINARY + "' " + args + " >'" +
+                            out.string() + "' 2>'" + err.string() + "'";
+    const int raw = std::system(cmd.c_str());
+    Ran r;
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    r.out = read_all(out);
+    r.err = read_all(err);
+    return r;
+  }
+  fs::path path(const std::string& name) const { return dir_ / name; }
+
+  // synth's tiny llama (64 wide, 2 layers, vocab 512) in f16, quantized to `type` with --pure.
+  fs::path tiny_model(const std::string& type) const {
+    Ran s = glass("synth --shape tiny --type f16 -o tiny-f16.gguf");
+    EXPECT_EQ(s.status, 0) << s.err;
+    if (type == "f16") return path("tiny-f16.gguf");
+    Ran q = glass("quantize --pure tiny-f16.gguf tiny-" + type + ".gguf " + type);
+    EXPECT_EQ(q.status, 0) << q.err;
+    return path("tiny-" + type + ".gguf");
+  }
+
+ private:
+  fs::path dir_;
+};
+
+TEST_F(Cli, SynthWritesTheNamedShapeDeterministically) {
+  ASSERT_EQ(glass("synth --shape tiny --type f16 -o a.gguf --seed 3").status, 0);
+  ASSERT_EQ(glass("synth --shape tiny --type f16 -o b.gguf --seed 3").status, 0);
+  ASSERT_EQ(glass("synth --shape tiny --type f16 -o c.gguf --seed 4").status, 0);
+  EXPECT_EQ(read_all(path("a.gguf")), read_all(path("b.gguf")));
+  EXPECT_NE(read_all(path("a.gguf")), read_all(path("c.gguf")));
+
+  auto f = formats::GgufFile::open(path("a.gguf"));
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(*f->get_string("general.architecture"), "llama");
+  EXPECT_EQ(*f->get_u32("llama.embedding_length"), 64u);
+  EXPECT_EQ(*f->get_u32("llama.block_count"), 2u);
+  EXPECT_EQ(*f->get_u32("llama.attention.head_count"), 4u);
+  EXPECT_EQ(*f->get_u32("llama.attention.head_count_kv"), 2u);
+  EXPECT_EQ(*f->get_u32("llama.feed_forward_length"), 128u);
+  const auto* q = f->find_tensor("blk.1.attn_q.weight");
+  const auto* k = f->find_tensor("blk.1.attn_k.weight");
+  const auto* up = f->find_tensor("blk.0.ffn_up.weight");
+  const auto* emb = f->find_tensor("token_embd.weight");
+  ASSERT_TRUE(q != nullptr && k != nullptr && up != nullptr && emb != nullptr);
+  EXPECT_EQ(q->shape, (std::vector<int64_t>{64, 64}));
+  EXPECT_EQ(k->shape, (std::vector<int64_t>{32, 64}));  // 2 kv heads of 16
+  EXPECT_EQ(up->shape, (std::vector<int64_t>{128, 64}));
+  EXPECT_EQ(emb->shape, (std::vector<int64_t>{512, 64}));
+  EXPECT_EQ(q->dtype, graph::DType::F16);
+}
+
+TEST_F(Cli, QuantizePureGivesEveryMatrixTheType) {
+  const fs::path q8 = tiny_model("q8_0");
+  auto f = formats::GgufFile::open(q8);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  size_t matrices = 0;
+  for (const auto& t : f->tensors()) {
+    if (t.shape.size() == 2) {
+      EXPECT_EQ(t.dtype, graph::DType::Q8_0) << t.name;
+      ++matrices;
+    } else {
+      EXPECT_EQ(t.dtype, graph::DType::F32) << t.name;  // norms stay f32
+    }
+  }
+  EXPECT_EQ(matrices, 2u * 7u + 1u);  // 7 per layer and the (tied) embedding
+}
+
+TEST_F(Cli, BenchJsonHasLlamaBenchFieldsAndItsOwnStatistics) {
+  const fs::path model = tiny_model("q4_0");
+  const Ran r = glass("bench -m tiny-q4_0.gguf -p 8 -n 4 -r 3 -t 2 -o json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 2u);  // pp8, then tg4
+
+  auto f = formats::GgufFile::open(model);
+  ASSERT_TRUE(f.ok());
+  uint64_t params = 0, bytes = 0;
+  for (const auto& t : f->tensors()) {
+    int64_t n = 1;
+    for (int64_t d : t.shape) n *= d;
+    params += static_cast<uint64_t>(n);
+    bytes += t.nbytes;
+  }
+  for (const char* field :
+       {"model_filename", "model_type", "model_size", "model_n_params", "n_threads", "n_prompt", "n_gen",
+        "avg_ts", "stddev_ts", "samples_ts", "samples_ns", "backend", "peak_rss_bytes"})
+    for (const auto& test : j) EXPECT_TRUE(test.contains(field)) << field;
+  EXPECT_EQ(j[0]["n_prompt"], 8);
+  EXPECT_EQ(j[0]["n_gen"], 0);
+  EXPECT_EQ(j[1]["n_prompt"], 0);
+  EXPECT_EQ(j[1]["n_gen"], 4);
+  for (const auto& test : j) {
+    EXPECT_EQ(test["model_filename"], "tiny-q4_0.gguf");
+    EXPECT_EQ(test["model_n_params"].get<uint64_t>(), params);
+    EXPECT_EQ(test["model_size"].get<uint64_t>(), bytes);
+    EXPECT_TRUE(test["model_type"].get<std::string>().ends_with("Q4_0")) << test["model_type"];
+    EXPECT_EQ(test["n_threads"], 2);
+    EXPECT_EQ(test["backend"], "cpu");
+    EXPECT_GT(test["peak_rss_bytes"].get<uint64_t>(), 0u);
+
+    const auto ts = test["samples_ts"].get<std::vector<double>>();
+    const auto ns = test["samples_ns"].get<std::vector<double>>();
+    ASSERT_EQ(ts.size(), 3u);
+    ASSERT_EQ(ns.size(), 3u);
+    const double tokens = test["n_prompt"].get<double>() + test["n_gen"].get<double>();
+    double mean = 0, var = 0;
+    for (size_t i = 0; i < ts.size(); ++i) {
+      EXPECT_NEAR(ts[i], 1e9 * tokens / ns[i], 1e-6 * ts[i]) << i;  // tokens per second of each sample
+      mean += ts[i] / 3;
+    }
+    for (double t : ts) var += (t - mean) * (t - mean) / 2;  // llama-bench's sample deviation (n - 1)
+    EXPECT_NEAR(test["avg_ts"].get<double>(), mean, 1e-9 * mean);
+    EXPECT_NEAR(test["stddev_ts"].get<double>(), std::sqrt(var), 1e-6 * mean);
+  }
+}
+
+TEST_F(Cli, BenchMarkdownHasARowPerTest) {
+  tiny_model("f16");
+  const Ran r = glass("bench -m tiny-f16.gguf -p 16 -n 2 -r 2 -t 1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string line;
+  std::vector<std::string> rows;
+  while (std::getline(lines, line))
+    if (line.starts_with("| ") && line.find("---") == std::string::npos) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 3u) << r.out;  // header, pp16, tg2
+  EXPECT_NE(rows[0].find("t/s"), std::string::npos);
+  EXPECT_NE(rows[1].find(" pp16 "), std::string::npos) << rows[1];
+  EXPECT_NE(rows[2].find(" tg2 "), std::string::npos) << rows[2];
+  EXPECT_NE(rows[1].find(" F16 "), std::string::npos) << rows[1];
+  EXPECT_NE(rows[1].find(" ± "), std::string::npos) << rows[1];
+}
+
+TEST_F(Cli, BenchOfAMissingFileFailsNamingIt) {
+  const Ran r = glass("bench -m no-such-model.gguf -p 8 -n 0 -r 1");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("no-such-model.gguf"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+}  // namespace
+}  // namespace glass
