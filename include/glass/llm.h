@@ -38,8 +38,8 @@ struct LoadOptions {
   int n_threads = 0;       // compute threads (cpu backend); 0 = one per hardware thread
   // cpu backend: copy weights whose kernel has a faster layout into it once, when the first plan
   // is compiled (F16, Q4_0, Q8_0, Q4_K, Q6_K with AVX-512; metered in the plan's rewrite log), and
-  // drop the copied part of a GGUF file's mapping from memory as each copy is made (the model holds
-  // one copy; a read of the original pages it back in); false: every weight is read from the file
+  // drop the copied part of the file mapping (GGUF, or an HF checkpoint's shards) from memory as
+  // each copy is made (the model holds one copy; a read of the original pages it back in); false: every weight is read from the file
   // mapping as stored.
   bool repack_weights = true;
   // Jinja chat template used by Session::chat instead of the model's own (GGUF

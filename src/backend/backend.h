@@ -96,8 +96,8 @@ std::string kernel_signature(const graph::Graph& g, const graph::Node& n);
 
 // Told a weight's bytes (in parts, from any thread) once a backend holds its own copy of them (a
 // repack) and its plans read the copy: the owner may drop the original's pages from memory
-// (MappedFile::release) but must keep the bytes readable, since another plan may still read some
-// of them (a tied embedding's lookup).
+// (MappedFile::release) but must keep the bytes readable, since something else may still read
+// them (another backend's plans, an op with no kernel for the repacked layout).
 using WeightCopied = std::function<void(const void* data, size_t bytes)>;
 
 struct BackendOptions {

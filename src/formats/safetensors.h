@@ -46,6 +46,7 @@ class SafetensorsFile {
 
   const std::string& path() const { return file_->path(); }
   uint64_t file_size() const { return file_->size(); }
+  const std::shared_ptr<const MappedFile>& mapping() const { return file_; }
   const std::vector<SafetensorsTensor>& tensors() const { return tensors_; }  // by data offset
   const SafetensorsTensor* find(std::string_view name) const;
   const std::map<std::string, std::string>& metadata() const { return metadata_; }

@@ -185,6 +185,8 @@ Result<HfModel> open_hf_model(const std::filesystem::path& dir) {
 
   auto storage = std::make_shared<Storage>(Storage{std::move(*checkpoint), std::move(norm.derived)});
   m.file_bytes = storage->checkpoint.file_bytes();
+  for (const formats::SafetensorsFile& shard : storage->checkpoint.shards())
+    m.mappings.push_back(shard.mapping());
   auto weights = bind_hf_tensors(storage->checkpoint.tensors(), adapter->tensors, norm.n_layers,
                                  norm.tied_embeddings, "hf: " + dir.string());
   if (!weights) return weights.error();

@@ -74,6 +74,8 @@ struct HfModel {
   std::optional<formats::GgufFile> metadata;
   WeightIndex weights;                  // pointers into the shards' mappings and `storage`
   std::shared_ptr<const void> storage;  // keeps the mappings and derived tensors alive
+  // The shards' file mappings, where `weights` point (a repacked weight's pages can leave memory).
+  std::vector<std::shared_ptr<const formats::MappedFile>> mappings;
   std::vector<int32_t> eog_ids;         // generation_config.json / config.json eos_token_id
   uint64_t file_bytes = 0;              // all safetensors files
 };

@@ -43,6 +43,7 @@ Result<HfSource> open_hf_source(const std::filesystem::path& dir, Model::Impl& i
   impl.file = std::move(hf->metadata);
   impl.weights = std::move(hf->weights);
   impl.storage = std::move(hf->storage);
+  impl.weight_mappings = std::move(hf->mappings);
   build.hf_layout = true;
   return HfSource{hf->arch, hf->file_bytes};
 }

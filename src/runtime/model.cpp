@@ -120,12 +120,12 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
                                   impl->tokenizer->vocab_size(), impl->model_graph.vocab_size));
 
   backend::BackendOptions backend_options{options.n_threads, options.repack_weights, {}};
-  if (*format == ModelFormat::Gguf)
-    // A repacked weight's file pages leave memory (they stay in the page cache), so the model holds
-    // one copy of it. HF shards' mappings are not released yet.
-    backend_options.weight_copied = [mapping = impl->file->mapping()](const void* data, size_t bytes) {
-      mapping->release(data, bytes);
-    };
+  if (*format == ModelFormat::Gguf) impl->weight_mappings = {impl->file->mapping()};
+  // A repacked weight's file pages leave memory (they stay in the page cache), so the model holds
+  // one copy of it. A weight lies in one mapping; release ignores ranges outside its own.
+  backend_options.weight_copied = [mappings = impl->weight_mappings](const void* data, size_t bytes) {
+    for (const auto& m : mappings) m->release(data, bytes);
+  };
   auto be = backend::make_backend(options.backend, backend_options);
   if (!be) return be.error();
   impl->backend = std::move(*be);

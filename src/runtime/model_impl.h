@@ -23,6 +23,8 @@ struct Model::Impl {
   std::optional<tokenizer::Tokenizer> tokenizer;
   models::WeightIndex weights;
   std::shared_ptr<const void> storage;  // HF checkpoints: the shards' mappings, derived tensors
+  // The file mappings the weights point into (the GGUF file, or an HF checkpoint's shards).
+  std::vector<std::shared_ptr<const formats::MappedFile>> weight_mappings;
   models::ModelGraph model_graph;
   uint64_t graph_hash = 0;
   std::unique_ptr<backend::Backend> backend;

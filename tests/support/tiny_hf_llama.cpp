@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <random>
 #include <vector>
 
+#include "formats/half.h"
 #include "support/gguf_writer.h"
 #include "support/safetensors_writer.h"
 
@@ -81,7 +83,16 @@ TinyHf write_tiny_hf_llama(const TinyHfSpec& spec, const std::string& name) {
     for (int64_t d : shape) n *= d;
     std::vector<float> v(static_cast<size_t>(n));
     for (float& x : v) x = ones ? 1.0f + normal(rng) : normal(rng);
-    if (!spec.drop_tensors.count(hf)) st.tensor_f32(hf, shape, v);
+    if (spec.drop_tensors.count(hf) == 0 && spec.f16 && shape.size() == 2) {
+      std::vector<uint8_t> bytes(2 * v.size());
+      for (size_t i = 0; i < v.size(); ++i) {
+        const uint16_t h = formats::f32_to_f16(v[i]);
+        std::memcpy(bytes.data() + 2 * i, &h, 2);
+      }
+      st.tensor({hf, "F16", shape, std::move(bytes), std::nullopt});
+    } else if (spec.drop_tensors.count(hf) == 0) {
+      st.tensor_f32(hf, shape, v);
+    }
     if (!gguf.empty())
       g.tensor_f32(gguf, shape,
                    rope_heads > 0 ? to_interleaved(v, rope_heads, static_cast<int>(shape[1])) : v);

@@ -15,6 +15,7 @@ struct TinyHfSpec {
   int n_layers = 2;
   int vocab_rows = 8;        // embedding / lm_head rows (config vocab_size); the tokenizer has 8 tokens
   std::string extra_config;  // JSON members added to config.json: R"("auto_map": {...})"
+  bool f16 = false;          // the checkpoint's matrices in F16 (norms stay F32; the GGUF stays F32)
 };
 
 struct TinyHf {
