@@ -8,8 +8,9 @@
 //
 // One call handles the `group` query heads of one kv head for a block of query rows, walking the
 // cache in blocks of kKeyBlock rows. For each block and each register block of query rows: scores =
-// scale * Q K^T (K transposed into scratch, so 16 scores come from one vector FMA per element of d),
-// masked; then per query row the
+// scale * Q K^T (K transposed into scratch, so 16 scores come from one vector FMA per element of d;
+// a decode step's single register block instead reads K rows as they lie and sums 16 products at
+// once, sum_lanes16), masked; then per query row the
 // running max m, normaliser l and accumulator acc are rescaled by e^(m_old - m_new) and the block's
 // e^(score - m_new) v rows are added. No [T, S] score matrix exists; memory is O(rows x kKeyBlock).
 #include <cmath>
@@ -98,6 +99,53 @@ inline void transpose16(const float* const* rows, float* out, int64_t out_stride
 }
 #endif
 
+#if defined(__AVX512F__)
+// Lane i of the result: the sum of v[i]'s 16 lanes. Pairs of vectors interleave and add at 32-bit,
+// 64-bit and 128-bit granularity (45 ops for 16 sums, against 16 separate horizontal sums' ~130).
+inline __m512 sum_lanes16(const __m512 (&v)[16]) {
+  __m512 a[8], b[4];
+  for (int i = 0; i < 8; ++i)
+    a[i] =
+        _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+  for (int i = 0; i < 4; ++i) {
+    const __m512d x = _mm512_castps_pd(a[2 * i]), y = _mm512_castps_pd(a[2 * i + 1]);
+    b[i] =
+        _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)), _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
+  }
+  // b[m], 128-bit lane l, element e: lane l's part of v[4m + e]'s sum. Sum the four lanes into lane m.
+  const __m512 c0 =
+      _mm512_add_ps(_mm512_shuffle_f32x4(b[0], b[1], 0x88), _mm512_shuffle_f32x4(b[0], b[1], 0xdd));
+  const __m512 c1 =
+      _mm512_add_ps(_mm512_shuffle_f32x4(b[2], b[3], 0x88), _mm512_shuffle_f32x4(b[2], b[3], 0xdd));
+  return _mm512_add_ps(_mm512_shuffle_f32x4(c0, c1, 0x88), _mm512_shuffle_f32x4(c0, c1, 0xdd));
+}
+
+// Scores of one query row q (D floats, D % 16 == 0) against K rows [0, n) of a key block, read as
+// they lie (k_stride floats apart), 16 keys at a time; keys past n score 0 (masked afterwards).
+inline void direct_scores(const float* q, const float* k, int64_t k_stride, int64_t n, int64_t D,
+                          f32v (&sc)[kKeyVecs]) {
+  for (int x = 0; x < kKeyVecs; ++x) {
+    const int64_t s0 = x * 16, m = n - s0 < 16 ? n - s0 : 16;
+    if (m <= 0) {
+      sc[x] = splat(0.0f);
+      continue;
+    }
+    __m512 acc[16];
+    for (__m512& a : acc) a = _mm512_setzero_ps();
+    // Rows past n re-read the last row (their scores are masked): a fixed 16-row body.
+    for (int64_t d = 0; d < D; d += 16) {
+      const __m512 qd = _mm512_loadu_ps(q + d);
+      const float* r = k + s0 * k_stride + d;
+      for (int i = 0; i < 16; ++i) {
+        acc[i] = _mm512_fmadd_ps(qd, _mm512_loadu_ps(r), acc[i]);
+        r += i + 1 < m ? k_stride : 0;
+      }
+    }
+    sc[x] = reinterpret_cast<f32v>(sum_lanes16(acc));
+  }
+}
+#endif
+
 // K rows [s0, s0 + kKeyBlock) of kv head hk transposed to out[d * kKeyBlock + s] (rows past S as
 // zeros); for f16 caches the V rows follow as f32 [kKeyBlock, D].
 void attention_pack(const AttentionJob& j, int64_t hk, int64_t s0, float* out) {
@@ -133,7 +181,9 @@ void attention_pack(const AttentionJob& j, int64_t hk, int64_t s0, float* out) {
 
 // One key block as the rows of a job read it.
 struct KeyBlock {
-  const float* kt;      // K transposed, [D, kKeyBlock]
+  const float* kt;     // K transposed, [D, kKeyBlock]; null when the scores read K rows (krows)
+  const float* krows;  // K rows, k_stride apart (the direct decode path), or null
+  int64_t k_stride;
   const float* v;       // V rows, v_stride apart
   int64_t v_stride, n;  // n: rows of the block inside [0, S)
   const int32_t* kpos;  // [kKeyBlock], rows past n at INT32_MAX (never visible)
@@ -243,14 +293,21 @@ void attend_block_rows(const AttentionJob& j, int64_t hk, int64_t t0, int64_t r0
     qv[i] = j.q + (tq[i] * j.H + hk * group + r % group) * D;
   }
   f32v sc[NR][kKeyVecs];
-  for (auto& row : sc)
-    for (auto& v : row) v = splat(0.0f);
-  for (int64_t d = 0; d < D; ++d) {
-    f32v kv[kKeyVecs];
-    for (int x = 0; x < kKeyVecs; ++x) kv[x] = load(b.kt + d * kKeyBlock + x * kLanes);
-    for (int i = 0; i < NR; ++i) {
-      const f32v qd = splat(qv[i][d]);
-      for (int x = 0; x < kKeyVecs; ++x) sc[i][x] = fmadd(qd, kv[x], sc[i][x]);
+#if defined(__AVX512F__)
+  if (b.krows != nullptr) {
+    for (int i = 0; i < NR; ++i) direct_scores(qv[i], b.krows, b.k_stride, b.n, D, sc[i]);
+  } else
+#endif
+  {
+    for (auto& row : sc)
+      for (auto& v : row) v = splat(0.0f);
+    for (int64_t d = 0; d < D; ++d) {
+      f32v kv[kKeyVecs];
+      for (int x = 0; x < kKeyVecs; ++x) kv[x] = load(b.kt + d * kKeyBlock + x * kLanes);
+      for (int i = 0; i < NR; ++i) {
+        const f32v qd = splat(qv[i][d]);
+        for (int x = 0; x < kKeyVecs; ++x) sc[i][x] = fmadd(qd, kv[x], sc[i][x]);
+      }
     }
   }
   float c[NR];
@@ -312,20 +369,42 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
     l[r] = 0.0f;
   }
   const QueryRange range = query_range(j, t0, t1);
+  // Decode (one register block of query rows, e.g. a GQA group of one token) reads K rows directly:
+  // packing (transposing) every key block for a single use cost more than the scores themselves.
+#if defined(__AVX512F__)
+  const bool direct = R <= kRowBlock && j.packed == nullptr && D % 16 == 0;
+#else
+  constexpr bool direct = false;
+#endif
   alignas(64) int32_t kpos[kKeyBlock], kseq[kKeyBlock];
   const int64_t s_end = j.s_end > 0 ? j.s_end : j.S;
   for (int64_t s0 = j.s_begin; s0 < s_end; s0 += kKeyBlock) {
     const int64_t n = j.S - s0 < kKeyBlock ? j.S - s0 : kKeyBlock;
     if (!block_positions(j, s0, n, range, kpos, kseq)) continue;
 
-    KeyBlock b{own, nullptr, D, n, kpos, kseq};
-    if (j.packed != nullptr) {
+    KeyBlock b{own, nullptr, 0, nullptr, D, n, kpos, kseq};
+    if (direct) {
+      // K rows as they lie in an f32 cache; an f16 cache's K and V rows converted to f32 rows.
+      b.kt = nullptr;
+      if (j.f16_cache) {
+        for (int64_t s = 0; s < n; ++s) {
+          cache_row_f32(j.k, j, s0 + s, hk, own + s * D);
+          cache_row_f32(j.v, j, s0 + s, hk, own + (kKeyBlock + s) * D);
+        }
+        b.krows = own;
+        b.k_stride = D;
+        b.v = own + kKeyBlock * D;
+      } else {
+        b.krows = static_cast<const float*>(j.k) + (s0 * j.Hkv + hk) * D;
+        b.k_stride = j.Hkv * D;
+      }
+    } else if (j.packed != nullptr) {
       const int64_t n_blocks = (j.S + kKeyBlock - 1) / kKeyBlock;
       b.kt = j.packed + (hk * n_blocks + s0 / kKeyBlock) * attention_block_floats(D);
     } else {
       attention_pack(j, hk, s0, own);
     }
-    b.v = b.kt + D * kKeyBlock;
+    if (!direct) b.v = b.kt + D * kKeyBlock;
     if (!j.f16_cache) {
       b.v = static_cast<const float*>(j.v) + (s0 * j.Hkv + hk) * D;
       b.v_stride = j.Hkv * D;
