@@ -1,6 +1,7 @@
 // Session: eval() binds T and S and runs the prefill plan (several tokens) or the decode plan
 // (one token); nothing in that loop allocates or re-reads the prefix.
 #include <fmt/format.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstring>
@@ -32,7 +33,7 @@ Status Session::Impl::bind(BoundPlan& bp, int64_t max_t) {
     const auto it = state_index.find(g.node(id).name);
     if (it == state_index.end())
       return make_error(ErrorCode::Internal, fmt::format("session: unknown state '{}'", g.node(id).name));
-    bp.args.states.push_back(states[it->second].data());
+    bp.args.states.push_back(states[it->second]);
     bp.kinds.push_back(m->model_graph.state_kinds[it->second]);
   }
   bp.args.outputs = {logits.data()};
@@ -116,6 +117,31 @@ Status Session::Impl::eval_tokens(std::span<const int32_t> toks, std::span<const
   return {};
 }
 
+StateMemory::~StateMemory() {
+  if (map_ != nullptr) ::munmap(map_, map_bytes_);
+}
+
+bool StateMemory::allocate(const std::vector<size_t>& bytes) {
+  constexpr size_t kHuge = size_t{2} << 20, kAlign = 64;
+  size_t total = 0;
+  for (size_t b : bytes) total += (b + kAlign - 1) / kAlign * kAlign;
+  map_bytes_ = std::max(total, kAlign) + kHuge;
+  map_ = ::mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map_ == MAP_FAILED) {
+    map_ = nullptr;
+    return false;
+  }
+  const auto p = reinterpret_cast<uintptr_t>(map_);
+  auto* base = static_cast<std::byte*>(map_) + (kHuge - p % kHuge) % kHuge;
+  ::madvise(base, total, MADV_HUGEPAGE);  // advice only: without THP it is 4 KiB pages
+  size_t at = 0;
+  for (size_t b : bytes) {
+    at_.push_back(base + at);
+    at += (b + kAlign - 1) / kAlign * kAlign;
+  }
+  return true;
+}
+
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
@@ -124,13 +150,15 @@ Result<std::unique_ptr<Session>> Model::new_session() const {
   s->model = shared_from_this();
   s->m = impl_.get();
   const graph::Graph& g = impl_->model_graph.graph;
+  std::vector<size_t> state_bytes;
   for (graph::NodeId id : g.leaves(graph::Op::State)) {
     const graph::Node& n = g.node(id);
-    const auto bytes =
-        *graph::dtype_bytes(n.dtype, static_cast<uint64_t>(graph::resolve(n.shape, {}).numel()));
-    s->state_index.emplace(n.name, s->states.size());
-    s->states.emplace_back((bytes + sizeof(float) - 1) / sizeof(float), 0.0f);
+    s->state_index.emplace(n.name, state_bytes.size());
+    state_bytes.push_back(
+        *graph::dtype_bytes(n.dtype, static_cast<uint64_t>(graph::resolve(n.shape, {}).numel())));
   }
+  if (!s->states.allocate(state_bytes))
+    return make_error(ErrorCode::Internal, "session: no memory for the model's state (KV cache)");
   const auto batch = static_cast<size_t>(impl_->info.n_batch);
   for (auto* v : {&s->tokens, &s->positions, &s->seq_ids, &s->slots, &s->output_rows}) v->assign(batch, 0);
   s->logits.assign(batch * static_cast<size_t>(impl_->info.vocab_size), 0.0f);
