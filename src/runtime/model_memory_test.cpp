@@ -75,7 +75,7 @@ TEST(ModelMemoryHf, RepackedWeightsLeaveTheShardMapping) {
                   repacked = load_and_generate(tiny.dir, shard, true);
   ASSERT_EQ(plain.tokens.size(), 8u);
   EXPECT_EQ(repacked.tokens, plain.tokens);
-  const uint64_t head_bytes = 4096 * 16 * 2;
+  const uint64_t head_bytes = uint64_t{4096} * 16 * 2;
   EXPECT_GE(plain.resident, head_bytes);  // the head is read whole at every step
   if (backend::cpu::detect_isa() == backend::cpu::Isa::Avx512) {
     // Its pages left, bar what a fault around an embedding row may have mapped back (64 KiB at most).
