@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <sys/mman.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 #include <algorithm>
 #include <cstring>
 
@@ -118,13 +122,26 @@ Status Session::Impl::eval_tokens(std::span<const int32_t> toks, std::span<const
 }
 
 StateMemory::~StateMemory() {
-  if (map_ != nullptr) ::munmap(map_, map_bytes_);
+  if (map_ == nullptr) return;
+#if defined(__SANITIZE_ADDRESS__)
+  ASAN_UNPOISON_MEMORY_REGION(map_, map_bytes_);  // the addresses may be mapped again
+#endif
+  ::munmap(map_, map_bytes_);
 }
+
+// Under AddressSanitizer a poisoned 64-byte gap follows each tensor, so that a kernel writing past
+// one state is caught as it would be between separate allocations.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr size_t kStateGap = 64;
+#else
+constexpr size_t kStateGap = 0;
+#endif
 
 bool StateMemory::allocate(const std::vector<size_t>& bytes) {
   constexpr size_t kHuge = size_t{2} << 20, kAlign = 64;
+  auto padded = [](size_t b) { return (b + kAlign - 1) / kAlign * kAlign; };
   size_t total = 0;
-  for (size_t b : bytes) total += (b + kAlign - 1) / kAlign * kAlign;
+  for (size_t b : bytes) total += padded(b) + kStateGap;
   map_bytes_ = std::max(total, kAlign) + kHuge;
   map_ = ::mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (map_ == MAP_FAILED) {
@@ -137,7 +154,10 @@ bool StateMemory::allocate(const std::vector<size_t>& bytes) {
   size_t at = 0;
   for (size_t b : bytes) {
     at_.push_back(base + at);
-    at += (b + kAlign - 1) / kAlign * kAlign;
+#if defined(__SANITIZE_ADDRESS__)
+    ASAN_POISON_MEMORY_REGION(base + at + b, padded(b) - b + kStateGap);
+#endif
+    at += padded(b) + kStateGap;
   }
   return true;
 }

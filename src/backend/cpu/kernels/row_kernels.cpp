@@ -196,7 +196,7 @@ Status embedding(const KernelArgs& a) {
 }
 
 // The file's pages of such a table were dropped once repacked (WeightCopied): a lookup there would
-// fault a page back in per token (~60 us on SmolLM2, 30 times a row's dequantization).
+// fault a page back in per token (SmolLM2: 64 us per token, against 3 us from the copy).
 Status embedding_repacked(const KernelArgs& a) {
   const TensorView& table = a.in[0];
   const int64_t V = table.dim(0), D = table.dim(1), T = a.in[1].dim(0);
