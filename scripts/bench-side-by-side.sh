@@ -5,7 +5,9 @@
 # file runs llama-bench and glass bench with the same test definitions, REPS pairs each.
 #   scripts/bench-side-by-side.sh LLAMA_BENCH DIR [THREADS] [REPS]
 # Example: scripts/bench-side-by-side.sh ~/llama.cpp/build/bin/llama-bench /tmp/bench 2 2
-# FILES (environment) picks the files, e.g. FILES="smollm2-q4_0 l1b-q4_0".
+# FILES (environment) picks the files, e.g. FILES="smollm2-q4_0 l1b-q4_0"; names are SHAPE-TYPE
+# with SHAPE smollm2 (SmolLM2-135M), l1b (Llama-3.2-1B) or qwen (Qwen2.5-0.5B-like) and TYPE any
+# `glass quantize` type (e.g. qwen-q4_k_m, l1b-q5_k_m).
 set -euo pipefail
 llama_bench=${1:?path to llama-bench}
 dir=${2:?directory for the model files}
@@ -22,7 +24,11 @@ files=${FILES:-"smollm2-q4_0 smollm2-q8_0 smollm2-q4_k_m smollm2-f16 l1b-q4_0 l1
 for f in $files; do
   name=${f%%-*}
   type=${f#*-}
-  shape=$([ "$name" = l1b ] && echo llama-1b || echo smollm2-135m)
+  case "$name" in
+    l1b) shape=llama-1b ;;
+    qwen) shape=qwen2.5-0.5b ;;
+    *) shape=smollm2-135m ;;
+  esac
   make_file "$shape" "$type" "$name"
 done
 echo "load before: $(cat /proc/loadavg)"

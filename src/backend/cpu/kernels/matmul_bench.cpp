@@ -1,7 +1,8 @@
 // Kernel-level matmul throughput: kernels::matmul (the cpu backend's matmul op, activation
 // conversion and thread split included) on SmolLM2-135M's shapes, for f32 / f16 / bf16 weights at
 // the machine's best ISA, and Llama-3.2-1B's decode shapes for the quantized types the 1B files
-// use (q4_0, q8_0, q4_k, q6_k), in the file layout and in the repacked one. Decode-sized products rotate
+// use (q4_0, q8_0, q4_k, q6_k) and q5_0 / q5_1 (Q4_K_M's fallback for rows not a multiple of 256),
+// in the file layout and in the repacked one; SmolLM2's Q4_0 decode products. Decode-sized products rotate
 // through enough weight copies (>= 256 MiB) that every call streams its weights from memory, as a token step
 // does; with GLASS_BENCH_HOT set they reuse one copy, which small shapes keep in cache: the
 // kernel's compute rate without the memory. Reports GFLOP/s (2MNK per second) and weight GB/s.
@@ -189,9 +190,22 @@ void shapes_1b(benchmark::internal::Benchmark* b) {
   b->ArgNames({"M", "N", "K"})->UseRealTime()->Unit(benchmark::kMicrosecond);
 }
 
+// SmolLM2-135M's decode products as its Q4_0 file runs them: q, k and v as one 960-row product,
+// o, gate and up as one 3072-row product, down. Their 0.2-1 MB are where a token's fixed costs
+// (cold streams, the hand-off) weigh most.
+void shapes_small_decode(benchmark::internal::Benchmark* b) {
+  for (auto [N, K] : {std::pair<int64_t, int64_t>{960, 576}, {576, 576}, {3072, 576}, {576, 1536}})
+    b->Args({1, N, K});
+  b->ArgNames({"M", "N", "K"})->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
 BENCHMARK_CAPTURE(BM_Matmul, q4_0, DType::Q4_0, detect_isa(), false)->Apply(shapes_1b);
+BENCHMARK_CAPTURE(BM_Matmul, q4_0x16_small, DType::Q4_0, detect_isa(), true)->Apply(shapes_small_decode);
 BENCHMARK_CAPTURE(BM_Matmul, q4_0x16, DType::Q4_0, detect_isa(), true)->Apply(shapes_1b);
 BENCHMARK_CAPTURE(BM_Matmul, q8_0x16, DType::Q8_0, detect_isa(), true)->Apply(shapes_1b);
+BENCHMARK_CAPTURE(BM_Matmul, q5_0, DType::Q5_0, detect_isa(), false)->Apply(shapes_1b);
+BENCHMARK_CAPTURE(BM_Matmul, q5_0x16, DType::Q5_0, detect_isa(), true)->Apply(shapes_1b);
+BENCHMARK_CAPTURE(BM_Matmul, q5_1x16, DType::Q5_1, detect_isa(), true)->Apply(shapes_1b);
 BENCHMARK_CAPTURE(BM_Matmul, q4_k, DType::Q4_K, detect_isa(), false)->Apply(shapes_1b);
 BENCHMARK_CAPTURE(BM_Matmul, q4_kx16, DType::Q4_K, detect_isa(), true)->Apply(shapes_1b);
 BENCHMARK_CAPTURE(BM_Matmul, q6_k, DType::Q6_K, detect_isa(), false)->Apply(shapes_1b);
@@ -298,6 +312,13 @@ void walk_shapes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK_CAPTURE(BM_WalkRead, q4_0x16, DType::Q4_0, 288, true)->Apply(walk_shapes);
+void walk_shapes_small(benchmark::internal::Benchmark* b) {
+  for (auto [N, K] : {std::pair<int64_t, int64_t>{960, 576}, {576, 576}, {3072, 576}, {576, 1536}})
+    b->Args({N, K});
+  b->ArgNames({"N", "K"})->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
+BENCHMARK_CAPTURE(BM_WalkRead, q4_0x16_small, DType::Q4_0, 288, true)->Apply(walk_shapes_small);
 BENCHMARK_CAPTURE(BM_WalkRead, q8_0x16, DType::Q8_0, 544, true)->Apply(walk_shapes);
 BENCHMARK_CAPTURE(BM_WalkRead, q4_kx16, DType::Q4_K, 2304, false)->Apply(walk_shapes);
 BENCHMARK_CAPTURE(BM_WalkRead, q6_kx16, DType::Q6_K, 3360, false)->Apply(walk_shapes);

@@ -13,6 +13,7 @@
 #include <immintrin.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "backend/cpu/kernels/matmul.h"
 #include "backend/cpu/kernels/matmul_x16.h"
@@ -24,8 +25,6 @@ namespace glass::backend::cpu::kernels {
 namespace {
 
 constexpr int64_t kK16Rows = 16;
-constexpr size_t kK16Block = 16 * sizeof(q::BlockQ4_K);  // 2304
-constexpr size_t kK16Quants = 64 + 3 * 64;               // where the quant chunks start
 
 // Scales (lanes: rows) of sub-blocks 0-3 / 4-7 and minimums 0-3 / 4-7, one byte each per lane.
 struct K4Scales {
@@ -51,19 +50,44 @@ inline __m512i k4_byte(__m512i lo, __m512i hi, int j) {
   return _mm512_and_si512(_mm512_srli_epi32(v, 8 * (j & 3)), _mm512_set1_epi32(0xFF));
 }
 
-struct Q4_Kx16 {
+// Q4_K (kFifth false) or Q5_K (kFifth: Q4_K's layout plus each row's 32 bytes of fifth bits,
+// qh, as 8 words of 4 bytes, word h of the 16 rows together (8 x 64 bytes, before the quants):
+// byte 4r + t of word h is qh[4h + t] of row r, whose bit 2c / 2c + 1 is the fifth bit of chunk
+// (c, h)'s byte 4r + t's low / high nibble. A shift within each byte puts it at bit 4.) Q5_K
+// matters beside Q5_K_M's own tensors: it is Q4_K_M's and Q5_K_M's most common type.
+template <bool kFifth>
+struct Kx16 {
+  using Block = std::conditional_t<kFifth, q::BlockQ5_K, q::BlockQ4_K>;
+  using Pack = std::conditional_t<kFifth, PQ5_K, PQ4_K>;
   using Act = ActQ8K;
   static constexpr int64_t kBlockK = 256;
-  static constexpr size_t kBlockBytes = kK16Block;
+  static constexpr size_t kBlockBytes = 16 * sizeof(Block);  // 2304 or 2816
+  static constexpr size_t kFifthAt = 64 + 3 * 64, kQuants = kFifthAt + (kFifth ? 8 * 64 : 0);
   static constexpr int kRows = 2;
   static constexpr size_t kPrefetchAhead = 4096;
   // Four big super-blocks in lockstep measured slower (q4_kx16 ~57 -> ~30 GB/s at 2 threads).
   static constexpr bool kLockstep = false;
 
+  // Chunk (c, h)'s weights as unsigned bytes: lo, 64c + 4h + t (sub-block 2c), and hi,
+  // 64c + 32 + 4h + t (sub-block 2c + 1), of the 16 rows (byte 4r + t).
+  static void chunk(const std::byte* blk, int c, int h, __m512i& lo, __m512i& hi) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i v = _mm512_loadu_si512(blk + kQuants + 64 * (8 * c + h));
+    lo = _mm512_and_si512(v, m4);
+    hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+    if constexpr (kFifth) {
+      // 0xF8: a | (b & c); the 32-bit shifts move each bit within its byte (by at most 4).
+      const __m512i f = _mm512_loadu_si512(blk + kFifthAt + 64 * h), m10 = _mm512_set1_epi8(0x10);
+      const __m512i f_lo = c < 2 ? _mm512_slli_epi32(f, 4 - 2 * c) : _mm512_srli_epi32(f, 2 * c - 4);
+      const __m512i f_hi = c < 2 ? _mm512_slli_epi32(f, 3 - 2 * c) : _mm512_srli_epi32(f, 2 * c - 3);
+      lo = _mm512_ternarylogic_epi32(lo, f_lo, m10, 0xF8);
+      hi = _mm512_ternarylogic_epi32(hi, f_hi, m10, 0xF8);
+    }
+  }
+
   // acc[i] plus super-block blk's 16 rows times x[i], for RA activation rows.
   template <int RA>
   static void block(const std::byte* blk, const ActQ8K* const* x, __m512* acc) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
     const K4Scales sc = k4_scales(blk);
     __m512i isum[RA], imin[RA];
     for (int i = 0; i < RA; ++i) isum[i] = imin[i] = _mm512_setzero_si512();
@@ -71,8 +95,8 @@ struct Q4_Kx16 {
       __m512i lo_sum[RA], hi_sum[RA];
       for (int i = 0; i < RA; ++i) lo_sum[i] = hi_sum[i] = _mm512_setzero_si512();
       for (int h = 0; h < 8; ++h) {
-        const __m512i v = _mm512_loadu_si512(blk + kK16Quants + 64 * (8 * c + h));
-        const __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        __m512i lo, hi;
+        chunk(blk, c, h, lo, hi);
         for (int i = 0; i < RA; ++i) {
           lo_sum[i] = _mm512_dpbusd_epi32(lo_sum[i], lo, bcast4(x[i]->qs + 64 * c + 4 * h));
           hi_sum[i] = _mm512_dpbusd_epi32(hi_sum[i], hi, bcast4(x[i]->qs + 64 * c + 32 + 4 * h));
@@ -98,58 +122,64 @@ struct Q4_Kx16 {
       acc[i] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(imin[i]), _mm512_mul_ps(dmin, vdx), acc[i]);
     }
   }
+
+  // The packed prefill tile (Pack's layout: 32-weight chunks, f32 scale d * sc and minimum
+  // dmin * m per chunk) from a repacked group; a tail (rows < 16) is row-major: the plain pack.
+  static void pack_group(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, std::byte* out) {
+    if (rows < kK16Rows) return pack<Pack>(k, w, w_stride, rows, out);
+    for (int64_t b = 0; b < k / 256; ++b) {
+      const std::byte* blk = w + static_cast<size_t>(b) * kBlockBytes;
+      const K4Scales sc = k4_scales(blk);
+      const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
+      const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 32)));
+      for (int c = 0; c < 4; ++c) {
+        std::byte* ch[2];  // the chunks of sub-blocks 2c and 2c + 1
+        for (int half = 0; half < 2; ++half) {
+          const int j = 2 * c + half;
+          ch[half] = out + static_cast<size_t>(8 * b + j) * chunk_bytes<Pack>();
+          _mm512_storeu_ps(ch[half] + 16 * 32,
+                           _mm512_mul_ps(d, _mm512_cvtepi32_ps(k4_byte(sc.s03, sc.s47, j))));
+          _mm512_storeu_ps(ch[half] + 16 * 32 + 64,
+                           _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(k4_byte(sc.m03, sc.m47, j))));
+        }
+        for (int h = 0; h < 8; ++h) {
+          __m512i lo, hi;
+          chunk(blk, c, h, lo, hi);
+          _mm512_storeu_si512(ch[0] + 64 * h, lo);
+          _mm512_storeu_si512(ch[1] + 64 * h, hi);
+        }
+      }
+    }
+  }
+
+  // Where row r's block lies in its group's block (matmul_x16.h's pieces).
+  template <class B, class Move>
+  static void pieces(int64_t r, B& in, const Move& move) {
+    move(2 * r, in.d, 2);
+    move(32 + 2 * r, in.dmin, 2);
+    for (int w = 0; w < 3; ++w) move(64 + 64 * w + 4 * r, in.scales + 4 * w, 4);
+    if constexpr (kFifth)
+      for (int h = 0; h < 8; ++h) move(static_cast<int64_t>(kFifthAt) + 64 * h + 4 * r, in.qh + 4 * h, 4);
+    for (int c = 0; c < 4; ++c)
+      for (int h = 0; h < 8; ++h)
+        move(static_cast<int64_t>(kQuants) + 64 * (8 * c + h) + 4 * r, in.qs + 32 * c + 4 * h, 4);
+  }
+
+  // Repacks the full 16-row groups of a row-major matrix (rows x k); tail rows are copied.
+  static void repack(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
+    repack_groups<Block, 256>(
+        src, dst, rows, k, [](std::byte* blk, int64_t r, const Block& in) { pieces(r, in, to_group(blk)); });
+  }
+
+  static void unpack_row(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out) {
+    unpack_group_row<Block, 256>(w, rows, k, row, out, [](const std::byte* blk, int64_t r, Block& o) {
+      pieces(r, o, from_group(blk));
+    });
+  }
 };
 
-template <GemmFn Tail>
-constexpr GemmFn gemm_q4_kx16 = gemm_x16<Q4_Kx16, Tail>;
-
-// The packed prefill tile (PQ4_K's layout: 32-weight chunks, f32 scale d * sc and minimum
-// dmin * m per chunk) from a repacked group; a tail (rows < 16) is row-major: the plain pack.
-void pack_q4_kx16(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, std::byte* out) {
-  if (rows < kK16Rows) return pack<PQ4_K>(k, w, w_stride, rows, out);
-  const __m512i m4 = _mm512_set1_epi8(0x0F);
-  for (int64_t b = 0; b < k / 256; ++b) {
-    const std::byte* blk = w + static_cast<size_t>(b) * kK16Block;
-    const K4Scales sc = k4_scales(blk);
-    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
-    const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 32)));
-    for (int c = 0; c < 4; ++c)
-      for (int half = 0; half < 2; ++half) {
-        const int j = 2 * c + half;
-        std::byte* ch = out + static_cast<size_t>(8 * b + j) * chunk_bytes<PQ4_K>();
-        for (int h = 0; h < 8; ++h) {
-          const __m512i v = _mm512_loadu_si512(blk + kK16Quants + 64 * (8 * c + h));
-          _mm512_storeu_si512(ch + 64 * h, _mm512_and_si512(half == 0 ? v : _mm512_srli_epi16(v, 4), m4));
-        }
-        _mm512_storeu_ps(ch + 16 * 32, _mm512_mul_ps(d, _mm512_cvtepi32_ps(k4_byte(sc.s03, sc.s47, j))));
-        _mm512_storeu_ps(ch + 16 * 32 + 64,
-                         _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(k4_byte(sc.m03, sc.m47, j))));
-      }
-  }
-}
-
-// Repacks the full 16-row groups of a row-major Q4_K matrix (rows x k); tail rows are copied.
-// Where row r's block lies in its group's block (matmul_x16.h's pieces).
-template <class B, class Move>
-void q4_kx16_pieces(int64_t r, B& in, const Move& move) {
-  move(2 * r, in.d, 2);
-  move(32 + 2 * r, in.dmin, 2);
-  for (int w = 0; w < 3; ++w) move(64 + 64 * w + 4 * r, in.scales + 4 * w, 4);
-  for (int c = 0; c < 4; ++c)
-    for (int h = 0; h < 8; ++h) move(kK16Quants + 64 * (8 * c + h) + 4 * r, in.qs + 32 * c + 4 * h, 4);
-}
-
-void repack_q4_kx16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
-  repack_groups<q::BlockQ4_K, 256>(src, dst, rows, k, [](std::byte* blk, int64_t r, const q::BlockQ4_K& in) {
-    q4_kx16_pieces(r, in, to_group(blk));
-  });
-}
-
-void unpack_row_q4_kx16(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out) {
-  unpack_group_row<q::BlockQ4_K, 256>(
-      w, rows, k, row, out,
-      [](const std::byte* blk, int64_t r, q::BlockQ4_K& o) { q4_kx16_pieces(r, o, from_group(blk)); });
-}
+using Q4_Kx16 = Kx16<false>;
+using Q5_Kx16 = Kx16<true>;
 
 }  // namespace
 }  // namespace glass::backend::cpu::kernels

@@ -20,6 +20,7 @@
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
 #include "backend/cpu/kernels/matmul_q4_0x16.h"
 #include "backend/cpu/kernels/matmul_q4_kx16.h"
+#include "backend/cpu/kernels/matmul_q5x16.h"
 #include "backend/cpu/kernels/matmul_q6_kx16.h"
 #include "backend/cpu/kernels/matmul_q8_0x16.h"
 #endif
@@ -398,10 +399,15 @@ const MatmulKernel kQ4_0x16 = {
     repack_q4_0x16,      "q4_0x16",     kX16Rows,           unpack_row_q4_0x16};
 constexpr const MatmulKernel* kQ4_0Repacked = &kQ4_0x16;
 const MatmulKernel kQ4_Kx16 = {
-    DType::Q4_K,         ActType::Q8_K, quantize_q8_k_x86,  gemm_q4_kx16<kKQuant<Q4_KP>>,
-    packed_bytes<PQ4_K>, pack_q4_kx16,  packed_gemm<PQ4_K>, nullptr,
-    repack_q4_kx16,      "q4_kx16",     kK16Rows,           unpack_row_q4_kx16};
+    DType::Q4_K,         ActType::Q8_K,       quantize_q8_k_x86,  gemm_x16<Q4_Kx16, kKQuant<Q4_KP>>,
+    packed_bytes<PQ4_K>, Q4_Kx16::pack_group, packed_gemm<PQ4_K>, nullptr,
+    Q4_Kx16::repack,     "q4_kx16",           kK16Rows,           Q4_Kx16::unpack_row};
 constexpr const MatmulKernel* kQ4_KRepacked = &kQ4_Kx16;
+const MatmulKernel kQ5_Kx16 = {
+    DType::Q5_K,         ActType::Q8_K,       quantize_q8_k_x86,  gemm_x16<Q5_Kx16, kKQuant<Q5_KP>>,
+    packed_bytes<PQ5_K>, Q5_Kx16::pack_group, packed_gemm<PQ5_K>, nullptr,
+    Q5_Kx16::repack,     "q5_kx16",           kK16Rows,           Q5_Kx16::unpack_row};
+constexpr const MatmulKernel* kQ5_KRepacked = &kQ5_Kx16;
 const MatmulKernel kQ8_0x16 = {
     DType::Q8_0,         ActType::Q8_0, quantize_q8_0_x86,  gemm_q8_0x16<kLegacy<Q8_0P>>,
     packed_bytes<PQ8_0>, pack_q8_0x16,  packed_gemm<PQ8_0>, nullptr,
@@ -412,11 +418,24 @@ const MatmulKernel kQ6_Kx16 = {
     packed_bytes<PQ6_K>, pack_q6_kx16,  packed_gemm<PQ6_K>, nullptr,
     repack_q6_kx16,      "q6_kx16",     kQ6x16Rows,         unpack_row_q6_kx16};
 constexpr const MatmulKernel* kQ6_KRepacked = &kQ6_Kx16;
+const MatmulKernel kQ5_0x16 = {
+    DType::Q5_0,         ActType::Q8_0,       quantize_q8_0_x86,  gemm_x16<Q5_0x16, kLegacy<Q5_0P>>,
+    packed_bytes<PQ5_0>, Q5_0x16::pack_group, packed_gemm<PQ5_0>, nullptr,
+    Q5_0x16::repack,     "q5_0x16",           kGroupRows,         Q5_0x16::unpack_row};
+constexpr const MatmulKernel* kQ5_0Repacked = &kQ5_0x16;
+const MatmulKernel kQ5_1x16 = {
+    DType::Q5_1,         ActType::Q8_1,       quantize_q8_1_x86,  gemm_x16<Q5_1x16, kLegacy<Q5_1P>>,
+    packed_bytes<PQ5_1>, Q5_1x16::pack_group, packed_gemm<PQ5_1>, nullptr,
+    Q5_1x16::repack,     "q5_1x16",           kGroupRows,         Q5_1x16::unpack_row};
+constexpr const MatmulKernel* kQ5_1Repacked = &kQ5_1x16;
 #else
+constexpr const MatmulKernel* kQ5_0Repacked = nullptr;
+constexpr const MatmulKernel* kQ5_1Repacked = nullptr;
 constexpr const MatmulKernel* kQ6_KRepacked = nullptr;
 constexpr const MatmulKernel* kQ8_0Repacked = nullptr;
 constexpr const MatmulKernel* kQ4_0Repacked = nullptr;
 constexpr const MatmulKernel* kQ4_KRepacked = nullptr;
+constexpr const MatmulKernel* kQ5_KRepacked = nullptr;
 #endif
 
 #if defined(__AVX512F__)
@@ -441,15 +460,18 @@ const MatmulKernel kX86Kernels[] = {
     with_repacked(packed<PQ4_0>({DType::Q4_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q4_0P>}),
                   kQ4_0Repacked),
     packed<PQ4_1>({DType::Q4_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q4_1P>}),
-    packed<PQ5_0>({DType::Q5_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q5_0P>}),
-    packed<PQ5_1>({DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q5_1P>}),
+    with_repacked(packed<PQ5_0>({DType::Q5_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q5_0P>}),
+                  kQ5_0Repacked),
+    with_repacked(packed<PQ5_1>({DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q5_1P>}),
+                  kQ5_1Repacked),
     with_repacked(packed<PQ8_0>({DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q8_0P>}),
                   kQ8_0Repacked),
     packed<PQ2_K>({DType::Q2_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q2_KP>}),
     packed<PQ3_K>({DType::Q3_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q3_KP>}),
     with_repacked(packed<PQ4_K>({DType::Q4_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q4_KP>}),
                   kQ4_KRepacked),
-    packed<PQ5_K>({DType::Q5_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q5_KP>}),
+    with_repacked(packed<PQ5_K>({DType::Q5_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q5_KP>}),
+                  kQ5_KRepacked),
     with_repacked(packed<PQ6_K>({DType::Q6_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q6_KP>}),
                   kQ6_KRepacked),
 };
