@@ -414,10 +414,15 @@ const MatmulKernel kQ8_0x16 = {
     repack_q8_0x16,      "q8_0x16",     kQ8x16Rows,         unpack_row_q8_0x16};
 constexpr const MatmulKernel* kQ8_0Repacked = &kQ8_0x16;
 const MatmulKernel kQ6_Kx16 = {
-    DType::Q6_K,         ActType::Q8_K, quantize_q8_k_x86,  gemm_q6_kx16<kKQuant<Q6_KP>>,
-    packed_bytes<PQ6_K>, pack_q6_kx16,  packed_gemm<PQ6_K>, nullptr,
-    repack_q6_kx16,      "q6_kx16",     kQ6x16Rows,         unpack_row_q6_kx16};
+    DType::Q6_K,         ActType::Q8_K,       quantize_q8_k_x86,  gemm_x16<Q6_Kx16, kKQuant<Q6_KP>>,
+    packed_bytes<PQ6_K>, Q6_Kx16::pack_group, packed_gemm<PQ6_K>, nullptr,
+    Q6_Kx16::repack,     "q6_kx16",           kGroupRows,         Q6_Kx16::unpack_row};
 constexpr const MatmulKernel* kQ6_KRepacked = &kQ6_Kx16;
+const MatmulKernel kQ3_Kx16 = {
+    DType::Q3_K,         ActType::Q8_K,       quantize_q8_k_x86,  gemm_x16<Q3_Kx16, kKQuant<Q3_KP>>,
+    packed_bytes<PQ3_K>, Q3_Kx16::pack_group, packed_gemm<PQ3_K>, nullptr,
+    Q3_Kx16::repack,     "q3_kx16",           kGroupRows,         Q3_Kx16::unpack_row};
+constexpr const MatmulKernel* kQ3_KRepacked = &kQ3_Kx16;
 const MatmulKernel kQ5_0x16 = {
     DType::Q5_0,         ActType::Q8_0,       quantize_q8_0_x86,  gemm_x16<Q5_0x16, kLegacy<Q5_0P>>,
     packed_bytes<PQ5_0>, Q5_0x16::pack_group, packed_gemm<PQ5_0>, nullptr,
@@ -432,6 +437,7 @@ constexpr const MatmulKernel* kQ5_1Repacked = &kQ5_1x16;
 constexpr const MatmulKernel* kQ5_0Repacked = nullptr;
 constexpr const MatmulKernel* kQ5_1Repacked = nullptr;
 constexpr const MatmulKernel* kQ6_KRepacked = nullptr;
+constexpr const MatmulKernel* kQ3_KRepacked = nullptr;
 constexpr const MatmulKernel* kQ8_0Repacked = nullptr;
 constexpr const MatmulKernel* kQ4_0Repacked = nullptr;
 constexpr const MatmulKernel* kQ4_KRepacked = nullptr;
@@ -467,7 +473,8 @@ const MatmulKernel kX86Kernels[] = {
     with_repacked(packed<PQ8_0>({DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q8_0P>}),
                   kQ8_0Repacked),
     packed<PQ2_K>({DType::Q2_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q2_KP>}),
-    packed<PQ3_K>({DType::Q3_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q3_KP>}),
+    with_repacked(packed<PQ3_K>({DType::Q3_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q3_KP>}),
+                  kQ3_KRepacked),
     with_repacked(packed<PQ4_K>({DType::Q4_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q4_KP>}),
                   kQ4_KRepacked),
     with_repacked(packed<PQ5_K>({DType::Q5_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q5_KP>}),
