@@ -1,10 +1,10 @@
 #pragma once
-// The k-quants with 16 sub-blocks of 16 weights and signed integer scales, Q6_K and Q3_K,
+// The k-quants with 16 sub-blocks of 16 weights and integer scales, Q6_K, Q3_K and Q2_K,
 // repacked once at load (weight_repack.h) into groups of 16 rows for AVX-512 VNNI, the same idea as
 // q4_kx16 (matmul_q4_kx16.h). A group holds the same bytes as its 16 rows, reordered per
 // super-block of 256 weights. Both types split each weight into low bits and high bits the same
 // way: one byte of high bits completes four weights, 128 half + 32 s + 4 l + t (s = 0..3) of
-// chunk (half, l), byte t; so one driver (Sub16x16) serves both:
+// chunk (half, l), byte t; so one driver (Sub16x16) serves all three:
 //   q6_kx16 (16 x 210 bytes): 16 f16 d (32 bytes); the 16 int8 sub-block scales of each row as
 //   four 32-bit words, word v of the 16 rows together (4 x 64 bytes); then 2 x 2 x 8 chunks of 64
 //   bytes of low nibbles, chunk (half, a, l) holding bytes ql[64 half + 32 a + 4 l + t] of the 16
@@ -16,9 +16,12 @@
 //   bytes of 2-bit quants, chunk (half, l) holding bytes qs[32 half + 4 l + t] (bits 2s..2s+1:
 //   weight 128 half + 32 s + 4 l + t); then 8 chunks of high bits, chunk l holding bytes
 //   hmask[4 l + t] (bit 4 half + s: that weight's third bit); quants 0..7, offset 4.
+//   q2_kx16 (16 x 84 bytes): 16 f16 d, 16 f16 dmin (64 bytes); the 16 scale bytes of each row (low
+//   nibble: scale, high nibble: minimum) as four 32-bit words, word v of the 16 rows together
+//   (4 x 64 bytes); then 2 x 8 chunks of 2-bit quants as q3_kx16's; quants 0..3.
 // Per super-block and activation row: 64 dpbusd give the 16 sub-block sums of 16 rows (unsigned
 // quants), minus offset x the activation's sub-block sums, times the integer scales (exact in
-// int32), then d * d_x.
+// int32), then d * d_x; q2_kx16 subtracts dmin * d_x * sum_j min_j * bsum_j.
 #include <immintrin.h>
 
 #include <cstring>
@@ -42,6 +45,7 @@ struct Q6Sub {
   using Block = q::BlockQ6_K;
   using Pack = PQ6_K;
   static constexpr int32_t kOffset = 32;
+  static constexpr bool kMin = false;
   static constexpr size_t kLow = 32 + 4 * 64, kHigh = kLow + 32 * 64;
 
   // Sub-block j's scale of the 16 rows, sign-extended to int32 lanes.
@@ -81,6 +85,7 @@ struct Q3Sub {
   using Block = q::BlockQ3_K;
   using Pack = PQ3_K;
   static constexpr int32_t kOffset = 4;
+  static constexpr bool kMin = false;
   static constexpr size_t kLow = 32 + 3 * 64, kHigh = kLow + 16 * 64;
 
   // The 16 6-bit scales of the 16 rows (unpack_q3_k's aux words, one row per lane), minus 32.
@@ -130,12 +135,48 @@ struct Q3Sub {
   }
 };
 
+struct Q2Sub {
+  using Block = q::BlockQ2_K;
+  using Pack = PQ2_K;
+  static constexpr int32_t kOffset = 0;
+  static constexpr bool kMin = true;
+  static constexpr size_t kScales = 64, kLow = kScales + 4 * 64;
+
+  // Sub-block j's scale and minimum of the 16 rows, as int32 lanes.
+  struct Scales {
+    const std::byte* blk;
+    __m512i byte(int j) const {
+      const __m512i v = _mm512_loadu_si512(blk + kScales + 64 * (j / 4));
+      return _mm512_and_si512(_mm512_srli_epi32(v, 8 * (j % 4)), _mm512_set1_epi32(0xFF));
+    }
+    __m512i operator()(int j) const { return _mm512_and_si512(byte(j), _mm512_set1_epi32(0x0F)); }
+    __m512i min(int j) const { return _mm512_srli_epi32(byte(j), 4); }
+  };
+  static Scales scales(const std::byte* blk) { return {blk}; }
+
+  static Quads quads(const std::byte* blk, int half, int l) {
+    const __m512i m3 = _mm512_set1_epi8(3);
+    const __m512i q = _mm512_loadu_si512(blk + kLow + 64 * (8 * half + l));
+    Quads o;
+    for (int s = 0; s < 4; ++s) o.q[s] = _mm512_and_si512(_mm512_srli_epi16(q, 2 * s), m3);
+    return o;
+  }
+
+  template <class B, class Move>
+  static void pieces(int64_t r, B& in, const Move& move) {
+    move(2 * r, in.d, 2);
+    move(32 + 2 * r, in.dmin, 2);
+    for (int v = 0; v < 4; ++v) move(static_cast<int64_t>(kScales) + 64 * v + 4 * r, in.scales + 4 * v, 4);
+    for (int c = 0; c < 16; ++c) move(static_cast<int64_t>(kLow) + 64 * c + 4 * r, in.qs + 4 * c, 4);
+  }
+};
+
 template <class V>
 struct Sub16x16 {
   using Act = ActQ8K;
   using Block = typename V::Block;
   static constexpr int64_t kBlockK = 256;
-  static constexpr size_t kBlockBytes = 16 * sizeof(Block);  // 3360 or 1760
+  static constexpr size_t kBlockBytes = 16 * sizeof(Block);  // 3360, 1760 or 1344
   static constexpr int kRows = 2;
   static constexpr size_t kPrefetchAhead = 4096;
   // Four big super-blocks in lockstep measured slower (q4_kx16 ~57 -> ~30 GB/s at 2 threads).
@@ -146,8 +187,8 @@ struct Sub16x16 {
   template <int RA>
   static void block(const std::byte* blk, const ActQ8K* const* x, __m512* acc) {
     const typename V::Scales sc = V::scales(blk);
-    __m512i isum[RA];
-    for (auto& v : isum) v = _mm512_setzero_si512();
+    __m512i isum[RA], imin[RA];
+    for (int i = 0; i < RA; ++i) isum[i] = imin[i] = _mm512_setzero_si512();
     for (int half = 0; half < 2; ++half)
       for (int l4 = 0; l4 < 2; ++l4) {
         __m512i s[RA][4];
@@ -164,20 +205,30 @@ struct Sub16x16 {
           const int j = 8 * half + 2 * sq + l4;
           const __m512i scale = sc(j);
           for (int i = 0; i < RA; ++i) {
-            const __m512i centred =
-                _mm512_sub_epi32(s[i][sq], _mm512_set1_epi32(V::kOffset * x[i]->bsums[j]));
+            __m512i centred = s[i][sq];
+            if constexpr (V::kOffset != 0)
+              centred = _mm512_sub_epi32(centred, _mm512_set1_epi32(V::kOffset * x[i]->bsums[j]));
             isum[i] = _mm512_add_epi32(isum[i], _mm512_mullo_epi32(centred, scale));
+            if constexpr (V::kMin)
+              imin[i] =
+                  _mm512_add_epi32(imin[i], _mm512_mullo_epi32(sc.min(j), _mm512_set1_epi32(x[i]->bsums[j])));
           }
         }
       }
     const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
-    for (int i = 0; i < RA; ++i)
-      acc[i] =
-          _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[i]), _mm512_mul_ps(d, _mm512_set1_ps(x[i]->d)), acc[i]);
+    for (int i = 0; i < RA; ++i) {
+      const __m512 vdx = _mm512_set1_ps(x[i]->d);
+      acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[i]), _mm512_mul_ps(d, vdx), acc[i]);
+      if constexpr (V::kMin) {
+        const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 32)));
+        acc[i] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(imin[i]), _mm512_mul_ps(dmin, vdx), acc[i]);
+      }
+    }
   }
 
   // The packed prefill tile (V::Pack's layout: 16-weight chunks of unsigned quants, f32 scale
-  // d * sc per chunk) from a repacked group; a tail (rows < 16) is row-major: the plain pack.
+  // d * sc and, with minimums, dmin * m per chunk) from a repacked group; a tail (rows < 16) is row-major:
+  // the plain pack.
   static void pack_group(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, std::byte* out) {
     using P = typename V::Pack;
     if (rows < kGroupRows) return pack<P>(k, w, w_stride, rows, out);
@@ -192,8 +243,13 @@ struct Sub16x16 {
             _mm512_storeu_si512(chunk(8 * half + 2 * sq + l / 4) + 64 * (l % 4), qq.q[sq]);
         }
       const typename V::Scales sc = V::scales(blk);
-      for (int j = 0; j < 16; ++j)
+      for (int j = 0; j < 16; ++j) {
         _mm512_storeu_ps(chunk(j) + 16 * 16, _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc(j))));
+        if constexpr (V::kMin) {
+          const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 32)));
+          _mm512_storeu_ps(chunk(j) + 16 * 16 + 64, _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(sc.min(j))));
+        }
+      }
     }
   }
 
@@ -213,6 +269,7 @@ struct Sub16x16 {
 
 using Q6_Kx16 = Sub16x16<Q6Sub>;
 using Q3_Kx16 = Sub16x16<Q3Sub>;
+using Q2_Kx16 = Sub16x16<Q2Sub>;
 
 }  // namespace
 }  // namespace glass::backend::cpu::kernels

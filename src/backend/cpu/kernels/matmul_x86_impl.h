@@ -423,6 +423,11 @@ const MatmulKernel kQ3_Kx16 = {
     packed_bytes<PQ3_K>, Q3_Kx16::pack_group, packed_gemm<PQ3_K>, nullptr,
     Q3_Kx16::repack,     "q3_kx16",           kGroupRows,         Q3_Kx16::unpack_row};
 constexpr const MatmulKernel* kQ3_KRepacked = &kQ3_Kx16;
+const MatmulKernel kQ2_Kx16 = {
+    DType::Q2_K,         ActType::Q8_K,       quantize_q8_k_x86,  gemm_x16<Q2_Kx16, kKQuant<Q2_KP>>,
+    packed_bytes<PQ2_K>, Q2_Kx16::pack_group, packed_gemm<PQ2_K>, nullptr,
+    Q2_Kx16::repack,     "q2_kx16",           kGroupRows,         Q2_Kx16::unpack_row};
+constexpr const MatmulKernel* kQ2_KRepacked = &kQ2_Kx16;
 const MatmulKernel kQ5_0x16 = {
     DType::Q5_0,         ActType::Q8_0,       quantize_q8_0_x86,  gemm_x16<Q5_0x16, kLegacy<Q5_0P>>,
     packed_bytes<PQ5_0>, Q5_0x16::pack_group, packed_gemm<PQ5_0>, nullptr,
@@ -438,6 +443,7 @@ constexpr const MatmulKernel* kQ5_0Repacked = nullptr;
 constexpr const MatmulKernel* kQ5_1Repacked = nullptr;
 constexpr const MatmulKernel* kQ6_KRepacked = nullptr;
 constexpr const MatmulKernel* kQ3_KRepacked = nullptr;
+constexpr const MatmulKernel* kQ2_KRepacked = nullptr;
 constexpr const MatmulKernel* kQ8_0Repacked = nullptr;
 constexpr const MatmulKernel* kQ4_0Repacked = nullptr;
 constexpr const MatmulKernel* kQ4_KRepacked = nullptr;
@@ -472,7 +478,8 @@ const MatmulKernel kX86Kernels[] = {
                   kQ5_1Repacked),
     with_repacked(packed<PQ8_0>({DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q8_0P>}),
                   kQ8_0Repacked),
-    packed<PQ2_K>({DType::Q2_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q2_KP>}),
+    with_repacked(packed<PQ2_K>({DType::Q2_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q2_KP>}),
+                  kQ2_KRepacked),
     with_repacked(packed<PQ3_K>({DType::Q3_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q3_KP>}),
                   kQ3_KRepacked),
     with_repacked(packed<PQ4_K>({DType::Q4_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q4_KP>}),
