@@ -182,7 +182,7 @@ std::vector<Case> cases() {
     for (int64_t M : {1, 2, 3, 17}) v.push_back({t, M, 64, 512});
   v.push_back({DType::Q3_K, 1, 16 * 7 + 9, 256});
   v.push_back({DType::Q2_K, 1, 16 * 7 + 9, 256});
-  for (DType t : {DType::Q5_0, DType::Q5_1}) {  // q5_0x16 and q5_1x16, and their tails and split
+  for (DType t : {DType::Q5_0, DType::Q5_1, DType::Q4_1}) {  // q5_0x16, q5_1x16, q4_1x16: tails, split
     for (int64_t M : {1, 4, 5, 17}) v.push_back({t, M, 48, 160});
     v.push_back({t, 1, 16 * 97 + 5, 64});
     v.push_back({t, 20, 70, 96});
@@ -211,8 +211,8 @@ TEST(CpuMatmulDecodeSplit, TasksAreLargeUnlessThreadsWouldIdle) {
 // full 16-row groups and of the row-major tail.
 TEST(CpuMatmulRepack, UnpackRowGivesBackEachRowOfTheFile) {
   size_t layouts = 0;
-  for (DType t : {DType::F16, DType::Q4_0, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
-                  DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+  for (DType t : {DType::F16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K,
+                  DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
     const kernels::MatmulKernel* mk = kernels::matmul_kernel_for(detect_isa(), t);
     if (mk == nullptr || mk->repacked == nullptr) continue;
     const kernels::MatmulKernel& rk = *mk->repacked;
@@ -230,7 +230,7 @@ TEST(CpuMatmulRepack, UnpackRowGivesBackEachRowOfTheFile) {
           << rk.layout << " row " << r;
     }
   }
-  EXPECT_EQ(layouts, detect_isa() == Isa::Avx512 ? 10u : 0u);
+  EXPECT_EQ(layouts, detect_isa() == Isa::Avx512 ? 11u : 0u);
 }
 
 // Every tier's activation converter writes the scalar one's bytes (ties and zero blocks included).

@@ -16,7 +16,7 @@ namespace {
 
 constexpr int64_t kGroupRows = 16;
 
-// A layout L (q4_0x16, q5_0x16, q5_1x16, q8_0x16, q2_kx16, q3_kx16, q4_kx16, q5_kx16, q6_kx16)
+// A layout L (q4_0x16, q4_1x16, q5_0x16, q5_1x16, q8_0x16, q2_kx16, q3_kx16, q4_kx16, q5_kx16, q6_kx16)
 // provides
 //   L::Act, L::kBlockK (weights per block), L::kBlockBytes (one block of 16 rows), L::kRows (RA:
 //   activation rows per group pass), L::kPrefetchAhead (how far ahead of each block the walks prefetch, 0:

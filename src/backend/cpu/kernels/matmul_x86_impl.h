@@ -18,9 +18,9 @@
 #include "backend/cpu/kernels/matmul_f16x16.h"
 #endif
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
+#include "backend/cpu/kernels/matmul_legacy_x16.h"
 #include "backend/cpu/kernels/matmul_q4_0x16.h"
 #include "backend/cpu/kernels/matmul_q4_kx16.h"
-#include "backend/cpu/kernels/matmul_q5x16.h"
 #include "backend/cpu/kernels/matmul_q6_kx16.h"
 #include "backend/cpu/kernels/matmul_q8_0x16.h"
 #endif
@@ -438,9 +438,15 @@ const MatmulKernel kQ5_1x16 = {
     packed_bytes<PQ5_1>, Q5_1x16::pack_group, packed_gemm<PQ5_1>, nullptr,
     Q5_1x16::repack,     "q5_1x16",           kGroupRows,         Q5_1x16::unpack_row};
 constexpr const MatmulKernel* kQ5_1Repacked = &kQ5_1x16;
+const MatmulKernel kQ4_1x16 = {
+    DType::Q4_1,         ActType::Q8_1,       quantize_q8_1_x86,  gemm_x16<Q4_1x16, kLegacy<Q4_1P>>,
+    packed_bytes<PQ4_1>, Q4_1x16::pack_group, packed_gemm<PQ4_1>, nullptr,
+    Q4_1x16::repack,     "q4_1x16",           kGroupRows,         Q4_1x16::unpack_row};
+constexpr const MatmulKernel* kQ4_1Repacked = &kQ4_1x16;
 #else
 constexpr const MatmulKernel* kQ5_0Repacked = nullptr;
 constexpr const MatmulKernel* kQ5_1Repacked = nullptr;
+constexpr const MatmulKernel* kQ4_1Repacked = nullptr;
 constexpr const MatmulKernel* kQ6_KRepacked = nullptr;
 constexpr const MatmulKernel* kQ3_KRepacked = nullptr;
 constexpr const MatmulKernel* kQ2_KRepacked = nullptr;
@@ -471,7 +477,8 @@ const MatmulKernel kX86Kernels[] = {
     {DType::BF16, ActType::BF16, quantize_bf16_x86, float_gemm<BF16W>},
     with_repacked(packed<PQ4_0>({DType::Q4_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q4_0P>}),
                   kQ4_0Repacked),
-    packed<PQ4_1>({DType::Q4_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q4_1P>}),
+    with_repacked(packed<PQ4_1>({DType::Q4_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q4_1P>}),
+                  kQ4_1Repacked),
     with_repacked(packed<PQ5_0>({DType::Q5_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q5_0P>}),
                   kQ5_0Repacked),
     with_repacked(packed<PQ5_1>({DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q5_1P>}),

@@ -1,15 +1,15 @@
 #pragma once
-// Q5_0 and Q5_1 weights repacked once at load (weight_repack.h) into groups of 16 rows for AVX-512
-// VNNI, as q4_0x16 (matmul_q4_0x16.h). They matter beyond Q5 files: llama-quantize writes Q5_0 for
-// every Q4_K tensor and Q5_1 for every Q5_K tensor whose rows are not a multiple of 256 (e.g.
-// Qwen2.5-0.5B's 896), so a Q4_K_M file of such a model is mostly Q5_0.
+// Q5_0, Q5_1 and Q4_1 weights repacked once at load (weight_repack.h) into groups of 16 rows for
+// AVX-512 VNNI, as q4_0x16 (matmul_q4_0x16.h). Q5_0 and Q5_1 matter beyond Q5 files: llama-quantize
+// writes Q5_0 for every Q4_K tensor and Q5_1 for every Q5_K tensor whose rows are not a multiple of
+// 256 (e.g. Qwen2.5-0.5B's 896), so a Q4_K_M file of such a model is mostly Q5_0.
 // A group holds the same bytes as its 16 rows (16 x 22 per block of 32 weights for Q5_0, 16 x 24
-// for Q5_1), reordered per block as
-//   16 f16 scales d (32 bytes); Q5_1: 16 f16 minimums m (32 bytes);
-//   16 x 4 bytes of fifth bits, row r's at 4r, in lane order: bit 4 + h of byte j is the fifth bit
-//   of weight 4h + j, bit h that of weight 16 + 4h + j (h, j < 4);
-//   4 chunks of 64 bytes of nibbles, as q4_0x16: byte 4r + j of chunk h is byte 4h + j of row r's
-//   quants (low nibble: weight 4h + j, high nibble: weight 16 + 4h + j).
+// for Q5_1, 16 x 20 for Q4_1), reordered per block as
+//   16 f16 scales d (32 bytes); Q5_1 and Q4_1: 16 f16 minimums m (32 bytes);
+//   Q5_0 and Q5_1: 16 x 4 bytes of fifth bits, row r's at 4r, in lane order: bit 4 + h of byte j is the fifth
+//   bit of weight 4h + j, bit h that of weight 16 + 4h + j (h, j < 4); 4 chunks of 64 bytes of nibbles, as
+//   q4_0x16: byte 4r + j of chunk h is byte 4h + j of row r's quants (low nibble: weight 4h + j, high nibble:
+//   weight 16 + 4h + j).
 // One shift of the fifth-bit lanes puts chunk h's bits at bit 4 of the bytes they belong to, so
 // each 64 bytes become 16 rows' 4 unsigned 5-bit weights in four instructions, and one dpbusd per
 // 4 weights sums them with the activation bytes: decode stays memory-bound (the row-major kernel
@@ -27,15 +27,17 @@
 namespace glass::backend::cpu::kernels {
 namespace {
 
-// kMin: Q5_1 (x = d q + m, activations q8_1) rather than Q5_0 (x = d (q - 16), activations q8_0).
-template <bool kMin>
-struct Q5x16 {
-  using Block = std::conditional_t<kMin, q::BlockQ5_1, q::BlockQ5_0>;
-  using Pack = std::conditional_t<kMin, PQ5_1, PQ5_0>;
+// kMin: x = d q + m (Q5_1, Q4_1; activations q8_1) rather than x = d (q - 16) (Q5_0, activations
+// q8_0); kFifth: 5-bit quants (Q5_0, Q5_1) rather than 4-bit (Q4_1).
+template <bool kMin, bool kFifth>
+struct LegacyX16 {
+  using Block =
+      std::conditional_t<kFifth, std::conditional_t<kMin, q::BlockQ5_1, q::BlockQ5_0>, q::BlockQ4_1>;
+  using Pack = std::conditional_t<kFifth, std::conditional_t<kMin, PQ5_1, PQ5_0>, PQ4_1>;
   using Act = ActQ8;
   static constexpr int64_t kBlockK = 32;
-  static constexpr size_t kBlockBytes = 16 * sizeof(Block);  // 352 or 384
-  static constexpr size_t kMins = 32, kFifth = kMin ? 64 : 32, kNibbles = kFifth + 64;
+  static constexpr size_t kBlockBytes = 16 * sizeof(Block);  // 352, 384 or 320
+  static constexpr size_t kMins = 32, kFifthAt = kMin ? 64 : 32, kNibbles = kFifthAt + (kFifth ? 64 : 0);
   static constexpr int kRows = 4;
   static constexpr size_t kPrefetchAhead = 2048;  // as q4_0x16, with four lockstep streams
   static constexpr bool kLockstep = true;
@@ -43,13 +45,16 @@ struct Q5x16 {
   // The 16 rows' weights 4h..4h+3 (lo) and 16 + 4h.. (hi) of one block, unsigned (0..31).
   static void quants(const std::byte* blk, __m512i (&lo)[4], __m512i (&hi)[4]) {
     const __m512i m4 = _mm512_set1_epi8(0x0F), m10 = _mm512_set1_epi8(0x10);
-    const __m512i fifth = _mm512_loadu_si512(blk + kFifth);
     for (int h = 0; h < 4; ++h) {
       const __m512i v = _mm512_loadu_si512(blk + kNibbles + 64 * h);
-      // 0xF8: a | (b & c). The 32-bit shifts move each bit within its byte (by at most 4).
-      lo[h] = _mm512_ternarylogic_epi32(_mm512_and_si512(v, m4), _mm512_srli_epi32(fifth, h), m10, 0xF8);
-      hi[h] = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(v, 4), m4),
-                                        _mm512_slli_epi32(fifth, 4 - h), m10, 0xF8);
+      lo[h] = _mm512_and_si512(v, m4);
+      hi[h] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+      if constexpr (kFifth) {
+        // 0xF8: a | (b & c). The 32-bit shifts move each bit within its byte (by at most 4).
+        const __m512i fifth = _mm512_loadu_si512(blk + kFifthAt);
+        lo[h] = _mm512_ternarylogic_epi32(lo[h], _mm512_srli_epi32(fifth, h), m10, 0xF8);
+        hi[h] = _mm512_ternarylogic_epi32(hi[h], _mm512_slli_epi32(fifth, 4 - h), m10, 0xF8);
+      }
     }
   }
 
@@ -66,7 +71,7 @@ struct Q5x16 {
         s1 = _mm512_dpbusd_epi32(s1, hi[h], bcast4(x[i]->qs + 16 + 4 * h));
       }
       __m512i s = _mm512_add_epi32(s0, s1);
-      if constexpr (!kMin) s = _mm512_sub_epi32(s, _mm512_set1_epi32(16 * x[i]->sum));  // q - 16
+      if constexpr (!kMin) s = _mm512_sub_epi32(s, _mm512_set1_epi32(16 * x[i]->sum));  // Q5_0: q - 16
       acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, _mm512_set1_ps(x[i]->d)), acc[i]);
       if constexpr (kMin) {
         const __m512 m = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + kMins)));
@@ -102,7 +107,7 @@ struct Q5x16 {
   static void pieces(int64_t r, B& in, const Move& move) {
     move(2 * r, in.d, 2);
     if constexpr (kMin) move(static_cast<int64_t>(kMins) + 2 * r, in.m, 2);
-    move(static_cast<int64_t>(kFifth) + 4 * r, in.qh, 4);
+    if constexpr (kFifth) move(static_cast<int64_t>(kFifthAt) + 4 * r, in.qh, 4);
     for (int h = 0; h < 4; ++h) move(static_cast<int64_t>(kNibbles) + 64 * h + 4 * r, in.qs + 4 * h, 4);
   }
 
@@ -127,7 +132,7 @@ struct Q5x16 {
   static void repack(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
     repack_groups<Block, kBlockK>(src, dst, rows, k, [](std::byte* blk, int64_t r, const Block& in) {
       Block u = in;
-      to_lanes(u.qh);
+      if constexpr (kFifth) to_lanes(u.qh);
       pieces(r, u, to_group(blk));
     });
   }
@@ -135,13 +140,14 @@ struct Q5x16 {
   static void unpack_row(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out) {
     unpack_group_row<Block, kBlockK>(w, rows, k, row, out, [](const std::byte* blk, int64_t r, Block& o) {
       pieces(r, o, from_group(blk));
-      from_lanes(o.qh);
+      if constexpr (kFifth) from_lanes(o.qh);
     });
   }
 };
 
-using Q5_0x16 = Q5x16<false>;
-using Q5_1x16 = Q5x16<true>;
+using Q5_0x16 = LegacyX16<false, true>;
+using Q5_1x16 = LegacyX16<true, true>;
+using Q4_1x16 = LegacyX16<true, false>;
 
 }  // namespace
 }  // namespace glass::backend::cpu::kernels
