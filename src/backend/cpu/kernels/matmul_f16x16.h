@@ -1,11 +1,12 @@
 #pragma once
-// F16 weights repacked once at load (weight_repack.h) into groups of 16 rows stored k-major:
+// F16 and BF16 weights repacked once at load (weight_repack.h) into groups of 16 rows stored k-major:
 // element j of the group's row r is at g[16 * j + r]. One 16-lane vector then holds element j of
 // 16 output rows, so a product is a run of FMAs against a broadcast activation: no horizontal sums
 // at the end of a row, one widening (vcvtph2ps) per 16 rows instead of one per row, and a decode
 // reads each group as one contiguous stream. The group occupies the same bytes as its 16 rows; the
 // rows past the last full group stay row-major (the float kernels' tail). Activations are f32
-// rounded through f16 (matmul.h), so results equal float_gemm<F16W>'s up to summation order.
+// rounded through the weights' half type (matmul.h), so results equal float_gemm<W>'s up to
+// summation order. W (matmul_x86_float.h's F16W or BF16W) widens 16 halves to f32.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -22,7 +23,7 @@ constexpr int64_t kF16x16Rows = 16;
 
 // NG groups (16 * NG rows) x RA activation rows over all of k; U accumulators per output vector
 // along k (for few activation rows, where one chain per output would wait on FMA latency).
-template <int NG, int RA, int U>
+template <class W, int NG, int RA, int U>
 inline void f16x16_tile(int64_t k, const uint16_t* g, size_t group_elems, const float* a, size_t as,
                         float* out, size_t os) {
   __m512 acc[U][NG][RA];
@@ -35,7 +36,7 @@ inline void f16x16_tile(int64_t k, const uint16_t* g, size_t group_elems, const 
     for (int q = 0; q < NG; ++q) {
       const uint16_t* p = g + static_cast<size_t>(q) * group_elems + 16 * jj;
       if constexpr (RA <= 4) _mm_prefetch(reinterpret_cast<const char*>(p + 16 * 64), _MM_HINT_T0);
-      w[q] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+      w[q] = W::load(p);
     }
     for (int c = 0; c < RA; ++c) {
       const __m512 x = _mm512_set1_ps(a[static_cast<size_t>(c) * as + static_cast<size_t>(jj)]);
@@ -54,25 +55,26 @@ inline void f16x16_tile(int64_t k, const uint16_t* g, size_t group_elems, const 
 }
 
 // NG groups against every activation row: tiles of kActs rows, then one tile of the rest.
-template <int NG>
+template <class W, int NG>
 inline void f16x16_groups(int64_t k, const uint16_t* g, size_t group_elems, const float* a, size_t as,
                           int64_t n_a, float* out, size_t os) {
   constexpr int kActs = NG == 2 ? 12 : 24;  // 24 accumulators either way
   int64_t c = 0;
   for (; c + kActs <= n_a; c += kActs)
-    f16x16_tile<NG, kActs, 1>(k, g, group_elems, a + static_cast<size_t>(c) * as, as, out + c * os, os);
+    f16x16_tile<W, NG, kActs, 1>(k, g, group_elems, a + static_cast<size_t>(c) * as, as, out + c * os, os);
   const float* ar = a + static_cast<size_t>(c) * as;
   float* o = out + c * os;
   const int64_t rest = n_a - c;
   [&]<int... R>(std::integer_sequence<int, R...>) {
-    ((rest == R + 1 ? f16x16_tile<NG, R + 1, (R < 3 ? 2 : 1)>(k, g, group_elems, ar, as, o, os) : void()),
+    ((rest == R + 1 ? f16x16_tile<W, NG, R + 1, (R < 3 ? 2 : 1)>(k, g, group_elems, ar, as, o, os) : void()),
      ...);
   }
   (std::make_integer_sequence<int, kActs - 1>{});
 }
 
-void gemm_f16x16(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w, const std::byte* ab,
-                 size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
+template <class W>
+void gemm_half_x16(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w, const std::byte* ab,
+                   size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
   const auto* w = reinterpret_cast<const uint16_t*>(wb);
   const auto* a = reinterpret_cast<const float*>(ab);
   const size_t as = a_stride / sizeof(float), group_elems = static_cast<size_t>(kF16x16Rows) * (w_stride / 2);
@@ -84,32 +86,32 @@ void gemm_f16x16(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w, c
       float* o = out + q * kF16x16Rows;
       switch (n_a) {
         case 1:
-          f16x16_tile<4, 1, 2>(k, g, group_elems, a, as, o, out_stride);
+          f16x16_tile<W, 4, 1, 2>(k, g, group_elems, a, as, o, out_stride);
           break;
         case 2:
-          f16x16_tile<4, 2, 1>(k, g, group_elems, a, as, o, out_stride);
+          f16x16_tile<W, 4, 2, 1>(k, g, group_elems, a, as, o, out_stride);
           break;
         case 3:
-          f16x16_tile<4, 3, 1>(k, g, group_elems, a, as, o, out_stride);
+          f16x16_tile<W, 4, 3, 1>(k, g, group_elems, a, as, o, out_stride);
           break;
         default:
-          f16x16_tile<4, 4, 1>(k, g, group_elems, a, as, o, out_stride);
+          f16x16_tile<W, 4, 4, 1>(k, g, group_elems, a, as, o, out_stride);
           break;
       }
     }
   }
   for (; q + 2 <= groups; q += 2)
-    f16x16_groups<2>(k, w + static_cast<size_t>(q) * group_elems, group_elems, a, as, n_a,
-                     out + q * kF16x16Rows, out_stride);
+    f16x16_groups<W, 2>(k, w + static_cast<size_t>(q) * group_elems, group_elems, a, as, n_a,
+                        out + q * kF16x16Rows, out_stride);
   if (q < groups)
-    f16x16_groups<1>(k, w + static_cast<size_t>(q) * group_elems, group_elems, a, as, n_a,
-                     out + q * kF16x16Rows, out_stride);
+    f16x16_groups<W, 1>(k, w + static_cast<size_t>(q) * group_elems, group_elems, a, as, n_a,
+                        out + q * kF16x16Rows, out_stride);
   if (const int64_t done = groups * kF16x16Rows; done < n_w)
-    float_gemm<F16W>(k, wb + static_cast<size_t>(done) * w_stride, w_stride, n_w - done, ab, a_stride, n_a,
-                     out + done, out_stride);
+    float_gemm<W>(k, wb + static_cast<size_t>(done) * w_stride, w_stride, n_w - done, ab, a_stride, n_a,
+                  out + done, out_stride);
 }
 
-// Rows [0, rows) of a row-major f16 matrix into the layout; rows past the last full group copied.
+// Rows [0, rows) of a row-major f16 or bf16 matrix into the layout; rows past the last full group copied.
 void repack_f16x16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
   const auto* s = reinterpret_cast<const uint16_t*>(src);
   auto* d = reinterpret_cast<uint16_t*>(dst);

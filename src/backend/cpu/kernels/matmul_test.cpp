@@ -161,9 +161,11 @@ std::vector<Case> cases() {
   }
   // F16 repacked in k-major 16-row groups (AVX-512): the decode path's four groups at a time plus
   // one, the prefill pairs plus one group, 12-row tiles plus every kind of rest, and a row tail.
-  for (int64_t M : {1, 2, 3, 4}) v.push_back({DType::F16, M, 80, 67});
-  for (int64_t M : {5, 13, 25, 35}) v.push_back({DType::F16, M, 48, 33});
-  v.push_back({DType::F16, 24, 70, 67});
+  for (DType t : {DType::F16, DType::BF16}) {  // and BF16 in the same groups (bf16x16)
+    for (int64_t M : {1, 2, 3, 4}) v.push_back({t, M, 80, 67});
+    for (int64_t M : {5, 13, 25, 35}) v.push_back({t, M, 48, 33});
+    v.push_back({t, 24, 70, 67});
+  }
   v.push_back({DType::Q4_0, 2, 1, 32});
   // Q4_0 repacked in 16-row groups (AVX-512 VNNI): whole groups only, at the decode (M <= 4), tile
   // and packed (M >= 16) paths, and groups plus a tail.
@@ -211,8 +213,8 @@ TEST(CpuMatmulDecodeSplit, TasksAreLargeUnlessThreadsWouldIdle) {
 // full 16-row groups and of the row-major tail.
 TEST(CpuMatmulRepack, UnpackRowGivesBackEachRowOfTheFile) {
   size_t layouts = 0;
-  for (DType t : {DType::F16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K,
-                  DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+  for (DType t : {DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
+                  DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
     const kernels::MatmulKernel* mk = kernels::matmul_kernel_for(detect_isa(), t);
     if (mk == nullptr || mk->repacked == nullptr) continue;
     const kernels::MatmulKernel& rk = *mk->repacked;
@@ -230,7 +232,7 @@ TEST(CpuMatmulRepack, UnpackRowGivesBackEachRowOfTheFile) {
           << rk.layout << " row " << r;
     }
   }
-  EXPECT_EQ(layouts, detect_isa() == Isa::Avx512 ? 11u : 0u);
+  EXPECT_EQ(layouts, detect_isa() == Isa::Avx512 ? 12u : 0u);
 }
 
 // Every tier's activation converter writes the scalar one's bytes (ties and zero blocks included).

@@ -457,12 +457,18 @@ constexpr const MatmulKernel* kQ5_KRepacked = nullptr;
 #endif
 
 #if defined(__AVX512F__)
-const MatmulKernel kF16x16 = {DType::F16,    ActType::F16, quantize_f16_x86, gemm_f16x16,
+const MatmulKernel kF16x16 = {DType::F16,    ActType::F16, quantize_f16_x86, gemm_half_x16<F16W>,
                               nullptr,       nullptr,      nullptr,          nullptr,
                               repack_f16x16, "f16x16",     kF16x16Rows,      unpack_row_f16x16};
 constexpr const MatmulKernel* kF16Repacked = &kF16x16;
+// BF16 in the same k-major groups (the repack moves 16-bit elements, whatever they hold).
+const MatmulKernel kBF16x16 = {DType::BF16,   ActType::BF16, quantize_bf16_x86, gemm_half_x16<BF16W>,
+                               nullptr,       nullptr,       nullptr,           nullptr,
+                               repack_f16x16, "bf16x16",     kF16x16Rows,       unpack_row_f16x16};
+constexpr const MatmulKernel* kBF16Repacked = &kBF16x16;
 #else
 constexpr const MatmulKernel* kF16Repacked = nullptr;
+constexpr const MatmulKernel* kBF16Repacked = nullptr;
 #endif
 
 // k with the repacked-layout kernel r.
@@ -474,7 +480,7 @@ constexpr MatmulKernel with_repacked(MatmulKernel k, const MatmulKernel* r) {
 const MatmulKernel kX86Kernels[] = {
     {DType::F32, ActType::F32, nullptr, float_gemm<F32W>},
     with_repacked({DType::F16, ActType::F16, quantize_f16_x86, float_gemm<F16W>}, kF16Repacked),
-    {DType::BF16, ActType::BF16, quantize_bf16_x86, float_gemm<BF16W>},
+    with_repacked({DType::BF16, ActType::BF16, quantize_bf16_x86, float_gemm<BF16W>}, kBF16Repacked),
     with_repacked(packed<PQ4_0>({DType::Q4_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q4_0P>}),
                   kQ4_0Repacked),
     with_repacked(packed<PQ4_1>({DType::Q4_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q4_1P>}),
