@@ -1,7 +1,9 @@
 // Decode attention throughput: one query row against S cached rows, as a decode step runs it, with
 // the cache cold in memory (copies of it rotated, as the layers of a model are between two visits).
 // Reported as the cache bytes read per second (K and V). Not a unit test: run
-// build/bin/glass_attention_bench [--benchmark_filter=...]; GLASS_BENCH_THREADS sets the threads.
+// build/bin/glass_attention_bench [--benchmark_filter=...]; GLASS_BENCH_THREADS sets the threads,
+// GLASS_BENCH_HUGE puts the copies on huge pages (as the session's states are), GLASS_BENCH_HOT
+// reads one copy again and again (the kernel without the memory).
 #include <benchmark/benchmark.h>
 #include <sys/mman.h>
 
@@ -53,7 +55,9 @@ void BM_DecodeAttention(benchmark::State& state, DType cache) {
     return;
   }
   const size_t elt = cache == DType::F16 ? 2 : 4, cache_bytes = static_cast<size_t>(C * Hkv * D) * elt;
-  const size_t copies = std::max<size_t>(2, (size_t{256} << 20) / (2 * cache_bytes));
+  const size_t copies = std::getenv("GLASS_BENCH_HOT") != nullptr
+                            ? 1
+                            : std::max<size_t>(2, (size_t{256} << 20) / (2 * cache_bytes));
   // One 2 MiB-aligned arena for all copies, on transparent huge pages as the session's cache.
   const size_t arena_bytes =
       (2 * copies * cache_bytes + (size_t{2} << 20) - 1) / (size_t{2} << 20) * (size_t{2} << 20);
