@@ -400,6 +400,13 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
       b.kt = nullptr;
       if (j.f16_cache) {
         for (int64_t s = 0; s < n; ++s) {
+          const int64_t ahead = ((s0 + s + kRowsAhead) * j.Hkv + hk) * D;  // in halves
+          for (int64_t at = 0; at < 2 * D; at += 64) {
+            __builtin_prefetch(reinterpret_cast<const char*>(static_cast<const uint16_t*>(j.k) + ahead) + at,
+                               0, 3);
+            __builtin_prefetch(reinterpret_cast<const char*>(static_cast<const uint16_t*>(j.v) + ahead) + at,
+                               0, 3);
+          }
           cache_row_f32(j.k, j, s0 + s, hk, own + s * D);
           cache_row_f32(j.v, j, s0 + s, hk, own + (kKeyBlock + s) * D);
         }
