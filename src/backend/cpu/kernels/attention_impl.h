@@ -381,10 +381,11 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
     l[r] = 0.0f;
   }
   const QueryRange range = query_range(j, t0, t1);
-  // Decode (one register block of query rows, e.g. a GQA group of one token) reads K rows directly:
-  // packing (transposing) every key block for a single use cost more than the scores themselves.
+  // Decode (one or two register blocks of query rows: a GQA group of one token, up to 8 as Qwen2.5's
+  // 7) reads K rows directly: packing (transposing) every key block for one or two uses cost more
+  // than the scores themselves (Qwen2.5-0.5B-like Q4_0, -d 1024: see docs/performance.md).
 #if defined(__AVX512F__)
-  const bool direct = R <= kRowBlock && j.packed == nullptr && D % 16 == 0;
+  const bool direct = R <= 2 * kRowBlock && j.packed == nullptr && D % 16 == 0;
 #else
   constexpr bool direct = false;
 #endif

@@ -1,5 +1,5 @@
 // Fused cpu attention (after kv_write, as models use it) against the ref backend at every ISA tier:
-// GQA groups 1, 2, 3 and 4, head sizes 8 / 20 / 64 (vector tails), query blocks of 1 (decode; past
+// GQA groups 1, 2, 3, 4, 5, 7 and 8, head sizes 8 / 20 / 64 (vector tails), query blocks of 1 (decode; past
 // 700 and 1100 split the keys into ranges merged afterwards, some wholly outside a window), 7
 // and 150 rows (several jobs and key blocks), a cached prefix, f32 and f16 caches, NaN in cache rows
 // past S that must never be read; sliding windows (with NaN in whole key blocks older than every
@@ -135,7 +135,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{9, 3, 64, 100, 20, DType::F16, true}, Case{4, 2, 64, 1, 200, DType::F32, false, 16, 0.0f, 128},
         Case{4, 2, 64, 30, 170, DType::F32, false, 24, 0.0f, 128},
         Case{8, 2, 32, 70, 10, DType::F16, false, 12, 0.0f},
-        Case{4, 2, 64, 48, 0, DType::F32, false, 0, 2.0f}, Case{8, 4, 20, 9, 30, DType::F32, true, 7, 3.0f}));
+        Case{4, 2, 64, 48, 0, DType::F32, false, 0, 2.0f}, Case{8, 4, 20, 9, 30, DType::F32, true, 7, 3.0f},
+        // Decode with groups of 5-8 (Qwen2.5's 7): two register blocks of rows, K and V rows read as they
+        // lie.
+        Case{14, 2, 64, 1, 700, DType::F32}, Case{14, 2, 64, 1, 1100, DType::F16},
+        Case{8, 1, 32, 1, 300, DType::F32}, Case{10, 2, 64, 1, 90, DType::F32, true},
+        Case{16, 2, 64, 1, 1100, DType::F32, false, 100, 0.0f, 512}));
 
 }  // namespace
 }  // namespace glass::backend::cpu
