@@ -6,14 +6,14 @@
 // A group holds the same bytes as its 16 rows (16 x 22 per block of 32 weights for Q5_0, 16 x 24
 // for Q5_1, 16 x 20 for Q4_1), reordered per block as
 //   16 f16 scales d (32 bytes); Q5_1 and Q4_1: 16 f16 minimums m (32 bytes);
-//   Q5_0 and Q5_1: 16 x 4 bytes of fifth bits, row r's at 4r, in lane order: bit 4 + h of byte j is the fifth
-//   bit of weight 4h + j, bit h that of weight 16 + 4h + j (h, j < 4); 4 chunks of 64 bytes of nibbles, as
-//   q4_0x16: byte 4r + j of chunk h is byte 4h + j of row r's quants (low nibble: weight 4h + j, high nibble:
-//   weight 16 + 4h + j).
+//   Q5_0 and Q5_1: 16 x 4 bytes of fifth bits, row r's at 4r, in lane order: bit 4 + h of byte j
+//   is the fifth bit of weight 4h + j, bit h that of weight 16 + 4h + j (h, j < 4);
+//   4 chunks of 64 bytes of nibbles, as q4_0x16: byte 4r + j of chunk h is byte 4h + j of row r's
+//   quants (low nibble: weight 4h + j, high nibble: weight 16 + 4h + j).
 // One shift of the fifth-bit lanes puts chunk h's bits at bit 4 of the bytes they belong to, so
-// each 64 bytes become 16 rows' 4 unsigned 5-bit weights in four instructions, and one dpbusd per
-// 4 weights sums them with the activation bytes: decode stays memory-bound (the row-major kernel
-// read ~18 GB/s on 2 threads; see docs/performance.md).
+// each 64 bytes become 16 rows' 4 unsigned 5-bit weights in a few instructions, and one dpbusd per
+// 4 weights sums them with the activation bytes: decode stays memory-bound (the row-major kernels
+// read 17-25 GB/s on 2 threads, q5_0x16 51-58; docs/performance.md).
 #include <immintrin.h>
 
 #include <cstring>
