@@ -108,7 +108,7 @@ struct LegacyX16 {
     move(2 * r, in.d, 2);
     if constexpr (kMin) move(static_cast<int64_t>(kMins) + 2 * r, in.m, 2);
     if constexpr (kFifth) move(static_cast<int64_t>(kFifthAt) + 4 * r, in.qh, 4);
-    for (int h = 0; h < 4; ++h) move(static_cast<int64_t>(kNibbles) + 64 * h + 4 * r, in.qs + 4 * h, 4);
+    move_words(move, kNibbles, r, in.qs, 4);
   }
 
   static void to_lanes(uint8_t (&qh)[4]) {

@@ -90,7 +90,7 @@ void pack_q4_0x16(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, 
 template <class B, class Move>
 void q4_0x16_pieces(int64_t r, B& in, const Move& move) {
   move(2 * r, in.d, 2);
-  for (int h = 0; h < 4; ++h) move(32 + 64 * h + 4 * r, in.qs + 4 * h, 4);
+  move_words(move, 32, r, in.qs, 4);
 }
 
 // Repacks the full 16-row groups of a row-major Q4_0 matrix (rows x k); tail rows are copied.

@@ -157,12 +157,9 @@ struct Kx16 {
   static void pieces(int64_t r, B& in, const Move& move) {
     move(2 * r, in.d, 2);
     move(32 + 2 * r, in.dmin, 2);
-    for (int w = 0; w < 3; ++w) move(64 + 64 * w + 4 * r, in.scales + 4 * w, 4);
-    if constexpr (kFifth)
-      for (int h = 0; h < 8; ++h) move(static_cast<int64_t>(kFifthAt) + 64 * h + 4 * r, in.qh + 4 * h, 4);
-    for (int c = 0; c < 4; ++c)
-      for (int h = 0; h < 8; ++h)
-        move(static_cast<int64_t>(kQuants) + 64 * (8 * c + h) + 4 * r, in.qs + 32 * c + 4 * h, 4);
+    move_words(move, 64, r, in.scales, 3);
+    if constexpr (kFifth) move_words(move, kFifthAt, r, in.qh, 8);
+    move_words(move, kQuants, r, in.qs, 32);  // chunk (c, h) is word 8c + h
   }
 
   // Repacks the full 16-row groups of a row-major matrix (rows x k); tail rows are copied.

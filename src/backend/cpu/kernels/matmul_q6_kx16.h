@@ -75,9 +75,9 @@ struct Q6Sub {
   template <class B, class Move>
   static void pieces(int64_t r, B& in, const Move& move) {
     move(2 * r, in.d, 2);
-    for (int v = 0; v < 4; ++v) move(32 + 64 * v + 4 * r, in.scales + 4 * v, 4);
-    for (int c = 0; c < 32; ++c) move(static_cast<int64_t>(kLow) + 64 * c + 4 * r, in.ql + 4 * c, 4);
-    for (int c = 0; c < 16; ++c) move(static_cast<int64_t>(kHigh) + 64 * c + 4 * r, in.qh + 4 * c, 4);
+    move_words(move, 32, r, in.scales, 4);
+    move_words(move, kLow, r, in.ql, 32);
+    move_words(move, kHigh, r, in.qh, 16);
   }
 };
 
@@ -129,9 +129,9 @@ struct Q3Sub {
   template <class B, class Move>
   static void pieces(int64_t r, B& in, const Move& move) {
     move(2 * r, in.d, 2);
-    for (int w = 0; w < 3; ++w) move(32 + 64 * w + 4 * r, in.scales + 4 * w, 4);
-    for (int c = 0; c < 16; ++c) move(static_cast<int64_t>(kLow) + 64 * c + 4 * r, in.qs + 4 * c, 4);
-    for (int l = 0; l < 8; ++l) move(static_cast<int64_t>(kHigh) + 64 * l + 4 * r, in.hmask + 4 * l, 4);
+    move_words(move, 32, r, in.scales, 3);
+    move_words(move, kLow, r, in.qs, 16);
+    move_words(move, kHigh, r, in.hmask, 8);
   }
 };
 
@@ -166,8 +166,8 @@ struct Q2Sub {
   static void pieces(int64_t r, B& in, const Move& move) {
     move(2 * r, in.d, 2);
     move(32 + 2 * r, in.dmin, 2);
-    for (int v = 0; v < 4; ++v) move(static_cast<int64_t>(kScales) + 64 * v + 4 * r, in.scales + 4 * v, 4);
-    for (int c = 0; c < 16; ++c) move(static_cast<int64_t>(kLow) + 64 * c + 4 * r, in.qs + 4 * c, 4);
+    move_words(move, kScales, r, in.scales, 4);
+    move_words(move, kLow, r, in.qs, 16);
   }
 };
 

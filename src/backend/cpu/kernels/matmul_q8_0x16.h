@@ -73,7 +73,7 @@ void pack_q8_0x16(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, 
 template <class B, class Move>
 void q8_0x16_pieces(int64_t r, B& in, const Move& move) {
   move(2 * r, in.d, 2);
-  for (int h = 0; h < 8; ++h) move(32 + 64 * h + 4 * r, in.qs + 4 * h, 4);
+  move_words(move, 32, r, in.qs, 8);
 }
 void flip_sign(q::BlockQ8_0& b) {
   for (int8_t& v : b.qs) v = static_cast<int8_t>(static_cast<uint8_t>(v) ^ 0x80u);

@@ -108,6 +108,12 @@ inline auto to_group(std::byte* blk) {
 inline auto from_group(const std::byte* blk) {
   return [blk](int64_t at, auto* piece, size_t n) { std::memcpy(piece, blk + at, n); };
 }
+// The common piece: n 4-byte words of row r's block from `piece`, word i at at + 64 i + 4 r of the
+// group's block, where the 16 rows' word i lie together (one 64-byte load).
+template <class Move, class Piece>
+void move_words(const Move& move, int64_t at, int64_t r, Piece* piece, int n) {
+  for (int i = 0; i < n; ++i) move(at + 64 * i + 4 * r, piece + 4 * i, 4);
+}
 
 // The repack walk shared by the layouts: for each full 16-row group and each block, place(blk, r,
 // in) writes row r's block `in` into the group's block `blk` (16 blocks' bytes); the rows past the
