@@ -393,55 +393,46 @@ constexpr MatmulKernel packed(MatmulKernel k) {
 }
 
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
+// The kernel of a 16-row-group layout L (matmul_x16.h): L's decode and tile walk with the plain
+// kernel Tail for rows past the last group, the packed prefill path of pack policy P from L's groups.
+template <class L, class P, GemmFn Tail>
+constexpr MatmulKernel x16_kernel(DType weight, ActType act, QuantizeFn quantize, const char* layout) {
+  return {weight,  act,       quantize, gemm_x16<L, Tail>, packed_bytes<P>, L::pack_group, packed_gemm<P>,
+          nullptr, L::repack, layout,   kGroupRows,        L::unpack_row};
+}
 const MatmulKernel kQ4_0x16 = {
     DType::Q4_0,         ActType::Q8_0, quantize_q8_0_x86,  gemm_q4_0x16<kLegacy<Q4_0P>>,
     packed_bytes<PQ4_0>, pack_q4_0x16,  packed_gemm<PQ4_0>, nullptr,
     repack_q4_0x16,      "q4_0x16",     kX16Rows,           unpack_row_q4_0x16};
 constexpr const MatmulKernel* kQ4_0Repacked = &kQ4_0x16;
-const MatmulKernel kQ4_Kx16 = {
-    DType::Q4_K,         ActType::Q8_K,       quantize_q8_k_x86,  gemm_x16<Q4_Kx16, kKQuant<Q4_KP>>,
-    packed_bytes<PQ4_K>, Q4_Kx16::pack_group, packed_gemm<PQ4_K>, nullptr,
-    Q4_Kx16::repack,     "q4_kx16",           kK16Rows,           Q4_Kx16::unpack_row};
+constexpr MatmulKernel kQ4_Kx16 =
+    x16_kernel<Q4_Kx16, PQ4_K, kKQuant<Q4_KP>>(DType::Q4_K, ActType::Q8_K, quantize_q8_k_x86, "q4_kx16");
 constexpr const MatmulKernel* kQ4_KRepacked = &kQ4_Kx16;
-const MatmulKernel kQ5_Kx16 = {
-    DType::Q5_K,         ActType::Q8_K,       quantize_q8_k_x86,  gemm_x16<Q5_Kx16, kKQuant<Q5_KP>>,
-    packed_bytes<PQ5_K>, Q5_Kx16::pack_group, packed_gemm<PQ5_K>, nullptr,
-    Q5_Kx16::repack,     "q5_kx16",           kK16Rows,           Q5_Kx16::unpack_row};
+constexpr MatmulKernel kQ5_Kx16 =
+    x16_kernel<Q5_Kx16, PQ5_K, kKQuant<Q5_KP>>(DType::Q5_K, ActType::Q8_K, quantize_q8_k_x86, "q5_kx16");
 constexpr const MatmulKernel* kQ5_KRepacked = &kQ5_Kx16;
 const MatmulKernel kQ8_0x16 = {
     DType::Q8_0,         ActType::Q8_0, quantize_q8_0_x86,  gemm_q8_0x16<kLegacy<Q8_0P>>,
     packed_bytes<PQ8_0>, pack_q8_0x16,  packed_gemm<PQ8_0>, nullptr,
     repack_q8_0x16,      "q8_0x16",     kQ8x16Rows,         unpack_row_q8_0x16};
 constexpr const MatmulKernel* kQ8_0Repacked = &kQ8_0x16;
-const MatmulKernel kQ6_Kx16 = {
-    DType::Q6_K,         ActType::Q8_K,       quantize_q8_k_x86,  gemm_x16<Q6_Kx16, kKQuant<Q6_KP>>,
-    packed_bytes<PQ6_K>, Q6_Kx16::pack_group, packed_gemm<PQ6_K>, nullptr,
-    Q6_Kx16::repack,     "q6_kx16",           kGroupRows,         Q6_Kx16::unpack_row};
+constexpr MatmulKernel kQ6_Kx16 =
+    x16_kernel<Q6_Kx16, PQ6_K, kKQuant<Q6_KP>>(DType::Q6_K, ActType::Q8_K, quantize_q8_k_x86, "q6_kx16");
 constexpr const MatmulKernel* kQ6_KRepacked = &kQ6_Kx16;
-const MatmulKernel kQ3_Kx16 = {
-    DType::Q3_K,         ActType::Q8_K,       quantize_q8_k_x86,  gemm_x16<Q3_Kx16, kKQuant<Q3_KP>>,
-    packed_bytes<PQ3_K>, Q3_Kx16::pack_group, packed_gemm<PQ3_K>, nullptr,
-    Q3_Kx16::repack,     "q3_kx16",           kGroupRows,         Q3_Kx16::unpack_row};
+constexpr MatmulKernel kQ3_Kx16 =
+    x16_kernel<Q3_Kx16, PQ3_K, kKQuant<Q3_KP>>(DType::Q3_K, ActType::Q8_K, quantize_q8_k_x86, "q3_kx16");
 constexpr const MatmulKernel* kQ3_KRepacked = &kQ3_Kx16;
-const MatmulKernel kQ2_Kx16 = {
-    DType::Q2_K,         ActType::Q8_K,       quantize_q8_k_x86,  gemm_x16<Q2_Kx16, kKQuant<Q2_KP>>,
-    packed_bytes<PQ2_K>, Q2_Kx16::pack_group, packed_gemm<PQ2_K>, nullptr,
-    Q2_Kx16::repack,     "q2_kx16",           kGroupRows,         Q2_Kx16::unpack_row};
+constexpr MatmulKernel kQ2_Kx16 =
+    x16_kernel<Q2_Kx16, PQ2_K, kKQuant<Q2_KP>>(DType::Q2_K, ActType::Q8_K, quantize_q8_k_x86, "q2_kx16");
 constexpr const MatmulKernel* kQ2_KRepacked = &kQ2_Kx16;
-const MatmulKernel kQ5_0x16 = {
-    DType::Q5_0,         ActType::Q8_0,       quantize_q8_0_x86,  gemm_x16<Q5_0x16, kLegacy<Q5_0P>>,
-    packed_bytes<PQ5_0>, Q5_0x16::pack_group, packed_gemm<PQ5_0>, nullptr,
-    Q5_0x16::repack,     "q5_0x16",           kGroupRows,         Q5_0x16::unpack_row};
+constexpr MatmulKernel kQ5_0x16 =
+    x16_kernel<Q5_0x16, PQ5_0, kLegacy<Q5_0P>>(DType::Q5_0, ActType::Q8_0, quantize_q8_0_x86, "q5_0x16");
 constexpr const MatmulKernel* kQ5_0Repacked = &kQ5_0x16;
-const MatmulKernel kQ5_1x16 = {
-    DType::Q5_1,         ActType::Q8_1,       quantize_q8_1_x86,  gemm_x16<Q5_1x16, kLegacy<Q5_1P>>,
-    packed_bytes<PQ5_1>, Q5_1x16::pack_group, packed_gemm<PQ5_1>, nullptr,
-    Q5_1x16::repack,     "q5_1x16",           kGroupRows,         Q5_1x16::unpack_row};
+constexpr MatmulKernel kQ5_1x16 =
+    x16_kernel<Q5_1x16, PQ5_1, kLegacy<Q5_1P>>(DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, "q5_1x16");
 constexpr const MatmulKernel* kQ5_1Repacked = &kQ5_1x16;
-const MatmulKernel kQ4_1x16 = {
-    DType::Q4_1,         ActType::Q8_1,       quantize_q8_1_x86,  gemm_x16<Q4_1x16, kLegacy<Q4_1P>>,
-    packed_bytes<PQ4_1>, Q4_1x16::pack_group, packed_gemm<PQ4_1>, nullptr,
-    Q4_1x16::repack,     "q4_1x16",           kGroupRows,         Q4_1x16::unpack_row};
+constexpr MatmulKernel kQ4_1x16 =
+    x16_kernel<Q4_1x16, PQ4_1, kLegacy<Q4_1P>>(DType::Q4_1, ActType::Q8_1, quantize_q8_1_x86, "q4_1x16");
 constexpr const MatmulKernel* kQ4_1Repacked = &kQ4_1x16;
 #else
 constexpr const MatmulKernel* kQ5_0Repacked = nullptr;
