@@ -36,11 +36,14 @@ struct LoadOptions {
   bool decompose = false;  // run composite ops through their reference decompositions (debugging)
   bool fuse = true;        // the backend's fusions (cpu: fused matmul epilogues); off for A/B
   int n_threads = 0;       // compute threads (cpu backend); 0 = one per hardware thread
+  // cpu backend: the kernel tier, "avx512", "avx2" or "scalar"; empty = the best this CPU runs. A
+  // tier the CPU lacks is an error, not a fallback.
+  std::string isa;
   // cpu backend: copy weights whose kernel has a faster layout into it once, when the first plan
-  // is compiled (F16, Q4_0, Q8_0, Q4_K, Q6_K with AVX-512; metered in the plan's rewrite log), and
+  // is compiled (every quantized type, F16 and BF16 with AVX-512; metered in the plan's rewrite log), and
   // drop the copied part of the file mapping (GGUF, or an HF checkpoint's shards) from memory as
-  // each copy is made (the model holds one copy; a read of the original pages it back in); false: every weight is read from the file
-  // mapping as stored.
+  // each copy is made (the model holds one copy; a read of the original pages it back in); false: every
+  // weight is read from the file mapping as stored.
   bool repack_weights = true;
   // Jinja chat template used by Session::chat instead of the model's own (GGUF
   // tokenizer.chat_template); empty = the model's.
@@ -59,6 +62,7 @@ struct ModelInfo {
   std::string path;
   std::string architecture;
   std::string summary;  // hyper-parameters in one line
+  std::string backend;  // the backend and what it chose: "cpu (avx512, 2 threads)"
   int64_t vocab_size = 0;
   int64_t n_ctx = 0;
   int64_t n_ctx_train = 0;

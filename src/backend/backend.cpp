@@ -32,9 +32,16 @@ Result<Lowered> lower_for(const Backend& backend, const graph::Graph& g, const C
 
 Result<std::unique_ptr<Backend>> make_backend(std::string_view name, const BackendOptions& options) {
   if (name == "ref") return std::unique_ptr<Backend>(std::make_unique<ref::RefBackend>());
-  if (name == "cpu")
+  if (name == "cpu") {
+    std::optional<cpu::Isa> isa;
+    if (!options.isa.empty()) {
+      auto parsed = cpu::parse_isa(options.isa);
+      if (!parsed) return parsed.error();
+      isa = *parsed;
+    }
     return std::unique_ptr<Backend>(std::make_unique<cpu::CpuBackend>(
-        cpu::CpuOptions{options.n_threads, {}, options.repack_weights, options.weight_copied}));
+        cpu::CpuOptions{options.n_threads, isa, options.repack_weights, options.weight_copied}));
+  }
   return make_error(ErrorCode::Unsupported,
                     fmt::format("backend '{}' is not available (available: ref, cpu)", name));
 }

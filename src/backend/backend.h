@@ -76,6 +76,8 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
+  // The name with what was chosen at creation (cpu: kernel tier and threads), for logs.
+  virtual std::string describe() const { return std::string(name()); }
   // Whether the kernel table holds a kernel for this node (op and operand dtypes).
   virtual bool supports(const graph::Graph& g, const graph::Node& n) const = 0;
   // The kernel table, one "op(dtypes)" line per entry, for `glass ops`.
@@ -104,6 +106,7 @@ struct BackendOptions {
   int n_threads = 0;  // compute threads for backends that use them (cpu); <= 0: one per hardware thread
   bool repack_weights = true;  // cpu: one-time repacks into faster kernel layouts (cpu/weight_repack.h)
   WeightCopied weight_copied;  // may be empty
+  std::string isa;             // cpu: kernel tier by name (cpu/isa.h); empty = the best this CPU runs
 };
 Result<std::unique_ptr<Backend>> make_backend(std::string_view name, const BackendOptions& options = {});
 

@@ -182,6 +182,18 @@ TEST_F(Cli, BenchMarkdownHasARowPerTest) {
   EXPECT_NE(rows[1].find(" ± "), std::string::npos) << rows[1];
 }
 
+// --isa picks the kernel tier and the load line names it; a tier glass has no name for is refused.
+TEST_F(Cli, BenchRunsTheNamedKernelTier) {
+  tiny_model("q4_0");
+  const Ran r = glass("bench -m tiny-q4_0.gguf -p 16 -n 2 -r 1 -t 1 --isa scalar");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("backend cpu (scalar, 1 threads)"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find(" tg2 "), std::string::npos) << r.out;
+  const Ran bad = glass("bench -m tiny-q4_0.gguf -p 16 -n 0 -r 1 --isa avx9");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("avx9"), std::string::npos) << bad.err;
+}
+
 TEST_F(Cli, BenchOfAMissingFileFailsNamingIt) {
   const Ran r = glass("bench -m no-such-model.gguf -p 8 -n 0 -r 1");
   EXPECT_NE(r.status, 0);

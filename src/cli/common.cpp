@@ -37,6 +37,9 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("--backend", o.load.backend, "compute backend: cpu or ref")->default_val("cpu");
   cmd.add_option("-t,--threads", o.load.n_threads,
                  "compute threads (cpu backend; default: one per hardware thread)");
+  cmd.add_option("--isa", o.load.isa,
+                 "cpu backend: kernel tier, avx512, avx2 or scalar (default: the best this CPU runs)")
+      ->check(CLI::IsMember({"avx512", "avx2", "scalar"}));
   cmd.add_flag("!--no-repack", o.load.repack_weights,
                "cpu backend: multiply every weight in its file layout (no one-time repack into a kernel's "
                "faster layout, e.g. q4_0 in 16-row groups)");
@@ -113,7 +116,7 @@ std::shared_ptr<Model> load_or_report(const ModelOptions& o) {
              "cache), batch "
              "{}\n",
              info.path, static_cast<double>(info.file_bytes) / (1024.0 * 1024.0), info.load_ms, info.summary,
-             o.load.backend, info.n_ctx, o.load.cache_type == CacheType::F16 ? "f16" : "f32", info.n_batch);
+             info.backend, info.n_ctx, o.load.cache_type == CacheType::F16 ? "f16" : "f32", info.n_batch);
   return *model;
 }
 

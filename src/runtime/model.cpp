@@ -119,7 +119,7 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
                       fmt::format("model: tokenizer has {} tokens but the model's vocabulary is {}",
                                   impl->tokenizer->vocab_size(), impl->model_graph.vocab_size));
 
-  backend::BackendOptions backend_options{options.n_threads, options.repack_weights, {}};
+  backend::BackendOptions backend_options{options.n_threads, options.repack_weights, {}, options.isa};
   if (*format == ModelFormat::Gguf) impl->weight_mappings = {impl->file->mapping()};
   // A repacked weight's file pages leave memory (they stay in the page cache), so the model holds
   // one copy of it. A weight lies in one mapping; release ignores ranges outside its own.
@@ -136,6 +136,7 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   info.path = path;
   info.architecture = *arch_name;
   info.summary = impl->model_graph.summary;
+  info.backend = impl->backend->describe();
   info.vocab_size = impl->model_graph.vocab_size;
   info.n_ctx = impl->model_graph.n_ctx;
   info.n_ctx_train = impl->model_graph.n_ctx_train;

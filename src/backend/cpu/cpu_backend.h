@@ -23,6 +23,7 @@ class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(const CpuOptions& options = {});
   std::string_view name() const override { return "cpu"; }
+  std::string describe() const override;
   bool supports(const graph::Graph& g, const graph::Node& n) const override;
   std::vector<std::string> kernel_table() const override;
   Result<std::unique_ptr<Plan>> compile(const graph::Graph& g, const WeightResolver& weights,

@@ -576,6 +576,10 @@ CpuBackend::CpuBackend(const CpuOptions& options)
       pool_(std::make_shared<ThreadPool>(options.n_threads)),
       repacks_(options.repack_weights ? std::make_shared<WeightRepacks>(options.weight_copied) : nullptr) {}
 
+std::string CpuBackend::describe() const {
+  return fmt::format("cpu ({}, {} threads)", isa_name(isa_), pool_->size());
+}
+
 bool CpuBackend::supports(const graph::Graph& g, const graph::Node& n) const {
   return graph::is_leaf(n.op) || find_kernel(g, n, isa_).has_value();
 }

@@ -253,5 +253,29 @@ TEST(CpuPlan, RunRejectsBindingsOutsideTheBucket) {
       << st.error().message;
 }
 
+// `--isa` / LoadOptions::isa: each tier this CPU runs by name, with the backend saying which it
+// took; a tier above the CPU's or an unknown name is an error, never a quiet fallback.
+TEST(CpuBackendIsa, ParsedByNameAndNeverAboveTheCpu) {
+  for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+    const std::string name(isa_name(isa));
+    auto be = make_backend("cpu", BackendOptions{1, true, {}, name});
+    if (isa <= detect_isa()) {
+      ASSERT_TRUE(be.ok()) << be.error().message;
+      EXPECT_EQ((*be)->describe(), "cpu (" + name + ", 1 threads)");
+    } else {
+      ASSERT_FALSE(be.ok()) << name;
+      EXPECT_EQ(be.error().code, ErrorCode::Unsupported);
+      EXPECT_NE(be.error().message.find(name), std::string::npos) << be.error().message;
+    }
+  }
+  auto bad = make_backend("cpu", BackendOptions{1, true, {}, "avx9"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::InvalidArgument);
+  EXPECT_NE(bad.error().message.find("avx9"), std::string::npos) << bad.error().message;
+  auto best = make_backend("cpu", BackendOptions{1, true, {}, ""});
+  ASSERT_TRUE(best.ok());
+  EXPECT_EQ((*best)->describe(), "cpu (" + std::string(isa_name(detect_isa())) + ", 1 threads)");
+}
+
 }  // namespace
 }  // namespace glass::backend::cpu

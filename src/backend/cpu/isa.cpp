@@ -1,5 +1,7 @@
 #include "backend/cpu/isa.h"
 
+#include <fmt/format.h>
+
 namespace glass::backend::cpu {
 
 std::string_view isa_name(Isa isa) {
@@ -28,6 +30,19 @@ Isa detect_isa() {
   if (avx2) return Isa::Avx2;
 #endif
   return Isa::Scalar;
+}
+
+Result<Isa> parse_isa(std::string_view name) {
+  for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+    if (isa_name(isa) != name) continue;
+    if (isa > detect_isa())
+      return make_error(ErrorCode::Unsupported,
+                        fmt::format("cpu backend: this CPU does not run the {} tier (best: {})", name,
+                                    isa_name(detect_isa())));
+    return isa;
+  }
+  return make_error(ErrorCode::InvalidArgument,
+                    fmt::format("cpu backend: unknown kernel tier '{}' (avx512, avx2 or scalar)", name));
 }
 
 }  // namespace glass::backend::cpu

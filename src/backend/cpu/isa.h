@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "glass/result.h"
+
 namespace glass::backend::cpu {
 
 enum class Isa : uint8_t {
@@ -18,5 +20,7 @@ enum class Isa : uint8_t {
 std::string_view isa_name(Isa isa);
 // The best tier this CPU runs.
 Isa detect_isa();
+// A tier by its isa_name(); an error for an unknown name or a tier this CPU does not run.
+Result<Isa> parse_isa(std::string_view name);
 
 }  // namespace glass::backend::cpu
