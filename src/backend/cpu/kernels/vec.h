@@ -1,9 +1,11 @@
 #pragma once
-// A portable 16-lane f32 vector (GCC/Clang vector extensions) for kernels written once and compiled
-// per ISA: the same source becomes one zmm op under -mavx512f, two ymm ops under -mavx2 and four
-// xmm ops on the x86-64 baseline (gemma.cpp's approach with its portable vector API). Everything
-// here has internal linkage: per-ISA files include it, and no out-of-line copy built for a wide ISA
-// may be shared with code that runs on a narrower one.
+// A portable f32 vector (GCC/Clang vector extensions) for kernels written once and compiled per ISA
+// (gemma.cpp's approach with its portable vector API): one register of the tier's width, 16 lanes
+// (zmm) under -mavx512f, 8 (ymm) under -mavx2, 4 (xmm) on the x86-64 baseline. Wider vectors than
+// the ISA's registers are not split well: GCC 12 lowers a 64-byte vector under -mavx2 to scalar
+// loads and stores through the stack (the AVX2 tier's attention ran ~30x slower than AVX-512's).
+// Everything here has internal linkage: per-ISA files include it, and no out-of-line copy built for
+// a wide ISA may be shared with code that runs on a narrower one.
 #include <cstdint>
 #include <cstring>
 
@@ -18,9 +20,15 @@
 namespace glass::backend::cpu::kernels {
 namespace {
 
+#if defined(__AVX512F__)
 constexpr int kLanes = 16;
-typedef float f32v __attribute__((vector_size(64)));    // NOLINT(modernize-use-using): attribute
-typedef int32_t i32v __attribute__((vector_size(64)));  // NOLINT(modernize-use-using)
+#elif defined(__AVX2__)
+constexpr int kLanes = 8;
+#else
+constexpr int kLanes = 4;
+#endif
+typedef float f32v __attribute__((vector_size(4 * kLanes)));    // NOLINT(modernize-use-using): attribute
+typedef int32_t i32v __attribute__((vector_size(4 * kLanes)));  // NOLINT(modernize-use-using)
 
 inline f32v load(const float* p) {
   f32v v;
@@ -58,15 +66,8 @@ inline f32v fmadd(f32v a, f32v b, f32v c) {
   return reinterpret_cast<f32v>(
       _mm512_fmadd_ps(reinterpret_cast<__m512>(a), reinterpret_cast<__m512>(b), reinterpret_cast<__m512>(c)));
 #elif defined(__FMA__)
-  __m256 r[2];
-  const auto* x = reinterpret_cast<const __m256*>(&a);
-  const auto* y = reinterpret_cast<const __m256*>(&b);
-  const auto* z = reinterpret_cast<const __m256*>(&c);
-  r[0] = _mm256_fmadd_ps(x[0], y[0], z[0]);
-  r[1] = _mm256_fmadd_ps(x[1], y[1], z[1]);
-  f32v out;
-  std::memcpy(&out, r, sizeof(out));
-  return out;
+  return reinterpret_cast<f32v>(
+      _mm256_fmadd_ps(reinterpret_cast<__m256>(a), reinterpret_cast<__m256>(b), reinterpret_cast<__m256>(c)));
 #else
   return a * b + c;  // the portable tier rounds twice
 #endif
