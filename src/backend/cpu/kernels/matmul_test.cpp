@@ -13,6 +13,7 @@
 #include "backend/cpu/cpu_test_support.h"
 #include "backend/ref/ref_backend.h"
 #include "formats/quant.h"
+#include "formats/quantize.h"
 #include "graph/builder.h"
 
 namespace glass::backend::cpu {
@@ -84,10 +85,9 @@ void PrintTo(const Case& c, std::ostream* os) {
   *os << graph::dtype_name(c.weight) << " M=" << c.M << " N=" << c.N << " K=" << c.K;
 }
 
-class CpuMatmul : public ::testing::TestWithParam<Case> {};
-
-TEST_P(CpuMatmul, MatchesEmulationAndRef) {
-  const Case c = GetParam();
+// Every runnable tier's matmul of x (M x K) with the weights (N rows of K, stored as c.weight)
+// against the emulation and the ref backend.
+void expect_matches(const Case& c, const std::vector<uint8_t>& wdata, const std::vector<float>& xs) {
   graph::Builder b;
   auto x =
       b.input("x", graph::Shape{graph::Dim::symbol(graph::Sym::T), graph::Dim::constant(c.K)}, DType::F32);
@@ -95,10 +95,8 @@ TEST_P(CpuMatmul, MatchesEmulationAndRef) {
   b.output("y", b.matmul(x, w));
   auto g = b.finish();
   ASSERT_TRUE(g.ok()) << g.error().message;
-  const std::vector<uint8_t> wdata = testing::random_weights(c.weight, c.N, c.K, 11);
   const std::map<std::string, const void*> weights{{"w", wdata.data()}};
   test::GraphRun run;
-  const std::vector<float> xs = test::random_floats(static_cast<size_t>(c.M * c.K), 12);
   run.inputs["x"] = xs;
   run.bind = testing::bindings(c.M, 0);
 
@@ -139,6 +137,34 @@ TEST_P(CpuMatmul, MatchesEmulationAndRef) {
       }
     }
     EXPECT_LE(testing::nmse(got.outputs[0], want.outputs[0]), ref_tol);
+  }
+}
+
+class CpuMatmul : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CpuMatmul, MatchesEmulationAndRef) {
+  const Case c = GetParam();
+  expect_matches(c, testing::random_weights(c.weight, c.N, c.K, 11),
+                 test::random_floats(static_cast<size_t>(c.M * c.K), 12));
+}
+
+// The integer sums at their largest: every weight of a block but the first quantizes to the type's
+// largest unsigned value (the first, -1, sets the scale), and every activation to +127, so each
+// product is as large as the type allows. Kernels without VNNI add products in int16 (maddubs)
+// and must not saturate there.
+TEST(CpuMatmulExtremes, LargestQuantsDoNotSaturate) {
+  for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
+                  DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    const int64_t bs = graph::traits(t).block_size;
+    for (int64_t M : {1, 3, 20}) {
+      const Case c{t, M, 37, 2 * bs};
+      SCOPED_TRACE(::testing::PrintToString(c));
+      std::vector<float> w(static_cast<size_t>(c.N * c.K), 1.0f);
+      for (size_t i = 0; i < w.size(); i += static_cast<size_t>(bs)) w[i] = -1.0f;
+      std::vector<uint8_t> wdata(*graph::dtype_bytes(t, w.size()));
+      ASSERT_TRUE(formats::quantize_row(t, w.data(), wdata.data(), static_cast<int64_t>(w.size())).ok());
+      expect_matches(c, wdata, std::vector<float>(static_cast<size_t>(M * c.K), 1.0f));
+    }
   }
 }
 

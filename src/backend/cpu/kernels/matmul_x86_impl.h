@@ -375,20 +375,12 @@ template <class P>
 constexpr GemmFn kKQuant = gemm<kquant<P, 1>, kquant<P, kRA>>;
 
 using graph::DType;
-#if defined(__AVX512F__) && defined(__AVX512VNNI__)
-constexpr bool kPackedPath = true;
-#else
-constexpr bool kPackedPath = false;  // the packed kernels are AVX-512 VNNI code
-#endif
-
-// k with the packed prefill path of pack policy P, where this tier has it.
+// k with the packed prefill path of pack policy P (matmul_x86_packed.h: AVX-512 VNNI or AVX2 code).
 template <class P>
 constexpr MatmulKernel packed(MatmulKernel k) {
-  if constexpr (kPackedPath) {
-    k.packed_bytes = packed_bytes<P>;
-    k.pack = pack<P>;
-    k.packed_gemm = packed_gemm<P>;
-  }
+  k.packed_bytes = packed_bytes<P>;
+  k.pack = pack<P>;
+  k.packed_gemm = packed_gemm<P>;
   return k;
 }
 

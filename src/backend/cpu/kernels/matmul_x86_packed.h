@@ -1,7 +1,7 @@
 #pragma once
-// The AVX-512 VNNI prefill path for quantized weights. A matmul with many activation rows takes its
-// weights 16 rows at a time, unpacks them once into scratch (the weights themselves stay in the
-// mapped file) and multiplies that packed tile with every activation row:
+// The prefill path for quantized weights (AVX-512 VNNI; AVX2 further down). A matmul with many activation
+// rows takes its weights 16 rows at a time, unpacks them once into scratch (the weights themselves stay in
+// the mapped file) and multiplies that packed tile with every activation row:
 //   packed chunk of C weights (C = 32, or 16 for types with 16-weight sub-blocks):
 //     C/4 groups x 64 bytes: group g holds weights 4g..4g+3 of each of the 16 rows (unsigned,
 //     the type's offset added); then 16 f32 scales (d, or d * sub-block scale) and, for types
@@ -53,9 +53,9 @@ struct ActK {
 
 // Per type: chunk size, offset, minimum kind, and one row unpacked to unsigned values, per-chunk
 // scales and minimums.
-template <class Block, void (*Unpack)(const Block&, int8_t*), int kOff, bool kHasMin>
+template <class Block, void (*Unpack)(const Block&, int8_t*), int kOff, int kMaxVal, bool kHasMin>
 struct PackLegacy {
-  static constexpr int C = 32, kOffset = kOff;
+  static constexpr int C = 32, kOffset = kOff, kMax = kMaxVal;  // packed values lie in [0, kMax]
   static constexpr MinKind kMin = kHasMin ? MinKind::Legacy : MinKind::None;
   using Act = ActLegacy;
   static void row(const std::byte* w, int64_t k, uint8_t* vals, float* scale, float* mins) {
@@ -71,9 +71,9 @@ struct PackLegacy {
 };
 inline void unpack_q8_0(const q::BlockQ8_0& b, int8_t* out) { std::memcpy(out, b.qs, 32); }
 
-template <class Block, void (*Unpack)(const Block&, KBlock&), int kC, int kOff, bool kHasMin>
+template <class Block, void (*Unpack)(const Block&, KBlock&), int kC, int kOff, int kMaxVal, bool kHasMin>
 struct PackK {
-  static constexpr int C = kC, kOffset = kOff;
+  static constexpr int C = kC, kOffset = kOff, kMax = kMaxVal;  // packed values lie in [0, kMax]
   static constexpr MinKind kMin = kHasMin ? MinKind::KQuant : MinKind::None;
   using Act = ActK<kC>;
   static void row(const std::byte* w, int64_t k, uint8_t* vals, float* scale, float* mins) {
@@ -127,6 +127,7 @@ void pack(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, std::byt
   }
 }
 
+#if defined(__AVX512F__) && defined(__AVX512VNNI__)
 inline __m512i bcast4(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
@@ -166,6 +167,81 @@ inline void packed_rows(int64_t chunks, const std::byte* pk, const std::byte* a,
   const __mmask16 m = static_cast<__mmask16>((1u << rows) - 1u);
   for (int i = 0; i < RA; ++i) _mm512_mask_storeu_ps(out + static_cast<size_t>(i) * out_stride, m, acc[i]);
 }
+#else
+// AVX2 (no VNNI): the same chunks, as two halves of 8 rows. maddubs multiplies unsigned weights with
+// signed activation bytes into int16 pair sums, which must not saturate: a type's values (at most
+// kMax) times an activation (|x| <= 128) let kPairs groups' pair sums add up in int16 before one
+// madd widens them to int32. Q8_0's values (q + 128, up to 255) would saturate: they go back to
+// signed q, and |q| times x signed by q (ggml's AVX2 trick; |q| <= 128, |x| <= 127) gives q * x.
+template <class P>
+constexpr int kPairs = P::kMax > 63 ? 1 : 32767 / (2 * 128 * P::kMax);
+
+inline __m256i bcast4_256(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+
+template <class P, int RA>
+inline void packed_rows(int64_t chunks, const std::byte* pk, const std::byte* a, size_t a_stride, float* out,
+                        size_t out_stride, int64_t rows) {
+  using Act = typename P::Act;
+  constexpr int G = P::C / 4;
+  constexpr bool kSigned = P::kMax > 127;
+  constexpr int S = kPairs<P> < G ? kPairs<P> : G;  // groups summed in int16
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256 acc[RA][2];
+  for (auto& r : acc) r[0] = r[1] = _mm256_setzero_ps();
+  for (int64_t c = 0; c < chunks; ++c) {
+    const std::byte* ch = pk + static_cast<size_t>(c) * chunk_bytes<P>();
+    __m256i isum[RA][2];
+    for (auto& r : isum) r[0] = r[1] = _mm256_setzero_si256();
+    for (int g0 = 0; g0 < G; g0 += S) {
+      __m256i s16[RA][2];
+      for (int g = g0; g < g0 + S && g < G; ++g)
+        for (int h = 0; h < 2; ++h) {
+          __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ch + g * 64 + 32 * h));
+          if constexpr (kSigned) w = _mm256_xor_si256(w, _mm256_set1_epi8(static_cast<char>(0x80)));
+          const __m256i wu = kSigned ? _mm256_abs_epi8(w) : w;
+          for (int i = 0; i < RA; ++i) {
+            const __m256i x = bcast4_256(Act::qs(a + static_cast<size_t>(i) * a_stride, c) + 4 * g);
+            const __m256i p = _mm256_maddubs_epi16(wu, kSigned ? _mm256_sign_epi8(x, w) : x);
+            s16[i][h] = g == g0 ? p : _mm256_add_epi16(s16[i][h], p);
+          }
+        }
+      for (int i = 0; i < RA; ++i)
+        for (int h = 0; h < 2; ++h)
+          isum[i][h] = _mm256_add_epi32(isum[i][h], _mm256_madd_epi16(s16[i][h], ones));
+    }
+    for (int h = 0; h < 2; ++h) {
+      const __m256 scale = _mm256_loadu_ps(reinterpret_cast<const float*>(ch + 16 * P::C) + 8 * h);
+      const __m256 mins = P::kMin != MinKind::None
+                              ? _mm256_loadu_ps(reinterpret_cast<const float*>(ch + 16 * P::C + 64) + 8 * h)
+                              : _mm256_setzero_ps();
+      for (int i = 0; i < RA; ++i) {
+        const std::byte* row = a + static_cast<size_t>(i) * a_stride;
+        __m256i s = isum[i][h];
+        if constexpr (P::kOffset != 0 && !kSigned)
+          s = _mm256_sub_epi32(s, _mm256_set1_epi32(P::kOffset * Act::sum(row, c)));
+        const float dx = Act::d(row, c);
+        acc[i][h] =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(scale, _mm256_set1_ps(dx)), acc[i][h]);
+        if constexpr (P::kMin == MinKind::Legacy)
+          acc[i][h] = _mm256_fmadd_ps(mins, _mm256_set1_ps(Act::s(row, c)), acc[i][h]);
+        else if constexpr (P::kMin == MinKind::KQuant)
+          acc[i][h] =
+              _mm256_fnmadd_ps(mins, _mm256_set1_ps(dx * static_cast<float>(Act::sum(row, c))), acc[i][h]);
+      }
+    }
+  }
+  for (int i = 0; i < RA; ++i) {
+    float o[kPackRows];
+    _mm256_storeu_ps(o, acc[i][0]);
+    _mm256_storeu_ps(o + 8, acc[i][1]);
+    std::memcpy(out + static_cast<size_t>(i) * out_stride, o, static_cast<size_t>(rows) * sizeof(float));
+  }
+}
+#endif
 
 // out[a * out_stride + r] for the packed rows r < rows and every activation row a < n_a.
 template <class P>
@@ -181,16 +257,16 @@ void packed_gemm(int64_t k, const std::byte* pk, int64_t rows, const std::byte* 
                       out + static_cast<size_t>(i) * out_stride, out_stride, rows);
 }
 
-using PQ4_0 = PackLegacy<q::BlockQ4_0, unpack_q4_0, 8, false>;
-using PQ4_1 = PackLegacy<q::BlockQ4_1, unpack_q4_1, 0, true>;
-using PQ5_0 = PackLegacy<q::BlockQ5_0, unpack_q5_0, 16, false>;
-using PQ5_1 = PackLegacy<q::BlockQ5_1, unpack_q5_1, 0, true>;
-using PQ8_0 = PackLegacy<q::BlockQ8_0, unpack_q8_0, 128, false>;
-using PQ2_K = PackK<q::BlockQ2_K, unpack_q2_k, 16, 0, true>;
-using PQ3_K = PackK<q::BlockQ3_K, unpack_q3_k, 16, 4, false>;
-using PQ4_K = PackK<q::BlockQ4_K, unpack_q4_k, 32, 0, true>;
-using PQ5_K = PackK<q::BlockQ5_K, unpack_q5_k, 32, 0, true>;
-using PQ6_K = PackK<q::BlockQ6_K, unpack_q6_k, 16, 32, false>;
+using PQ4_0 = PackLegacy<q::BlockQ4_0, unpack_q4_0, 8, 15, false>;
+using PQ4_1 = PackLegacy<q::BlockQ4_1, unpack_q4_1, 0, 15, true>;
+using PQ5_0 = PackLegacy<q::BlockQ5_0, unpack_q5_0, 16, 31, false>;
+using PQ5_1 = PackLegacy<q::BlockQ5_1, unpack_q5_1, 0, 31, true>;
+using PQ8_0 = PackLegacy<q::BlockQ8_0, unpack_q8_0, 128, 255, false>;
+using PQ2_K = PackK<q::BlockQ2_K, unpack_q2_k, 16, 0, 3, true>;
+using PQ3_K = PackK<q::BlockQ3_K, unpack_q3_k, 16, 4, 7, false>;
+using PQ4_K = PackK<q::BlockQ4_K, unpack_q4_k, 32, 0, 15, true>;
+using PQ5_K = PackK<q::BlockQ5_K, unpack_q5_k, 32, 0, 31, true>;
+using PQ6_K = PackK<q::BlockQ6_K, unpack_q6_k, 16, 32, 63, false>;
 
 }  // namespace
 }  // namespace glass::backend::cpu::kernels
