@@ -6,7 +6,8 @@
 // reads each group as one contiguous stream. The group occupies the same bytes as its 16 rows; the
 // rows past the last full group stay row-major (the float kernels' tail). Activations are f32
 // rounded through the weights' half type (matmul.h), so results equal float_gemm<W>'s up to
-// summation order. W (matmul_x86_float.h's F16W or BF16W) widens 16 halves to f32.
+// summation order. W (matmul_x86_float.h's F16W or BF16W) widens a vector of halves to f32: the
+// same code serves AVX-512 (16 lanes) and AVX2 (8, two vectors per group row).
 #include <immintrin.h>
 
 #include <cstdint>
@@ -21,44 +22,53 @@ namespace {
 
 constexpr int64_t kF16x16Rows = 16;
 
+// A group's 16 rows as kV vectors of the tier (one zmm with AVX-512, two ymm with AVX2), and how
+// many accumulators a tile keeps in registers (the tier has 32 or 16).
+constexpr int kV = 16 / FVec::kN;
+constexpr int kTileAccs = FVec::kN == 16 ? 24 : 8;
+
 // NG groups (16 * NG rows) x RA activation rows over all of k; U accumulators per output vector
 // along k (for few activation rows, where one chain per output would wait on FMA latency).
 template <class W, int NG, int RA, int U>
 inline void f16x16_tile(int64_t k, const uint16_t* g, size_t group_elems, const float* a, size_t as,
                         float* out, size_t os) {
-  __m512 acc[U][NG][RA];
+  using V = FVec::V;
+  V acc[U][NG][kV][RA];
   for (auto& u : acc)
-    for (auto& r : u)
-      for (auto& c : r) c = _mm512_setzero_ps();
+    for (auto& q : u)
+      for (auto& h : q)
+        for (auto& c : h) c = FVec::zero();
   int64_t j = 0;
   const auto step = [&](int u, int64_t jj) {
-    __m512 w[NG];
+    V w[NG][kV];
     for (int q = 0; q < NG; ++q) {
       const uint16_t* p = g + static_cast<size_t>(q) * group_elems + 16 * jj;
       if constexpr (RA <= 4) _mm_prefetch(reinterpret_cast<const char*>(p + 16 * 64), _MM_HINT_T0);
-      w[q] = W::load(p);
+      for (int h = 0; h < kV; ++h) w[q][h] = W::load(p + FVec::kN * h);
     }
     for (int c = 0; c < RA; ++c) {
-      const __m512 x = _mm512_set1_ps(a[static_cast<size_t>(c) * as + static_cast<size_t>(jj)]);
-      for (int q = 0; q < NG; ++q) acc[u][q][c] = _mm512_fmadd_ps(w[q], x, acc[u][q][c]);
+      const V x = FVec::set1(a[static_cast<size_t>(c) * as + static_cast<size_t>(jj)]);
+      for (int q = 0; q < NG; ++q)
+        for (int h = 0; h < kV; ++h) acc[u][q][h][c] = FVec::fma(w[q][h], x, acc[u][q][h][c]);
     }
   };
   for (; j + U <= k; j += U)
     for (int u = 0; u < U; ++u) step(u, j + u);
   for (; j < k; ++j) step(0, j);
   for (int q = 0; q < NG; ++q)
-    for (int c = 0; c < RA; ++c) {
-      __m512 s = acc[0][q][c];
-      for (int u = 1; u < U; ++u) s = _mm512_add_ps(s, acc[u][q][c]);
-      _mm512_storeu_ps(out + static_cast<size_t>(c) * os + 16 * q, s);
-    }
+    for (int h = 0; h < kV; ++h)
+      for (int c = 0; c < RA; ++c) {
+        V s = acc[0][q][h][c];
+        for (int u = 1; u < U; ++u) s = FVec::add(s, acc[u][q][h][c]);
+        FVec::store(out + static_cast<size_t>(c) * os + 16 * q + FVec::kN * h, s);
+      }
 }
 
 // NG groups against every activation row: tiles of kActs rows, then one tile of the rest.
 template <class W, int NG>
 inline void f16x16_groups(int64_t k, const uint16_t* g, size_t group_elems, const float* a, size_t as,
                           int64_t n_a, float* out, size_t os) {
-  constexpr int kActs = NG == 2 ? 12 : 24;  // 24 accumulators either way
+  constexpr int kActs = kTileAccs / (NG * kV);  // AVX-512: 12 with two groups, 24 with one
   int64_t c = 0;
   for (; c + kActs <= n_a; c += kActs)
     f16x16_tile<W, NG, kActs, 1>(k, g, group_elems, a + static_cast<size_t>(c) * as, as, out + c * os, os);
@@ -80,22 +90,25 @@ void gemm_half_x16(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w,
   const size_t as = a_stride / sizeof(float), group_elems = static_cast<size_t>(kF16x16Rows) * (w_stride / 2);
   const int64_t groups = n_w / kF16x16Rows;
   int64_t q = 0;
-  if (n_a <= 4) {  // decode: four groups' streams in flight (8 accumulators for one row)
-    for (; q + 4 <= groups; q += 4) {
+  if (n_a <= 4) {
+    // Decode: DG groups' streams in flight (8 accumulators for one row: four groups with AVX-512,
+    // two with AVX2).
+    constexpr int DG = 4 / kV;
+    for (; q + DG <= groups; q += DG) {
       const uint16_t* g = w + static_cast<size_t>(q) * group_elems;
       float* o = out + q * kF16x16Rows;
       switch (n_a) {
         case 1:
-          f16x16_tile<W, 4, 1, 2>(k, g, group_elems, a, as, o, out_stride);
+          f16x16_tile<W, DG, 1, 2>(k, g, group_elems, a, as, o, out_stride);
           break;
         case 2:
-          f16x16_tile<W, 4, 2, 1>(k, g, group_elems, a, as, o, out_stride);
+          f16x16_tile<W, DG, 2, 1>(k, g, group_elems, a, as, o, out_stride);
           break;
         case 3:
-          f16x16_tile<W, 4, 3, 1>(k, g, group_elems, a, as, o, out_stride);
+          f16x16_tile<W, DG, 3, 1>(k, g, group_elems, a, as, o, out_stride);
           break;
         default:
-          f16x16_tile<W, 4, 4, 1>(k, g, group_elems, a, as, o, out_stride);
+          f16x16_tile<W, DG, 4, 1>(k, g, group_elems, a, as, o, out_stride);
           break;
       }
     }

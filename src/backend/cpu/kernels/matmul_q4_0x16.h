@@ -1,5 +1,6 @@
 #pragma once
-// Q4_0 weights repacked once at load (weight_repack.h) into groups of 16 rows, for AVX-512 VNNI.
+// Q4_0 weights repacked once at load (weight_repack.h) into groups of 16 rows, for AVX-512 VNNI
+// (and AVX2, further down).
 // A group holds the same bytes as its 16 rows (16 x 18 per block of 32 weights), reordered per
 // block as
 //   16 f16 scales (32 bytes), then 4 chunks of 64 bytes: byte 4r + j of chunk h is byte 4h + j of
@@ -34,6 +35,7 @@ struct Q4_0x16 {
   static constexpr size_t kPrefetchAhead = 2048;
   static constexpr bool kLockstep = true;
 
+#if defined(__AVX512F__)
   template <int RA>
   static void block(const std::byte* blk, const ActQ8* const* x, __m512* acc) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
@@ -63,6 +65,32 @@ struct Q4_0x16 {
     s = _mm512_sub_epi32(s, _mm512_set1_epi32(8 * x.sum));  // the quants are q + 8
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, _mm512_set1_ps(x.d)), acc);
   }
+#else
+  // AVX2: each 64-byte chunk as two halves of 8 rows; the nibbles shifted down, as maddubs's int16
+  // pair sums hold 8 chunks' products of at most 15 x 128 (30720), one madd per half and block.
+  template <int RA>
+  static void block(const std::byte* blk, const ActQ8* const* x, Acc16* acc) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    for (int hh = 0; hh < 2; ++hh) {
+      const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 16 * hh)));
+      __m256i s16[RA];
+      for (int h = 0; h < 4; ++h) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 32 + 64 * h + 32 * hh));
+        const __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        for (int i = 0; i < RA; ++i) {
+          const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, bcast4_256(x[i]->qs + 4 * h)),
+                                             _mm256_maddubs_epi16(hi, bcast4_256(x[i]->qs + 16 + 4 * h)));
+          s16[i] = h == 0 ? p : _mm256_add_epi16(s16[i], p);
+        }
+      }
+      for (int i = 0; i < RA; ++i) {
+        const __m256i s = _mm256_sub_epi32(_mm256_madd_epi16(s16[i], ones), _mm256_set1_epi32(8 * x[i]->sum));
+        acc[i].h[hh] =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_set1_ps(x[i]->d)), acc[i].h[hh]);
+      }
+    }
+  }
+#endif
 };
 
 template <GemmFn Tail>
@@ -72,10 +100,11 @@ constexpr GemmFn gemm_q4_0x16 = gemm_x16<Q4_0x16, Tail>;
 // nibbles become unsigned bytes, the scales f32. A tail (rows < 16) is row-major: the plain pack.
 void pack_q4_0x16(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, std::byte* out) {
   if (rows < kX16Rows) return pack<PQ4_0>(k, w, w_stride, rows, out);
-  const __m512i m4 = _mm512_set1_epi8(0x0F);
   for (int64_t b = 0; b < k / 32; ++b) {
     const std::byte* blk = w + static_cast<size_t>(b) * kX16Block;
     std::byte* ch = out + static_cast<size_t>(b) * chunk_bytes<PQ4_0>();
+#if defined(__AVX512F__)
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
     for (int h = 0; h < 4; ++h) {
       const __m512i v = _mm512_loadu_si512(blk + 32 + 64 * h);
       _mm512_storeu_si512(ch + 64 * h, _mm512_and_si512(v, m4));                              // 4h..4h+3
@@ -83,6 +112,19 @@ void pack_q4_0x16(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, 
     }
     _mm512_storeu_ps(ch + 16 * 32,
                      _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk))));
+#else
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    for (int h = 0; h < 8; ++h) {  // 32-byte halves of the 4 chunks
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 32 + 32 * h));
+      auto* lo = reinterpret_cast<__m256i*>(ch + 32 * h);
+      auto* hi = reinterpret_cast<__m256i*>(ch + 256 + 32 * h);
+      _mm256_storeu_si256(lo, _mm256_and_si256(v, m4));
+      _mm256_storeu_si256(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+    }
+    for (int hh = 0; hh < 2; ++hh)
+      _mm256_storeu_ps(reinterpret_cast<float*>(ch + 16 * 32) + 8 * hh,
+                       _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 16 * hh))));
+#endif
   }
 }
 

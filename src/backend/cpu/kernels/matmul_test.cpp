@@ -237,28 +237,33 @@ TEST(CpuMatmulDecodeSplit, TasksAreLargeUnlessThreadsWouldIdle) {
 
 // Each repacked layout gives back every row of the matrix it was made from, byte for byte: rows of
 // full 16-row groups and of the row-major tail.
+// Layouts per tier: every quantized type, F16 and BF16 with AVX-512; F16, BF16 and Q4_0 with
+// AVX2.
 TEST(CpuMatmulRepack, UnpackRowGivesBackEachRowOfTheFile) {
-  size_t layouts = 0;
-  for (DType t : {DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
-                  DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
-    const kernels::MatmulKernel* mk = kernels::matmul_kernel_for(detect_isa(), t);
-    if (mk == nullptr || mk->repacked == nullptr) continue;
-    const kernels::MatmulKernel& rk = *mk->repacked;
-    ASSERT_NE(rk.unpack_row, nullptr) << rk.layout;
-    ++layouts;
-    const int64_t rows = 16 * 3 + 5, k = graph::traits(t).block_size == 256 ? 512 : 96;
-    const std::vector<uint8_t> w = testing::random_weights(t, rows, k, 17);
-    const size_t row_bytes = w.size() / static_cast<size_t>(rows);
-    std::vector<std::byte> packed(w.size()), row(row_bytes);
-    rk.repack(reinterpret_cast<const std::byte*>(w.data()), packed.data(), rows, k);
-    ASSERT_NE(std::memcmp(packed.data(), w.data(), 16 * row_bytes), 0) << rk.layout << ": not reordered";
-    for (int64_t r = 0; r < rows; ++r) {
-      rk.unpack_row(packed.data(), rows, k, r, row.data());
-      EXPECT_EQ(std::memcmp(row.data(), w.data() + static_cast<size_t>(r) * row_bytes, row_bytes), 0)
-          << rk.layout << " row " << r;
+  for (Isa isa : testing::runnable_isas()) {
+    SCOPED_TRACE(std::string(isa_name(isa)));
+    size_t layouts = 0;
+    for (DType t : {DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
+                    DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+      const kernels::MatmulKernel* mk = kernels::matmul_kernel_for(isa, t);
+      if (mk == nullptr || mk->repacked == nullptr) continue;
+      const kernels::MatmulKernel& rk = *mk->repacked;
+      ASSERT_NE(rk.unpack_row, nullptr) << rk.layout;
+      ++layouts;
+      const int64_t rows = 16 * 3 + 5, k = graph::traits(t).block_size == 256 ? 512 : 96;
+      const std::vector<uint8_t> w = testing::random_weights(t, rows, k, 17);
+      const size_t row_bytes = w.size() / static_cast<size_t>(rows);
+      std::vector<std::byte> packed(w.size()), row(row_bytes);
+      rk.repack(reinterpret_cast<const std::byte*>(w.data()), packed.data(), rows, k);
+      ASSERT_NE(std::memcmp(packed.data(), w.data(), 16 * row_bytes), 0) << rk.layout << ": not reordered";
+      for (int64_t r = 0; r < rows; ++r) {
+        rk.unpack_row(packed.data(), rows, k, r, row.data());
+        EXPECT_EQ(std::memcmp(row.data(), w.data() + static_cast<size_t>(r) * row_bytes, row_bytes), 0)
+            << rk.layout << " row " << r;
+      }
     }
+    EXPECT_EQ(layouts, isa == Isa::Avx512 ? 12u : isa == Isa::Avx2 ? 3u : 0u);
   }
-  EXPECT_EQ(layouts, detect_isa() == Isa::Avx512 ? 12u : 0u);
 }
 
 // Every tier's activation converter writes the scalar one's bytes (ties and zero blocks included).

@@ -16,6 +16,22 @@ namespace {
 
 constexpr int64_t kGroupRows = 16;
 
+// The 16 row sums of a group in registers: one zmm (AVX-512), or two ymm halves of 8 rows (AVX2).
+#if defined(__AVX512F__)
+using Acc16 = __m512;
+inline Acc16 acc16_zero() { return _mm512_setzero_ps(); }
+inline void acc16_store(float* out, Acc16 a) { _mm512_storeu_ps(out, a); }
+#else
+struct Acc16 {
+  __m256 h[2];
+};
+inline Acc16 acc16_zero() { return {{_mm256_setzero_ps(), _mm256_setzero_ps()}}; }
+inline void acc16_store(float* out, Acc16 a) {
+  _mm256_storeu_ps(out, a.h[0]);
+  _mm256_storeu_ps(out + 8, a.h[1]);
+}
+#endif
+
 // A layout L (q4_0x16, q4_1x16, q5_0x16, q5_1x16, q8_0x16, q2_kx16, q3_kx16, q4_kx16, q5_kx16, q6_kx16)
 // provides
 //   L::Act, L::kBlockK (weights per block), L::kBlockBytes (one block of 16 rows), L::kRows (RA:
@@ -28,8 +44,8 @@ constexpr int64_t kGroupRows = 16;
 template <class L, int RA>
 inline void x16_group(int64_t nb, const std::byte* g, const std::byte* a, size_t a_stride, float* out,
                       size_t out_stride) {
-  __m512 acc[RA];
-  for (auto& v : acc) v = _mm512_setzero_ps();
+  Acc16 acc[RA];
+  for (auto& v : acc) v = acc16_zero();
   for (int64_t b = 0; b < nb; ++b) {
     const std::byte* blk = g + static_cast<size_t>(b) * L::kBlockBytes;
     if constexpr (L::kPrefetchAhead > 0) prefetch_ahead<L::kPrefetchAhead>(blk, L::kBlockBytes);
@@ -38,15 +54,15 @@ inline void x16_group(int64_t nb, const std::byte* g, const std::byte* a, size_t
       x[i] = reinterpret_cast<const typename L::Act*>(a + static_cast<size_t>(i) * a_stride) + b;
     L::template block<RA>(blk, x, acc);
   }
-  for (int i = 0; i < RA; ++i) _mm512_storeu_ps(out + static_cast<size_t>(i) * out_stride, acc[i]);
+  for (int i = 0; i < RA; ++i) acc16_store(out + static_cast<size_t>(i) * out_stride, acc[i]);
 }
 
 // One activation row (decode) walks NG groups in lockstep, block by block, so each thread keeps NG
 // far-apart memory streams in flight (on 2 Zen 4 threads one stream reads ~40 GB/s, four ~75).
 template <class L, int NG>
 inline void x16_lockstep(int64_t nb, const std::byte* const* g, const std::byte* a, float* const* out) {
-  __m512 acc[NG];
-  for (auto& v : acc) v = _mm512_setzero_ps();
+  Acc16 acc[NG];
+  for (auto& v : acc) v = acc16_zero();
   const auto* x = reinterpret_cast<const typename L::Act*>(a);
   for (int64_t b = 0; b < nb; ++b)
     for (int q = 0; q < NG; ++q) {
@@ -55,7 +71,7 @@ inline void x16_lockstep(int64_t nb, const std::byte* const* g, const std::byte*
       const typename L::Act* xb[1] = {x + b};
       L::template block<1>(blk, xb, &acc[q]);
     }
-  for (int q = 0; q < NG; ++q) _mm512_storeu_ps(out[q], acc[q]);
+  for (int q = 0; q < NG; ++q) acc16_store(out[q], acc[q]);
 }
 
 template <class L, GemmFn Tail>
