@@ -13,11 +13,11 @@
 #include "backend/cpu/kernels/act_quant_x86.h"
 #include "backend/cpu/kernels/matmul.h"
 #include "backend/cpu/kernels/matmul_f16x16.h"
-#include "backend/cpu/kernels/matmul_q4_0x16.h"  // AVX-512 VNNI and AVX2
+#include "backend/cpu/kernels/matmul_legacy_x16.h"  // AVX-512 VNNI and AVX2
+#include "backend/cpu/kernels/matmul_q4_0x16.h"     // AVX-512 VNNI and AVX2
 #include "backend/cpu/kernels/matmul_x86_float.h"
 #include "backend/cpu/kernels/matmul_x86_packed.h"
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
-#include "backend/cpu/kernels/matmul_legacy_x16.h"
 #include "backend/cpu/kernels/matmul_q4_kx16.h"
 #include "backend/cpu/kernels/matmul_q6_kx16.h"
 #include "backend/cpu/kernels/matmul_q8_0x16.h"
@@ -382,7 +382,15 @@ constexpr MatmulKernel packed(MatmulKernel k) {
   return k;
 }
 
-// Q4_0 in 16-row groups on both tiers (AVX2 and AVX-512 VNNI blocks in matmul_q4_0x16.h). Q8_0's
+// The kernel of a 16-row-group layout L (matmul_x16.h): L's decode and tile walk with the plain
+// kernel Tail for rows past the last group, the packed prefill path of pack policy P from L's groups.
+template <class L, class P, GemmFn Tail>
+constexpr MatmulKernel x16_kernel(DType weight, ActType act, QuantizeFn quantize, const char* layout) {
+  return {weight,  act,       quantize, gemm_x16<L, Tail>, packed_bytes<P>, L::pack_group, packed_gemm<P>,
+          nullptr, L::repack, layout,   kGroupRows,        L::unpack_row};
+}
+// Q4_0, Q4_1, Q5_0 and Q5_1 in 16-row groups on both tiers (AVX2 and AVX-512 VNNI blocks in
+// matmul_q4_0x16.h and matmul_legacy_x16.h). Q8_0's
 // has no AVX2 kernel: written as q4_0x16's, it decoded slower than the row-major kernel (1B Q8_0
 // tg32 25-26 against 32 t/s; without dpbusd a block takes as many instructions per weight as a
 // row's, the sign trick included, so the layout gains nothing there).
@@ -391,14 +399,16 @@ const MatmulKernel kQ4_0x16 = {
     packed_bytes<PQ4_0>, pack_q4_0x16,  packed_gemm<PQ4_0>, nullptr,
     repack_q4_0x16,      "q4_0x16",     kX16Rows,           unpack_row_q4_0x16};
 constexpr const MatmulKernel* kQ4_0Repacked = &kQ4_0x16;
+constexpr MatmulKernel kQ5_0x16 =
+    x16_kernel<Q5_0x16, PQ5_0, kLegacy<Q5_0P>>(DType::Q5_0, ActType::Q8_0, quantize_q8_0_x86, "q5_0x16");
+constexpr const MatmulKernel* kQ5_0Repacked = &kQ5_0x16;
+constexpr MatmulKernel kQ5_1x16 =
+    x16_kernel<Q5_1x16, PQ5_1, kLegacy<Q5_1P>>(DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, "q5_1x16");
+constexpr const MatmulKernel* kQ5_1Repacked = &kQ5_1x16;
+constexpr MatmulKernel kQ4_1x16 =
+    x16_kernel<Q4_1x16, PQ4_1, kLegacy<Q4_1P>>(DType::Q4_1, ActType::Q8_1, quantize_q8_1_x86, "q4_1x16");
+constexpr const MatmulKernel* kQ4_1Repacked = &kQ4_1x16;
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
-// The kernel of a 16-row-group layout L (matmul_x16.h): L's decode and tile walk with the plain
-// kernel Tail for rows past the last group, the packed prefill path of pack policy P from L's groups.
-template <class L, class P, GemmFn Tail>
-constexpr MatmulKernel x16_kernel(DType weight, ActType act, QuantizeFn quantize, const char* layout) {
-  return {weight,  act,       quantize, gemm_x16<L, Tail>, packed_bytes<P>, L::pack_group, packed_gemm<P>,
-          nullptr, L::repack, layout,   kGroupRows,        L::unpack_row};
-}
 const MatmulKernel kQ8_0x16 = {
     DType::Q8_0,         ActType::Q8_0, quantize_q8_0_x86,  gemm_q8_0x16<kLegacy<Q8_0P>>,
     packed_bytes<PQ8_0>, pack_q8_0x16,  packed_gemm<PQ8_0>, nullptr,
@@ -419,20 +429,8 @@ constexpr const MatmulKernel* kQ3_KRepacked = &kQ3_Kx16;
 constexpr MatmulKernel kQ2_Kx16 =
     x16_kernel<Q2_Kx16, PQ2_K, kKQuant<Q2_KP>>(DType::Q2_K, ActType::Q8_K, quantize_q8_k_x86, "q2_kx16");
 constexpr const MatmulKernel* kQ2_KRepacked = &kQ2_Kx16;
-constexpr MatmulKernel kQ5_0x16 =
-    x16_kernel<Q5_0x16, PQ5_0, kLegacy<Q5_0P>>(DType::Q5_0, ActType::Q8_0, quantize_q8_0_x86, "q5_0x16");
-constexpr const MatmulKernel* kQ5_0Repacked = &kQ5_0x16;
-constexpr MatmulKernel kQ5_1x16 =
-    x16_kernel<Q5_1x16, PQ5_1, kLegacy<Q5_1P>>(DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, "q5_1x16");
-constexpr const MatmulKernel* kQ5_1Repacked = &kQ5_1x16;
-constexpr MatmulKernel kQ4_1x16 =
-    x16_kernel<Q4_1x16, PQ4_1, kLegacy<Q4_1P>>(DType::Q4_1, ActType::Q8_1, quantize_q8_1_x86, "q4_1x16");
-constexpr const MatmulKernel* kQ4_1Repacked = &kQ4_1x16;
 #else
 constexpr const MatmulKernel* kQ8_0Repacked = nullptr;
-constexpr const MatmulKernel* kQ5_0Repacked = nullptr;
-constexpr const MatmulKernel* kQ5_1Repacked = nullptr;
-constexpr const MatmulKernel* kQ4_1Repacked = nullptr;
 constexpr const MatmulKernel* kQ6_KRepacked = nullptr;
 constexpr const MatmulKernel* kQ3_KRepacked = nullptr;
 constexpr const MatmulKernel* kQ2_KRepacked = nullptr;
