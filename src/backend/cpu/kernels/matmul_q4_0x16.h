@@ -71,6 +71,11 @@ struct Q4_0x16 {
   template <int RA>
   static void block(const std::byte* blk, const ActQ8* const* x, Acc16* acc) {
     const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    // Decode: the activation's 8 broadcasts once for both halves.
+    __m256i xb[8];
+    if constexpr (RA == 1)
+      for (int h = 0; h < 8; ++h) xb[h] = bcast4_256(x[0]->qs + 4 * h);
+    const auto xq = [&](int i, int h) { return RA == 1 ? xb[h] : bcast4_256(x[i]->qs + 4 * h); };
     for (int hh = 0; hh < 2; ++hh) {
       const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 16 * hh)));
       __m256i s16[RA];
@@ -78,8 +83,8 @@ struct Q4_0x16 {
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 32 + 64 * h + 32 * hh));
         const __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
         for (int i = 0; i < RA; ++i) {
-          const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, bcast4_256(x[i]->qs + 4 * h)),
-                                             _mm256_maddubs_epi16(hi, bcast4_256(x[i]->qs + 16 + 4 * h)));
+          const __m256i p =
+              _mm256_add_epi16(_mm256_maddubs_epi16(lo, xq(i, h)), _mm256_maddubs_epi16(hi, xq(i, 4 + h)));
           s16[i] = h == 0 ? p : _mm256_add_epi16(s16[i], p);
         }
       }
