@@ -281,8 +281,8 @@ inline RowUpdate softmax_update(const AttentionJob& j, int64_t t, const KeyBlock
 }
 
 // Query rows per register block: NR rows share every K and V load (NR x 4 accumulators), which
-// keeps enough independent FMA chains in flight to cover the FMA latency. 16 registers' worth with
-// 16-lane vectors split into ymm halves (AVX2) would spill, so narrower ISAs take 2.
+// keeps enough independent FMA chains in flight to cover the FMA latency. A row's key-block scores
+// take 64 / kLanes registers (8 with AVX2's ymm, of 16), so narrower ISAs take 2 rows.
 #if defined(__AVX512F__)
 constexpr int kRowBlock = 4;
 #else

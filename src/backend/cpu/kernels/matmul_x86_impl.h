@@ -390,10 +390,10 @@ constexpr MatmulKernel x16_kernel(DType weight, ActType act, QuantizeFn quantize
           nullptr, L::repack, layout,   kGroupRows,        L::unpack_row};
 }
 // Q4_0, Q4_1, Q5_0 and Q5_1 in 16-row groups on both tiers (AVX2 and AVX-512 VNNI blocks in
-// matmul_q4_0x16.h and matmul_legacy_x16.h). Q8_0's
-// has no AVX2 kernel: written as q4_0x16's, it decoded slower than the row-major kernel (1B Q8_0
-// tg32 25-26 against 32 t/s; without dpbusd a block takes as many instructions per weight as a
-// row's, the sign trick included, so the layout gains nothing there).
+// matmul_q4_0x16.h and matmul_legacy_x16.h). Q8_0's has no AVX2 kernel: written as q4_0x16's, it
+// decoded slower than the row-major kernel (1B Q8_0 tg32 25-26 against 32 t/s; without dpbusd a
+// block takes as many instructions per weight as a row's, the sign trick included). The k-quant
+// layouts have no AVX2 blocks yet.
 const MatmulKernel kQ4_0x16 = {
     DType::Q4_0,         ActType::Q8_0, quantize_q8_0_x86,  gemm_q4_0x16<kLegacy<Q4_0P>>,
     packed_bytes<PQ4_0>, pack_q4_0x16,  packed_gemm<PQ4_0>, nullptr,

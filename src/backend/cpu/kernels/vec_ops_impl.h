@@ -1,7 +1,8 @@
 #pragma once
 // Row routines of VecOps, written once against vec.h and compiled per ISA by vec_ops_<isa>.cpp.
-// Formulas are the ref backend's (backend/ref/composites.cpp); sums use 16 f32 lanes, summed at
-// the end (the ref sums in double: the difference is far inside the stated tolerances).
+// Formulas are the ref backend's (backend/ref/composites.cpp); sums use the vector's f32 lanes
+// (vec.h's kLanes), summed at the end (the ref sums in double: the difference is far inside the stated
+// tolerances).
 #include <cmath>
 
 #include "backend/cpu/kernels/vec.h"
