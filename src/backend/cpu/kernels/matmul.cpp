@@ -116,9 +116,9 @@ Status matmul_group(std::span<const KernelArgs* const> parts) {
   };
   std::array<Task, kMaxDecodeTasks> tasks{};
   const int64_t align = mk.row_align;
-  int64_t left = 0;
-  for (const KernelArgs* p : parts) left += (p->in[1].dim(0) + align - 1) / align;
-  const int64_t min_units = decode_min_units(left, align, first.pool.size());
+  int64_t all_units = 0;
+  for (const KernelArgs* p : parts) all_units += (p->in[1].dim(0) + align - 1) / align;
+  const int64_t per_task = decode_task_units(all_units, align, first.pool.size());
   size_t n_tasks = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
     const int64_t rows = parts[i]->in[1].dim(0), units = (rows + align - 1) / align;
@@ -126,10 +126,9 @@ Status matmul_group(std::span<const KernelArgs* const> parts) {
       // Keep a slot for each part after this one.
       const bool last_slot = n_tasks + (parts.size() - i) >= tasks.size();
       const int64_t take =
-          last_slot ? units - u : std::min(units - u, guided_take(left, min_units, first.pool.size()));
+          last_slot ? units - u : std::min(units - u, per_task);
       tasks[n_tasks++] = {i, u * align, std::min((u + take) * align, rows)};
       u += take;
-      left -= take;
     }
   }
   first.pool.run(static_cast<int64_t>(n_tasks), [&](int64_t t, int) {

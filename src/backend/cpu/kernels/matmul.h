@@ -109,38 +109,32 @@ inline constexpr int64_t kTileActs = 64;
 inline constexpr int64_t kPackMinM = 16;
 inline constexpr int64_t kPackRows = 16;
 
-// Guided decode tasks: each takes 1/(2 x threads) of the units left (of `left` in all), at least
-// min_units, so the first tasks are long (few claims) and the last short (the threads finish
-// together; with equal tasks the last one left a thread idle for up to an eighth of the op).
-inline int64_t guided_take(int64_t left, int64_t min_units, int threads) {
-  const int64_t share = 2 * static_cast<int64_t>(threads);
-  return std::min(left, std::max(min_units, (left + share - 1) / share));
-}
-// Decode tasks are at least kDecodeTaskRows weight rows: each task starts its memory streams cold,
-// so small products gain from few tasks (SmolLM2's 576-1536-row products: 256 rather than 64
-// made its Q4_0 decode 13% faster on 2 threads, the 1B's 2%). Where that would leave threads
-// without a task the minimum falls to a share per thread, down to kMinDecodeTaskRows (four
-// 16-row groups: the decode kernels walk four at a time). At most kMaxDecodeTasks per op.
-inline constexpr int64_t kDecodeTaskRows = 256;
+// Decode tasks: one share of the op's weight rows per thread, at least kMinDecodeTaskRows (four
+// 16-row groups: the decode kernels walk four at a time), claimed dynamically so a thread that
+// starts late takes fewer. Each task starts its memory streams cold and walks four of them in
+// lockstep, a quarter of the task apart: fewer, longer tasks read faster. One per thread against
+// the guided split before it (tasks of 1/(2 x threads) of the rows left, at least 256 rows), glass
+// bench tg on 2 threads, alternating: SmolLM2 Q4_0 +8% (six pairs), Q4_K_M and Q8_0 +1-8%, F16
+// and the 1B files within +-3%. At most kMaxDecodeTasks per op.
 inline constexpr int64_t kMinDecodeTaskRows = 64;
 inline constexpr int kMaxDecodeTasks = 256;
-// The least units (groups of `align` rows) a decode task takes, of `units` in the op.
-inline int64_t decode_min_units(int64_t units, int64_t align, int threads) {
-  const int64_t most = std::max<int64_t>(1, kDecodeTaskRows / align);
+// The units (groups of `align` rows) a decode task takes, of `units` in the op.
+inline int64_t decode_task_units(int64_t units, int64_t align, int threads) {
   const int64_t least = std::max<int64_t>(1, kMinDecodeTaskRows / align);
-  return std::clamp(units / std::max(threads, 1), least, most);
+  const int64_t n = std::max(threads, 1);
+  return std::max(least, (units + n - 1) / n);
 }
 
-// The decode split: f(n0, n1, thread) over weight rows [0, n_rows), in guided tasks of whole
-// groups of mk.row_align rows (a repacked layout's groups).
+// The decode split: f(n0, n1, thread) over weight rows [0, n_rows), in tasks of whole groups of
+// mk.row_align rows (a repacked layout's groups).
 template <class F>
 void split_weight_rows(ThreadPool& pool, int64_t n_rows, const MatmulKernel& mk, const F& f) {
   const int64_t align = mk.row_align, units = (n_rows + align - 1) / align;
-  const int64_t min_units = decode_min_units(units, align, pool.size());
+  const int64_t per_task = decode_task_units(units, align, pool.size());
   std::array<int64_t, kMaxDecodeTasks + 1> bounds{};
   int64_t n_tasks = 0;
   for (int64_t left = units; left > 0; ++n_tasks) {
-    const int64_t take = n_tasks == kMaxDecodeTasks - 1 ? left : guided_take(left, min_units, pool.size());
+    const int64_t take = n_tasks == kMaxDecodeTasks - 1 ? left : std::min(left, per_task);
     bounds[static_cast<size_t>(n_tasks + 1)] = bounds[static_cast<size_t>(n_tasks)] + take;
     left -= take;
   }

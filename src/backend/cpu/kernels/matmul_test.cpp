@@ -197,9 +197,8 @@ std::vector<Case> cases() {
   // and packed (M >= 16) paths, and groups plus a tail.
   for (int64_t M : {1, 4, 5, 17}) v.push_back({DType::Q4_0, M, 48, 160});
   v.push_back({DType::Q4_0, 20, 70, 64});
-  // The guided decode split of 97 groups and a 5-row tail on 3 threads: tasks of 17 groups down to
-  // 4 (four-group lockstep, then single groups where a task is not a multiple of four), the last
-  // one 3 groups and the tail.
+  // The decode split of 97 groups and a 5-row tail: on 3 threads tasks of 33 groups (four-group
+  // lockstep, then a single group), the last one 31 groups and the tail.
   v.push_back({DType::Q4_0, 1, 16 * 97 + 5, 64});
   v.push_back({DType::Q8_0, 1, 16 * 97 + 5, 64});
   for (DType t : {DType::Q4_K, DType::Q5_K})  // q4_kx16 and q5_kx16 likewise
@@ -223,16 +222,16 @@ std::vector<Case> cases() {
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, CpuMatmul, ::testing::ValuesIn(cases()));
 
-// Decode tasks: 256 weight rows at least, less only where the threads would otherwise go without
-// (a share per thread, down to 64 rows); in units of the layout's row groups.
-TEST(CpuMatmulDecodeSplit, TasksAreLargeUnlessThreadsWouldIdle) {
-  using kernels::decode_min_units;
-  EXPECT_EQ(decode_min_units(36, 16, 2), 16);    // 576 rows in 16-row groups, 2 threads: 256 rows
-  EXPECT_EQ(decode_min_units(3072, 16, 2), 16);  // an LM head: still 256 rows
-  EXPECT_EQ(decode_min_units(12, 16, 2), 6);     // 192 rows: a half each
-  EXPECT_EQ(decode_min_units(12, 16, 16), 4);    // many threads: 64 rows, no less
-  EXPECT_EQ(decode_min_units(576, 1, 2), 256);   // row-major kernels count rows
-  EXPECT_EQ(decode_min_units(100, 1, 4), 64);
+// Decode tasks: a share of the weight rows per thread, 64 rows at least; in units of the layout's
+// row groups.
+TEST(CpuMatmulDecodeSplit, OneTaskPerThreadOfAtLeastFourGroups) {
+  using kernels::decode_task_units;
+  EXPECT_EQ(decode_task_units(36, 16, 2), 18);      // 576 rows in 16-row groups, 2 threads: a half each
+  EXPECT_EQ(decode_task_units(3072, 16, 2), 1536);  // an LM head likewise
+  EXPECT_EQ(decode_task_units(37, 16, 2), 19);      // an odd count: the last task one group short
+  EXPECT_EQ(decode_task_units(12, 16, 16), 4);      // many threads: 64 rows, no less
+  EXPECT_EQ(decode_task_units(576, 1, 3), 192);     // row-major kernels count rows
+  EXPECT_EQ(decode_task_units(100, 1, 4), 64);
 }
 
 // Each repacked layout gives back every row of the matrix it was made from, byte for byte: rows of
