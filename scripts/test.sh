@@ -12,7 +12,8 @@ if [ "${1:-}" = "--sanitize" ]; then
   shift
   dir=build-asan
   # -O1 -g1: the usual sanitizer optimization level, half the compile time of -O2 -g; line tables
-  # are enough for the sanitizers' stack traces. The tools and benchmarks run no test: left out.
+  # are enough for the sanitizers' stack traces. The examples and benchmarks run no test: left out
+  # (the glass command is built: its tests run it).
   flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
          -DGLASS_WERROR=ON -DGLASS_SANITIZE=ON -DGLASS_BUILD_TOOLS=OFF)
 fi
