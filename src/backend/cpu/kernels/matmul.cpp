@@ -98,6 +98,34 @@ Status matmul(const KernelArgs& a) {
   return {};
 }
 
+namespace {
+// One activation row times matrices of whole 16-row groups (a layer's q, k and v at decode): their
+// groups as one list, one task per thread, so that no thread walks a short matrix on its own with
+// four cold streams (SmolLM2's k and v are 12 groups each). False where the layout has no such
+// walk or a matrix ends in a partial group; the caller then runs the parts one by one.
+bool gemv_parts(std::span<const KernelArgs* const> parts, const MatmulKernel& mk, int64_t K, const std::byte* act) {
+  if (mk.gemv_parts == nullptr || mk.row_align != 16 || parts.size() > kMaxGemvParts) return false;
+  const KernelArgs& first = *parts[0];
+  const size_t w_stride = *graph::dtype_bytes(first.in[1].dtype, static_cast<uint64_t>(K));
+  GemvParts gp;
+  gp.n = parts.size();
+  gp.group_bytes = 16 * w_stride;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const int64_t rows = parts[i]->in[1].dim(0);
+    if (rows % 16 != 0) return false;
+    gp.w[i] = parts[i]->in[1].bytes();
+    gp.out[i] = parts[i]->out.f32();
+    gp.start[i + 1] = gp.start[i] + rows / 16;
+  }
+  const int64_t groups = gp.start[gp.n];
+  const int64_t per_task = decode_task_units(groups, 16, first.pool.size());
+  first.pool.run((groups + per_task - 1) / per_task, [&](int64_t t, int) {
+    mk.gemv_parts(K, gp, t * per_task, std::min(groups, (t + 1) * per_task), act);
+  });
+  return true;
+}
+}  // namespace
+
 Status matmul_group(std::span<const KernelArgs* const> parts) {
   const KernelArgs& first = *parts[0];
   const auto& mk = *static_cast<const MatmulKernel*>(first.data);
@@ -110,6 +138,7 @@ Status matmul_group(std::span<const KernelArgs* const> parts) {
     return {};
   }
   const Activations act = matmul_activations(first, mk);  // the parts share input 0's copy
+  if (M == 1 && gemv_parts(parts, mk, K, act.data)) return {};
   struct Task {
     size_t part;
     int64_t n0, n1;

@@ -64,6 +64,20 @@ using RepackFn = void (*)(const std::byte* src, std::byte* dst, int64_t rows, in
 // Row `row` of a rows x k matrix in a repacked layout, written to out in the file's row layout.
 using UnpackRowFn = void (*)(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out);
 
+// The 16-row groups of up to kMaxGemvParts matrices of one type and row length, read as one list
+// (a layer's q, k and v at decode): the list's group i is group i - start[p] of part p, where
+// start[p] <= i < start[p + 1].
+inline constexpr size_t kMaxGemvParts = 4;
+struct GemvParts {
+  std::array<const std::byte*, kMaxGemvParts> w{};
+  std::array<float*, kMaxGemvParts> out{};
+  std::array<int64_t, kMaxGemvParts + 1> start{};
+  size_t n = 0;
+  size_t group_bytes = 0;  // one group of 16 rows
+};
+// The 16 outputs of each group in [g0, g1) of the list: dot products with one activation row a.
+using GemvPartsFn = void (*)(int64_t k, const GemvParts& parts, int64_t g0, int64_t g1, const std::byte* a);
+
 struct MatmulKernel {
   graph::DType weight = graph::DType::F32;
   ActType act = ActType::F32;
@@ -83,6 +97,9 @@ struct MatmulKernel {
   // Set on a repacked-layout kernel: one row of a repacked matrix back in the weight type's
   // row-major bytes, for row lookups (an embedding table that is also the tied output weight).
   UnpackRowFn unpack_row = nullptr;
+  // Set on a 16-row-group layout: one activation row times groups of several matrices in one walk,
+  // so a task's memory streams run on across the matrices' boundaries.
+  GemvPartsFn gemv_parts = nullptr;
 };
 
 // Kernels per ISA; nullptr when the ISA has no kernel of its own for the weight type.
@@ -158,7 +175,7 @@ Status matmul(const KernelArgs& a);
 // plan: at decode sizes one dispatch whose guided split runs over all of their weight rows, so the
 // threads start and finish once instead of once per matmul; larger products run one after
 // another (each splits well alone).
-inline constexpr size_t kMaxMatmulGroup = 4;
+inline constexpr size_t kMaxMatmulGroup = kMaxGemvParts;
 Status matmul_group(std::span<const KernelArgs* const> parts);
 // Per-thread scratch of the packed path.
 size_t matmul_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int threads,

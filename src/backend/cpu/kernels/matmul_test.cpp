@@ -265,6 +265,52 @@ TEST(CpuMatmulRepack, UnpackRowGivesBackEachRowOfTheFile) {
   }
 }
 
+// A decode walk over the groups of several matrices (a layer's q, k and v as one list) gives each
+// row the bits the matrix's own decode gives it, over ranges of the list that cross the matrices'
+// boundaries.
+TEST(CpuMatmulRepack, GroupsOfSeveralMatricesAsOneList) {
+  for (Isa isa : testing::runnable_isas()) {
+    SCOPED_TRACE(std::string(isa_name(isa)));
+    size_t walks = 0;
+    for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
+                    DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+      const kernels::MatmulKernel* mk = kernels::matmul_kernel_for(isa, t);
+      if (mk == nullptr || mk->repacked == nullptr) continue;
+      const kernels::MatmulKernel& rk = *mk->repacked;
+      ASSERT_NE(rk.gemv_parts, nullptr) << rk.layout;
+      ++walks;
+      const int64_t k = graph::traits(t).block_size == 256 ? 512 : 96;
+      const std::array<int64_t, 3> rows = {48, 16, 80};  // 3, 1 and 5 groups
+      kernels::GemvParts gp;
+      gp.n = rows.size();
+      std::vector<std::vector<std::byte>> packed;
+      std::vector<std::vector<float>> want, got;
+      const std::vector<float> x = test::random_floats(static_cast<size_t>(k), 31);
+      std::vector<std::byte> act(kernels::act_row_bytes(rk.act, k));
+      rk.quantize(x.data(), act.data(), k);
+      for (size_t p = 0; p < rows.size(); ++p) {
+        const std::vector<uint8_t> w = testing::random_weights(t, rows[p], k, 40 + static_cast<uint32_t>(p));
+        const size_t row_bytes = w.size() / static_cast<size_t>(rows[p]);
+        packed.emplace_back(w.size());
+        rk.repack(reinterpret_cast<const std::byte*>(w.data()), packed.back().data(), rows[p], k);
+        want.emplace_back(static_cast<size_t>(rows[p]));
+        got.emplace_back(static_cast<size_t>(rows[p]), -1.0f);
+        rk.gemm(k, packed.back().data(), row_bytes, rows[p], act.data(), act.size(), 1, want.back().data(),
+                static_cast<size_t>(rows[p]));
+        gp.group_bytes = 16 * row_bytes;
+        gp.w[p] = packed.back().data();
+        gp.out[p] = got.back().data();
+        gp.start[p + 1] = gp.start[p] + rows[p] / 16;
+      }
+      for (auto [g0, g1] : {std::pair<int64_t, int64_t>{0, 2}, {2, 5}, {5, 9}}) rk.gemv_parts(k, gp, g0, g1, act.data());
+      for (size_t p = 0; p < rows.size(); ++p)
+        EXPECT_EQ(std::memcmp(got[p].data(), want[p].data(), want[p].size() * sizeof(float)), 0)
+            << rk.layout << " matrix " << p;
+    }
+    EXPECT_EQ(walks, isa == Isa::Avx512 ? 10u : isa == Isa::Avx2 ? 4u : 0u);
+  }
+}
+
 // Every tier's activation converter writes the scalar one's bytes (ties and zero blocks included).
 TEST(CpuMatmulActivations, EveryTierConvertsBitExactly) {
   const int64_t k = 512;

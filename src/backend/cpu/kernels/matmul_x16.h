@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 #include "backend/cpu/kernels/matmul.h"
 #include "backend/cpu/kernels/x86_simd.h"
@@ -88,32 +90,37 @@ inline void x16_lockstep(int64_t nb, const std::byte* const* g, const std::byte*
   for (int q = 0; q < NG; ++q) acc16_store(out[q], acc[q]);
 }
 
+// The decode walk of groups [g0, g1) of a list, at(i) = {group i's weights, its 16 outputs}: per
+// window of kLockstepWindow groups, four groups a quarter of the window apart (where the layout
+// gains by it), then the groups left one at a time.
+template <class L, class At>
+void x16_walk(int64_t nb, int64_t g0, int64_t g1, const std::byte* a, const At& at) {
+  for (int64_t w0 = g0; w0 < g1; w0 += kLockstepWindow) {
+    const int64_t wn = std::min(kLockstepWindow, g1 - w0);
+    const int64_t q = L::kLockstep ? wn / 4 : 0;
+    for (int64_t j = 0; j < q; ++j) {
+      const std::byte* gs[4];
+      float* os[4];
+      for (int i = 0; i < 4; ++i) std::tie(gs[i], os[i]) = at(w0 + j + i * q);
+      x16_lockstep<L, 4>(nb, gs, a, os);
+    }
+    for (int64_t g = w0 + 4 * q; g < w0 + wn; ++g) {
+      const std::byte* gs[1];
+      float* os[1];
+      std::tie(gs[0], os[0]) = at(g);
+      x16_lockstep<L, 1>(nb, gs, a, os);
+    }
+    if (wn < kLockstepWindow) break;  // the last window (and no step past the largest int64_t)
+  }
+}
+
 template <class L, GemmFn Tail>
 void gemm_x16(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const std::byte* a,
               size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
   const int64_t nb = k / L::kBlockK, groups = n_w / kGroupRows;
   auto group_at = [&](int64_t g) { return w + static_cast<size_t>(g * kGroupRows) * w_stride; };
   if (n_a == 1) {
-    // Per window of kLockstepWindow groups: four groups a quarter of the window apart (where the
-    // layout gains by it), then the groups left one at a time.
-    for (int64_t w0 = 0; w0 < groups; w0 += kLockstepWindow) {
-      const int64_t wn = std::min(kLockstepWindow, groups - w0);
-      const int64_t q = L::kLockstep ? wn / 4 : 0;
-      for (int64_t j = 0; j < q; ++j) {
-        const std::byte* gs[4];
-        float* os[4];
-        for (int i = 0; i < 4; ++i) {
-          gs[i] = group_at(w0 + j + i * q);
-          os[i] = out + (w0 + j + i * q) * kGroupRows;
-        }
-        x16_lockstep<L, 4>(nb, gs, a, os);
-      }
-      for (int64_t g = w0 + 4 * q; g < w0 + wn; ++g) {
-        const std::byte* gs[1] = {group_at(g)};
-        float* os[1] = {out + g * kGroupRows};
-        x16_lockstep<L, 1>(nb, gs, a, os);
-      }
-    }
+    x16_walk<L>(nb, 0, groups, a, [&](int64_t g) { return std::pair{group_at(g), out + g * kGroupRows}; });
   } else {
     for (int64_t g = 0; g < groups; ++g) {
       float* o = out + g * kGroupRows;
@@ -129,6 +136,17 @@ void gemm_x16(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const
   if (const int64_t done = groups * kGroupRows; done < n_w)
     Tail(k, w + static_cast<size_t>(done) * w_stride, w_stride, n_w - done, a, a_stride, n_a, out + done,
          out_stride);
+}
+
+// GemvPartsFn: groups [g0, g1) of several matrices' lists (matmul.h) in one decode walk.
+template <class L>
+void gemv_parts_x16(int64_t k, const GemvParts& parts, int64_t g0, int64_t g1, const std::byte* a) {
+  x16_walk<L>(k / L::kBlockK, g0, g1, a, [&](int64_t i) {
+    size_t p = 0;
+    while (i >= parts.start[p + 1]) ++p;
+    const int64_t j = i - parts.start[p];
+    return std::pair{parts.w[p] + static_cast<size_t>(j) * parts.group_bytes, parts.out[p] + j * kGroupRows};
+  });
 }
 
 // A layout names where each piece of row r's block lies in its group's block once, as
