@@ -172,9 +172,10 @@ Activations matmul_activations(const KernelArgs& a, const MatmulKernel& mk);
 // The kernel-table functions (data: a MatmulKernel).
 Status matmul(const KernelArgs& a);
 // Matmuls of one kernel reading one input (a layer's q, k and v projections), grouped by the cpu
-// plan: at decode sizes one dispatch whose guided split runs over all of their weight rows, so the
-// threads start and finish once instead of once per matmul; larger products run one after
-// another (each splits well alone).
+// plan: at decode sizes one dispatch whose split runs over all of their weight rows, so the threads
+// start and finish once instead of once per matmul (with one activation row and a 16-row-group
+// layout, their groups as one list: GemvParts); larger products run one after another (each
+// splits well alone).
 inline constexpr size_t kMaxMatmulGroup = kMaxGemvParts;
 Status matmul_group(std::span<const KernelArgs* const> parts);
 // Per-thread scratch of the packed path.
