@@ -19,10 +19,17 @@ Dims dims_of(const TensorView& x, const TensorView& w, const TensorView& out) {
   d.K = x.last();
   d.M = x.dim(x.ext.rank - 2);
   d.N = w.dim(w.ext.rank - 2);
-  const int nb = out.ext.rank - 2;
-  for (int i = 0; i < nb; ++i) d.ob[static_cast<size_t>(2 - nb + i)] = out.dim(i);
-  for (int i = 0; i < x.ext.rank - 2; ++i) d.xb[static_cast<size_t>(2 - (x.ext.rank - 2) + i)] = x.dim(i);
-  for (int i = 0; i < w.ext.rank - 2; ++i) d.wb[static_cast<size_t>(2 - (w.ext.rank - 2) + i)] = w.dim(i);
+  // Batch dims right-aligned in the two slots.
+  auto batch = [](const TensorView& t, std::array<int64_t, 2>& slots) {
+    const int n = t.ext.rank - 2;
+    for (int i = 0; i < n; ++i) {
+      const int slot = 2 - n + i;
+      slots[static_cast<size_t>(slot)] = t.dim(i);
+    }
+  };
+  batch(out, d.ob);
+  batch(x, d.xb);
+  batch(w, d.wb);
   return d;
 }
 
@@ -103,7 +110,8 @@ namespace {
 // groups as one list, one task per thread, so that no thread walks a short matrix on its own with
 // four cold streams (SmolLM2's k and v are 12 groups each). False where the layout has no such
 // walk or a matrix ends in a partial group; the caller then runs the parts one by one.
-bool gemv_parts(std::span<const KernelArgs* const> parts, const MatmulKernel& mk, int64_t K, const std::byte* act) {
+bool gemv_parts(std::span<const KernelArgs* const> parts, const MatmulKernel& mk, int64_t K,
+                const std::byte* act) {
   if (mk.gemv_parts == nullptr || mk.row_align != 16 || parts.size() > kMaxGemvParts) return false;
   const KernelArgs& first = *parts[0];
   const size_t w_stride = *graph::dtype_bytes(first.in[1].dtype, static_cast<uint64_t>(K));
@@ -154,8 +162,7 @@ Status matmul_group(std::span<const KernelArgs* const> parts) {
     for (int64_t u = 0; u < units;) {
       // Keep a slot for each part after this one.
       const bool last_slot = n_tasks + (parts.size() - i) >= tasks.size();
-      const int64_t take =
-          last_slot ? units - u : std::min(units - u, per_task);
+      const int64_t take = last_slot ? units - u : std::min(units - u, per_task);
       tasks[n_tasks++] = {i, u * align, std::min((u + take) * align, rows)};
       u += take;
     }

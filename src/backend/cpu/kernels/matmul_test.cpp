@@ -302,7 +302,8 @@ TEST(CpuMatmulRepack, GroupsOfSeveralMatricesAsOneList) {
         gp.out[p] = got.back().data();
         gp.start[p + 1] = gp.start[p] + rows[p] / 16;
       }
-      for (auto [g0, g1] : {std::pair<int64_t, int64_t>{0, 2}, {2, 5}, {5, 9}}) rk.gemv_parts(k, gp, g0, g1, act.data());
+      for (auto [g0, g1] : {std::pair<int64_t, int64_t>{0, 2}, {2, 5}, {5, 9}})
+        rk.gemv_parts(k, gp, g0, g1, act.data());
       for (size_t p = 0; p < rows.size(); ++p)
         EXPECT_EQ(std::memcmp(got[p].data(), want[p].data(), want[p].size() * sizeof(float)), 0)
             << rk.layout << " matrix " << p;
