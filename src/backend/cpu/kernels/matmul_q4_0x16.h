@@ -98,9 +98,6 @@ struct Q4_0x16 {
 #endif
 };
 
-template <GemmFn Tail>
-constexpr GemmFn gemm_q4_0x16 = gemm_x16<Q4_0x16, Tail>;
-
 // The packed prefill path's tile (matmul_x86_packed.h, PQ4_0's layout) from a repacked group: the
 // nibbles become unsigned bytes, the scales f32. A tail (rows < 16) is row-major: the plain pack.
 void pack_q4_0x16(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, std::byte* out) {
@@ -152,6 +149,14 @@ void unpack_row_q4_0x16(const std::byte* w, int64_t rows, int64_t k, int64_t row
       w, rows, k, row, out,
       [](const std::byte* blk, int64_t r, q::BlockQ4_0& o) { q4_0x16_pieces(r, o, from_group(blk)); });
 }
+
+// The layout with its prefill pack, repack and row lookup, as the kernel table's x16_kernel
+// (matmul_x86_impl.h) takes every 16-row-group layout.
+struct Q4_0x16Layout : Q4_0x16 {
+  static constexpr PackFn pack_group = pack_q4_0x16;
+  static constexpr RepackFn repack = repack_q4_0x16;
+  static constexpr UnpackRowFn unpack_row = unpack_row_q4_0x16;
+};
 
 }  // namespace
 }  // namespace glass::backend::cpu::kernels

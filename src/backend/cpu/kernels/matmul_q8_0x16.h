@@ -53,9 +53,6 @@ struct Q8_0x16 {
   }
 };
 
-template <GemmFn Tail>
-constexpr GemmFn gemm_q8_0x16 = gemm_x16<Q8_0x16, Tail>;
-
 // The packed prefill tile (PQ8_0's layout: the same unsigned bytes, f32 scales) from a repacked
 // group; a tail (rows < 16) is row-major: the plain pack.
 void pack_q8_0x16(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, std::byte* out) {
@@ -94,6 +91,14 @@ void unpack_row_q8_0x16(const std::byte* w, int64_t rows, int64_t k, int64_t row
                                        flip_sign(o);
                                      });
 }
+
+// The layout with its prefill pack, repack and row lookup, as the kernel table's x16_kernel
+// (matmul_x86_impl.h) takes every 16-row-group layout.
+struct Q8_0x16Layout : Q8_0x16 {
+  static constexpr PackFn pack_group = pack_q8_0x16;
+  static constexpr RepackFn repack = repack_q8_0x16;
+  static constexpr UnpackRowFn unpack_row = unpack_row_q8_0x16;
+};
 
 }  // namespace
 }  // namespace glass::backend::cpu::kernels

@@ -394,19 +394,8 @@ constexpr MatmulKernel x16_kernel(DType weight, ActType act, QuantizeFn quantize
 // decoded slower than the row-major kernel (1B Q8_0 tg32 25-26 against 32 t/s; without dpbusd a
 // block takes as many instructions per weight as a row's, the sign trick included). The k-quant
 // layouts have no AVX2 blocks yet.
-const MatmulKernel kQ4_0x16 = {DType::Q4_0,
-                               ActType::Q8_0,
-                               quantize_q8_0_x86,
-                               gemm_q4_0x16<kLegacy<Q4_0P>>,
-                               packed_bytes<PQ4_0>,
-                               pack_q4_0x16,
-                               packed_gemm<PQ4_0>,
-                               nullptr,
-                               repack_q4_0x16,
-                               "q4_0x16",
-                               kX16Rows,
-                               unpack_row_q4_0x16,
-                               gemv_parts_x16<Q4_0x16>};
+constexpr MatmulKernel kQ4_0x16 = x16_kernel<Q4_0x16Layout, PQ4_0, kLegacy<Q4_0P>>(
+    DType::Q4_0, ActType::Q8_0, quantize_q8_0_x86, "q4_0x16");
 constexpr const MatmulKernel* kQ4_0Repacked = &kQ4_0x16;
 constexpr MatmulKernel kQ5_0x16 =
     x16_kernel<Q5_0x16, PQ5_0, kLegacy<Q5_0P>>(DType::Q5_0, ActType::Q8_0, quantize_q8_0_x86, "q5_0x16");
@@ -418,19 +407,8 @@ constexpr MatmulKernel kQ4_1x16 =
     x16_kernel<Q4_1x16, PQ4_1, kLegacy<Q4_1P>>(DType::Q4_1, ActType::Q8_1, quantize_q8_1_x86, "q4_1x16");
 constexpr const MatmulKernel* kQ4_1Repacked = &kQ4_1x16;
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
-const MatmulKernel kQ8_0x16 = {DType::Q8_0,
-                               ActType::Q8_0,
-                               quantize_q8_0_x86,
-                               gemm_q8_0x16<kLegacy<Q8_0P>>,
-                               packed_bytes<PQ8_0>,
-                               pack_q8_0x16,
-                               packed_gemm<PQ8_0>,
-                               nullptr,
-                               repack_q8_0x16,
-                               "q8_0x16",
-                               kQ8x16Rows,
-                               unpack_row_q8_0x16,
-                               gemv_parts_x16<Q8_0x16>};
+constexpr MatmulKernel kQ8_0x16 = x16_kernel<Q8_0x16Layout, PQ8_0, kLegacy<Q8_0P>>(
+    DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, "q8_0x16");
 constexpr const MatmulKernel* kQ8_0Repacked = &kQ8_0x16;
 constexpr MatmulKernel kQ4_Kx16 =
     x16_kernel<Q4_Kx16, PQ4_K, kKQuant<Q4_KP>>(DType::Q4_K, ActType::Q8_K, quantize_q8_k_x86, "q4_kx16");
