@@ -1,10 +1,15 @@
 // The attention kernel's work split: one job per (kv head, block of query rows), each streaming
-// over the cache with the ISA's attention routine (attention_impl.h) and per-thread scratch.
+// over the cache with the ISA's attention routine (attention_impl.h) and per-thread scratch. A
+// decode step (one query row) splits further: over a long cache each kv head's keys in ranges
+// (attention_split_decode); over a short one, with kv heads not a multiple of the threads, the
+// (head, key) pairs in one equal run per thread (attention_balanced_decode). Split heads merge.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "backend/cpu/kernels/kernels.h"
 #include "backend/cpu/kernels/vec_ops.h"
@@ -12,8 +17,9 @@
 namespace glass::backend::cpu::kernels {
 
 namespace {
-constexpr int64_t kKeyBlockFloats = 64;  // attention_impl.h's kKeyBlock
-constexpr int64_t kRowBlockMax = 4;      // attention_impl.h's kRowBlockMax
+constexpr int64_t kKeyBlockFloats = 64;   // attention_impl.h's kKeyBlock
+constexpr int64_t kRowBlockMax = 4;       // attention_impl.h's kRowBlockMax
+constexpr int64_t kMaxBalancedRuns = 64;  // threads of a balanced decode (attention_balanced_decode)
 }  // namespace
 
 int64_t attention_rows_per_job(int64_t group) { return group >= 64 ? 1 : 64 / group; }
@@ -52,16 +58,43 @@ size_t attention_scratch(const graph::Graph& g, const graph::Node& n, const grap
   const int64_t S = graph::resolve(std::get<graph::AttentionAttrs>(n.attrs).kv_len, max);
   const int64_t T = graph::resolve(q[0], max);
   const int64_t shared = T > attention_rows_per_job(group) ? packed_floats(k[1].value, D, S) : 0;
-  const int64_t partials = k[1].value * decode_splits(k[1].value, S, threads) * partial_floats(group, D);
+  const int64_t partials =
+      std::max(k[1].value * decode_splits(k[1].value, S, threads), int64_t{2} * threads) *
+      partial_floats(group, D);
   return (static_cast<size_t>(threads) * static_cast<size_t>(attention_scratch_floats(group, D)) +
           static_cast<size_t>(shared) + static_cast<size_t>(partials)) *
          sizeof(float);
 }
 
 namespace {
+// Kv head hk's rows of the output from n partial results over consecutive key ranges (partial(i):
+// R unnormalised rows, R maxima, R normalisers), merged as the online softmax does: each rescaled
+// by e^(m_i - m), summed, divided by the summed normalisers.
+template <class Partial>
+void merge_partials(const AttentionJob& job, int64_t hk, int64_t n, const Partial& partial) {
+  const int64_t group = job.H / job.Hkv, D = job.D, R = group;
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  for (int64_t r = 0; r < R; ++r) {
+    float m = neg_inf;
+    for (int64_t i = 0; i < n; ++i) m = std::max(m, partial(i)[R * D + r]);
+    float* o = job.out + (hk * group + r) * D;
+    for (int64_t d = 0; d < D; ++d) o[d] = 0.0f;
+    if (m == neg_inf) continue;  // nothing visible: zeros, as the unsplit kernel writes
+    float l = 0.0f;
+    for (int64_t i = 0; i < n; ++i) {
+      const float* p = partial(i);
+      if (p[R * D + r] == neg_inf) continue;
+      const float w = std::exp(p[R * D + r] - m);
+      l += w * p[R * D + R + r];
+      for (int64_t d = 0; d < D; ++d) o[d] += w * p[r * D + d];
+    }
+    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+    for (int64_t d = 0; d < D; ++d) o[d] *= inv;
+  }
+}
+
 // One query row: kv head hk's keys in `splits` ranges of whole key blocks, one job each, written
-// as partial results after the threads' scratch; then per head and query row the ranges merge as
-// the online softmax does: rescale each by e^(m_i - m), sum, divide by the summed normalisers.
+// as partial results after the threads' scratch; then per head the ranges merge.
 void attention_split_decode(const AttentionJob& job0, int64_t splits, const VecOps& ops,
                             float* threads_scratch, size_t per_thread, ThreadPool& pool) {
   const int64_t Hkv = job0.Hkv, group = job0.H / Hkv, D = job0.D, R = group;
@@ -81,25 +114,52 @@ void attention_split_decode(const AttentionJob& job0, int64_t splits, const VecO
       ops.attention(job, hk, 0, 1, scratch);
     }
   });
-  const float neg_inf = -std::numeric_limits<float>::infinity();
   for (int64_t hk = 0; hk < Hkv; ++hk)
-    for (int64_t r = 0; r < R; ++r) {
-      float m = neg_inf;
-      for (int64_t i = 0; i < splits; ++i) m = std::max(m, partial_of(hk, i)[R * D + r]);
-      float* o = job0.out + (hk * group + r) * D;
-      for (int64_t d = 0; d < D; ++d) o[d] = 0.0f;
-      if (m == neg_inf) continue;  // nothing visible: zeros, as the unsplit kernel writes
-      float l = 0.0f;
-      for (int64_t i = 0; i < splits; ++i) {
-        const float* p = partial_of(hk, i);
-        if (p[R * D + r] == neg_inf) continue;
-        const float w = std::exp(p[R * D + r] - m);
-        l += w * p[R * D + R + r];
-        for (int64_t d = 0; d < D; ++d) o[d] += w * p[r * D + d];
-      }
-      const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-      for (int64_t d = 0; d < D; ++d) o[d] *= inv;
+    merge_partials(job0, hk, splits, [&](int64_t i) { return partial_of(hk, i); });
+}
+
+// Decode with too few keys to split (decode_splits 1) and kv heads not a multiple of the threads
+// (SmolLM2's 3 on 2 threads, which took two heads' time): the (kv head, key) pairs in one equal
+// run per thread, so one head is cut between two threads. A thread's whole heads write their rows;
+// a cut head's two pieces leave partial results (slots 2t and 2t + 1 of thread t's run), merged
+// afterwards in key order.
+void attention_balanced_decode(const AttentionJob& job0, const VecOps& ops, float* threads_scratch,
+                               size_t per_thread, ThreadPool& pool) {
+  const int64_t Hkv = job0.Hkv, R = job0.H / Hkv, D = job0.D, S = job0.S, total = Hkv * S;
+  const int64_t runs = pool.size();
+  float* partials = threads_scratch + static_cast<size_t>(runs) * per_thread;
+  auto first_head = [&](int64_t t) { return total * t / runs / S; };
+  // Run t's piece of head hk: keys [a, b) of [0, S), empty when a >= b.
+  auto piece = [&](int64_t t, int64_t hk) {
+    const int64_t lo = total * t / runs, hi = total * (t + 1) / runs;
+    return std::pair{std::clamp(lo - hk * S, int64_t{0}, S), std::clamp(hi - hk * S, int64_t{0}, S)};
+  };
+  auto slot = [&](int64_t t, int64_t hk) {
+    return partials + (2 * t + (hk == first_head(t) ? 0 : 1)) * partial_floats(R, D);
+  };
+  pool.run(runs, [&](int64_t t, int thread) {
+    float* scratch = threads_scratch + static_cast<size_t>(thread) * per_thread;
+    const int64_t last = std::min(Hkv - 1, (total * (t + 1) / runs - 1) / S);
+    for (int64_t hk = first_head(t); hk <= last; ++hk) {
+      const auto [a, b] = piece(t, hk);
+      if (a >= b) continue;
+      AttentionJob job = job0;
+      job.s_begin = a;
+      job.s_end = b;
+      job.partial = a == 0 && b == S ? nullptr : slot(t, hk);
+      ops.attention(job, hk, 0, 1, scratch);
     }
+  });
+  for (int64_t hk = 0; hk < Hkv; ++hk) {
+    std::array<const float*, kMaxBalancedRuns> pieces{};  // a head has a piece in at most every run
+    int64_t n = 0;
+    for (int64_t t = 0; t < runs; ++t) {
+      const auto [a, b] = piece(t, hk);
+      if (a >= b || (a == 0 && b == S)) continue;
+      pieces[static_cast<size_t>(n++)] = slot(t, hk);
+    }
+    if (n > 0) merge_partials(job0, hk, n, [&](int64_t i) { return pieces[static_cast<size_t>(i)]; });
+  }
 }
 }  // namespace
 
@@ -137,6 +197,10 @@ Status attention(const KernelArgs& a) {
   AttentionJob job = job0;
   if (const int64_t splits = T == 1 ? decode_splits(Hkv, S, a.pool.size()) : 1; splits > 1) {
     attention_split_decode(job0, splits, ops, threads_scratch, per_thread, a.pool);
+    return {};
+  }
+  if (T == 1 && Hkv % a.pool.size() != 0 && a.pool.size() <= kMaxBalancedRuns) {
+    attention_balanced_decode(job0, ops, threads_scratch, per_thread, a.pool);
     return {};
   }
   if (blocks > 1) {  // several jobs per kv head: pack each key block once for all of them

@@ -392,7 +392,7 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
   alignas(64) int32_t kpos[kKeyBlock], kseq[kKeyBlock];
   const int64_t s_end = j.s_end > 0 ? j.s_end : j.S;
   for (int64_t s0 = j.s_begin; s0 < s_end; s0 += kKeyBlock) {
-    const int64_t n = j.S - s0 < kKeyBlock ? j.S - s0 : kKeyBlock;
+    const int64_t n = s_end - s0 < kKeyBlock ? s_end - s0 : kKeyBlock;
     if (!block_positions(j, s0, n, range, kpos, kseq)) continue;
 
     KeyBlock b{own, nullptr, 0, nullptr, D, n, kpos, kseq};

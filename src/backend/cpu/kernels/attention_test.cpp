@@ -1,6 +1,7 @@
 // Fused cpu attention (after kv_write, as models use it) against the ref backend at every ISA tier:
 // GQA groups 1, 2, 3, 4, 5, 7 and 8, head sizes 8 / 20 / 64 (vector tails), query blocks of 1 (decode; past
-// 700 and 1100 split the keys into ranges merged afterwards, some wholly outside a window), 7
+// 700 and 1100 split the keys into ranges merged afterwards, some wholly outside a window; on 2-4
+// threads, kv heads not a multiple of them are cut between the threads and merged), 7
 // and 150 rows (several jobs and key blocks), a cached prefix, f32 and f16 caches, NaN in cache rows
 // past S that must never be read; sliding windows (with NaN in whole key blocks older than every
 // query's window, which must be skipped unread) and score soft-capping. Tolerance 2e-5 max abs: the cpu sums
@@ -29,12 +30,13 @@ struct Case {
   int64_t window = 0;
   float softcap = 0.0f;
   int64_t poison = 0;  // leading cache rows set to NaN: outside every query's window
+  int threads = 3;
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
   *os << "H=" << c.H << " Hkv=" << c.Hkv << " D=" << c.D << " T=" << c.T << " past=" << c.past << " "
       << graph::dtype_name(c.cache) << (c.seqs ? " seqs" : "") << " window=" << c.window
-      << " softcap=" << c.softcap;
+      << " softcap=" << c.softcap << " threads=" << c.threads;
 }
 
 class CpuAttention : public ::testing::TestWithParam<Case> {};
@@ -116,7 +118,7 @@ TEST_P(CpuAttention, MatchesRef) {
   ASSERT_TRUE(st.ok()) << st.error().message;
   for (Isa isa : testing::runnable_isas()) {
     test::GraphRun got = run;
-    auto s = testing::run_on(CpuBackend({3, isa}), *g, got, max);
+    auto s = testing::run_on(CpuBackend({c.threads, isa}), *g, got, max);
     ASSERT_TRUE(s.ok()) << s.error().message;
     EXPECT_LE(test::max_abs_diff(got.outputs[0], want.outputs[0]), 2e-5) << isa_name(isa);
     EXPECT_EQ(got.stats.state_rows_written, want.stats.state_rows_written);
@@ -140,7 +142,33 @@ INSTANTIATE_TEST_SUITE_P(
         // lie.
         Case{14, 2, 64, 1, 700, DType::F32}, Case{14, 2, 64, 1, 1100, DType::F16},
         Case{8, 1, 32, 1, 300, DType::F32}, Case{10, 2, 64, 1, 90, DType::F32, true},
-        Case{16, 2, 64, 1, 1100, DType::F32, false, 100, 0.0f, 512}));
+        Case{16, 2, 64, 1, 1100, DType::F32, false, 100, 0.0f, 512},
+        // Decode over too few keys to split, kv heads not a multiple of the threads: the (head, key)
+        // pairs in one run per thread, heads cut between runs and merged (SmolLM2's 3 on 2 threads;
+        // one head on 2; 3 on 4, where a run holds the end of one head and the start of the next).
+        Case{.H = 9, .Hkv = 3, .D = 64, .T = 1, .past = 130, .cache = DType::F32, .threads = 2},
+        Case{.H = 9, .Hkv = 3, .D = 64, .T = 1, .past = 20, .cache = DType::F16, .threads = 2},
+        Case{.H = 4, .Hkv = 1, .D = 64, .T = 1, .past = 200, .cache = DType::F32, .threads = 2},
+        Case{.H = 6, .Hkv = 3, .D = 32, .T = 1, .past = 50, .cache = DType::F32, .threads = 4},
+        Case{.H = 10, .Hkv = 5, .D = 64, .T = 1, .past = 90, .cache = DType::F32, .seqs = true, .threads = 2},
+        Case{.H = 4,
+             .Hkv = 2,
+             .D = 64,
+             .T = 1,
+             .past = 300,
+             .cache = DType::F32,
+             .window = 16,
+             .poison = 256,
+             .threads = 4},
+        Case{.H = 8,
+             .Hkv = 4,
+             .D = 20,
+             .T = 1,
+             .past = 30,
+             .cache = DType::F32,
+             .seqs = true,
+             .window = 7,
+             .softcap = 3.0f}));
 
 }  // namespace
 }  // namespace glass::backend::cpu

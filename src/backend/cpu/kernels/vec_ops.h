@@ -25,8 +25,9 @@ struct AttentionJob {
   // Packed key/value blocks shared by all jobs (attention_pack), or null: each job packs its own.
   const float* packed = nullptr;
   // Split decode (one query row per job's rows, several jobs per kv head): the job reads cache
-  // rows [s_begin, s_end) only (s_end 0: S) and leaves its unnormalised rows, then each row's max
-  // and normaliser, in partial ([R, D], [R], [R]) for attention() to merge, instead of writing out.
+  // rows [s_begin, s_end) only (s_end 0: S; any bounds, not only whole key blocks) and, where
+  // partial is set, leaves its unnormalised rows, then each row's max and normaliser, in partial
+  // ([R, D], [R], [R]) for attention() to merge, instead of writing out.
   int64_t s_begin = 0, s_end = 0;
   float* partial = nullptr;
 };
