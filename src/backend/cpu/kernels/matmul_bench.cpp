@@ -2,10 +2,10 @@
 // conversion and thread split included) on SmolLM2-135M's shapes, for f32 / f16 / bf16 weights at
 // the machine's best ISA, and Llama-3.2-1B's decode shapes for the quantized types the 1B files
 // use (q4_0, q8_0, q4_k, q6_k) and q5_0 / q5_1 (Q4_K_M's fallback for rows not a multiple of 256),
-// in the file layout and in the repacked one; SmolLM2's Q4_0 decode products. Decode-sized products rotate
-// through enough weight copies (>= 256 MiB) that every call streams its weights from memory, as a token step
-// does; with GLASS_BENCH_HOT set they reuse one copy, which small shapes keep in cache: the
-// kernel's compute rate without the memory. Reports GFLOP/s (2MNK per second) and weight GB/s.
+// in the file layout and in the repacked one (q4_0x16 at the AVX2 tier too); SmolLM2's Q4_0 decode products.
+// Decode-sized products rotate through enough weight copies (>= 256 MiB) that every call streams its weights
+// from memory, as a token step does; with GLASS_BENCH_HOT set they reuse one copy, which small shapes keep in
+// cache: the kernel's compute rate without the memory. Reports GFLOP/s (2MNK per second) and weight GB/s.
 // BM_WalkRead reads the same bytes as a repacked layout's decode walk without the arithmetic.
 // Not a unit test: run build-test/bin/glass_matmul_bench [--benchmark_filter=...];
 // GLASS_BENCH_THREADS sets the threads (default 2).
@@ -202,6 +202,7 @@ void shapes_small_decode(benchmark::internal::Benchmark* b) {
 BENCHMARK_CAPTURE(BM_Matmul, q4_0, DType::Q4_0, detect_isa(), false)->Apply(shapes_1b);
 BENCHMARK_CAPTURE(BM_Matmul, q4_0x16_small, DType::Q4_0, detect_isa(), true)->Apply(shapes_small_decode);
 BENCHMARK_CAPTURE(BM_Matmul, q4_0x16, DType::Q4_0, detect_isa(), true)->Apply(shapes_1b);
+BENCHMARK_CAPTURE(BM_Matmul, q4_0x16_avx2, DType::Q4_0, Isa::Avx2, true)->Apply(shapes_1b);
 BENCHMARK_CAPTURE(BM_Matmul, q8_0x16, DType::Q8_0, detect_isa(), true)->Apply(shapes_1b);
 BENCHMARK_CAPTURE(BM_Matmul, q5_0, DType::Q5_0, detect_isa(), false)->Apply(shapes_1b);
 BENCHMARK_CAPTURE(BM_Matmul, q5_0x16, DType::Q5_0, detect_isa(), true)->Apply(shapes_1b);
