@@ -27,12 +27,24 @@ enum class CacheType : uint8_t {
   F16,  // half the memory and the bytes attention reads per token (llama.cpp's default, -ctk/-ctv f16)
 };
 
+// How a session lays its sequences' KV rows in the cache pool.
+enum class KvStorage : uint8_t {
+  Paged,  // blocks taken from the pool as a sequence grows, given back when it ends (the default)
+  Dense,  // sequence s owns rows [s * n_ctx, (s + 1) * n_ctx): one contiguous run each
+};
+
 struct LoadOptions {
   std::string backend = "ref";  // compute backend by name
-  int64_t n_ctx = 0;    // KV cache capacity in tokens; 0 = min(training context, 4096), at least min_ctx
+  int64_t n_ctx = 0;    // positions one sequence may reach; 0 = min(training context, 4096), at least min_ctx
   int64_t min_ctx = 0;  // lower bound for the default n_ctx (e.g. prompt + tokens to generate)
   int64_t n_batch = 0;  // most tokens per prefill call; 0 = min(n_ctx, 512)
   CacheType cache_type = CacheType::F32;
+  // The KV cache is one pool of kv_size token rows in blocks of kv_block_size, shared by all of a
+  // session's sequences (generate_batch) — each may grow to n_ctx while the pool has blocks.
+  int64_t kv_size = 0;         // rows; 0 = n_ctx (one full-length sequence)
+  int64_t kv_block_size = 16;  // rows per block
+  int64_t n_seq_max = 64;      // sequences one step may hold (generate_batch's most prompts)
+  KvStorage kv_storage = KvStorage::Paged;
   bool decompose = false;  // run composite ops through their reference decompositions (debugging)
   bool fuse = true;        // the backend's fusions (cpu: fused matmul epilogues); off for A/B
   int n_threads = 0;       // compute threads (cpu backend); 0 = one per hardware thread
@@ -68,6 +80,9 @@ struct ModelInfo {
   int64_t n_ctx_train = 0;
   int64_t n_layers = 0;
   int64_t n_batch = 0;
+  int64_t kv_size = 0;        // rows of the KV cache pool
+  int64_t kv_block_size = 0;  // rows per block
+  int64_t n_seq_max = 0;      // sequences one step may hold
   uint64_t file_bytes = 0;
   uint64_t n_params = 0;      // weight elements, all tensors
   uint64_t weight_bytes = 0;  // weight storage, all tensors

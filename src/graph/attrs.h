@@ -58,16 +58,27 @@ struct RopeAttrs {
   bool operator==(const RopeAttrs&) const = default;
 };
 
+// Attention over a paged KV cache: each query reads its own sequence's keys through that
+// sequence's row of the block table (graph/ops/attention.cpp).
 struct AttentionAttrs {
   float scale = 1.0f;  // applied to q.k, usually 1/sqrt(head_dim)
-  Dim kv_len;          // cache rows read: [0, kv_len)
+  Dim kv_len;          // the most keys any query of the step reads (its sequence's length)
   // Sliding window (local attention): > 0 hides keys at positions <= q_pos - window, so a query
   // sees the `window` latest positions, its own included. 0: no window.
   int64_t window = 0;
   // Logit soft-capping (Gemma 2): > 0 replaces scale * q.k by softcap(scale * q.k, softcap) before
   // the mask and softmax (the formula of the softcap op). 0: none.
   float softcap = 0.0f;
+  int64_t block_size = 1;  // cache rows per block of the block table
   bool operator==(const AttentionAttrs&) const = default;
+};
+
+// gather_blocks: each token's sequence's cache rows at logical indices [0, len), read through the
+// block table (block_size rows per block).
+struct BlockGatherAttrs {
+  int64_t block_size = 1;
+  Dim len;
+  bool operator==(const BlockGatherAttrs&) const = default;
 };
 
 // Mixture-of-experts routing: each token uses the n_used experts of highest router probability,
@@ -85,6 +96,6 @@ struct SoftcapAttrs {
 };
 
 using Attrs = std::variant<NoAttrs, LeafAttrs, ConstantAttrs, PermuteAttrs, SliceAttrs, ConcatAttrs,
-                           RmsNormAttrs, RopeAttrs, AttentionAttrs, MoeAttrs, SoftcapAttrs>;
+                           RmsNormAttrs, RopeAttrs, AttentionAttrs, MoeAttrs, SoftcapAttrs, BlockGatherAttrs>;
 
 }  // namespace glass::graph

@@ -94,13 +94,12 @@ Tensor Builder::rope(Tensor x, Tensor positions, const RopeAttrs& attrs, std::op
   if (freq_factors) in.push_back(freq_factors->id);
   return add_node(Op::Rope, std::move(in), attrs);
 }
-Tensor Builder::attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor q_pos, Tensor kv_pos,
-                          const AttentionAttrs& a) {
-  return add_node(Op::Attention, {q.id, k_cache.id, v_cache.id, q_pos.id, kv_pos.id}, a);
+Tensor Builder::attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor q_pos, Tensor q_seq,
+                          Tensor block_table, const AttentionAttrs& a) {
+  return add_node(Op::Attention, {q.id, k_cache.id, v_cache.id, q_pos.id, q_seq.id, block_table.id}, a);
 }
-Tensor Builder::attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor q_pos, Tensor kv_pos, Tensor q_seq,
-                          Tensor kv_seq, const AttentionAttrs& a) {
-  return add_node(Op::Attention, {q.id, k_cache.id, v_cache.id, q_pos.id, kv_pos.id, q_seq.id, kv_seq.id}, a);
+Tensor Builder::gather_blocks(Tensor cache, Tensor block_table, Tensor seq, const BlockGatherAttrs& a) {
+  return add_node(Op::GatherBlocks, {cache.id, block_table.id, seq.id}, a);
 }
 Tensor Builder::kv_write(Tensor cache, Tensor rows, Tensor slots) {
   return add_node(Op::KvWrite, {cache.id, rows.id, slots.id}, NoAttrs{});

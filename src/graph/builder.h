@@ -61,15 +61,15 @@ class Builder {
   Tensor gather(Tensor table, Tensor ids);
   Tensor cast(Tensor a, DType dtype);
   Tensor scatter_rows(Tensor state, Tensor rows, Tensor slots);
+  Tensor gather_blocks(Tensor cache, Tensor block_table, Tensor seq, const BlockGatherAttrs& a);
 
   // composites
   Tensor rms_norm(Tensor x, Tensor weight, float eps);
   Tensor rope(Tensor x, Tensor positions, const RopeAttrs& attrs, std::optional<Tensor> freq_factors = {});
-  Tensor attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor q_pos, Tensor kv_pos,
+  // Query t (at position q_pos[t] of sequence q_seq[t]) reads that sequence's keys through row
+  // q_seq[t] of block_table [N, max_blocks] (graph/ops/attention.cpp).
+  Tensor attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor q_pos, Tensor q_seq, Tensor block_table,
                    const AttentionAttrs& a);
-  // With sequence ids: rows of other sequences are invisible (several sequences share one cache).
-  Tensor attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor q_pos, Tensor kv_pos, Tensor q_seq,
-                   Tensor kv_seq, const AttentionAttrs& a);
   Tensor kv_write(Tensor cache, Tensor rows, Tensor slots);
   Tensor silu(Tensor x) { return unary(Op::Silu, x); }
   Tensor swiglu(Tensor gate, Tensor up) { return binary(Op::SwiGlu, gate, up); }

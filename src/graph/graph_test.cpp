@@ -18,14 +18,13 @@ Result<Graph> sample_graph() {
   auto w = b.parameter("blk.0.attn_q.weight", make_shape({8, 8}), DType::F16);
   auto norm = b.parameter("blk.0.attn_norm.weight", make_shape({8}), DType::F32);
   auto cache = b.state("blk.0.cache_k", make_shape({16, 2, 4}), DType::F32);
-  auto kp = b.state("cache.pos", make_shape({16}), DType::I32);
+  auto table = b.input("block_tables", make_shape({2, 4}), DType::I32);
   auto q = b.reshape(b.matmul(b.rms_norm(x, norm, 1e-6f), w), Shape{T, Dim::constant(2), Dim::constant(4)});
   q = b.rope(q, pos, RopeAttrs{4, RopeMode::NeoX, 10000.0f, 0.25f}).named("blk.0.q_rope");
   auto k_all = b.kv_write(cache, q, pos);
-  auto kp_all = b.kv_write(kp, pos, pos);
   b.update_state(cache, k_all);
-  b.update_state(kp, kp_all);
-  auto o = b.attention(q, k_all, k_all, pos, kp_all, AttentionAttrs{0.5f, Dim::symbol(Sym::S)});
+  auto o =
+      b.attention(q, k_all, k_all, pos, pos, table, AttentionAttrs{0.5f, Dim::symbol(Sym::S), 0, 0.0f, 4});
   b.output("out", b.swiglu(o, o));
   return b.finish();
 }
@@ -36,7 +35,7 @@ TEST(Builder, InfersSymbolicShapes) {
   const Node& out = g->node(g->outputs[0].node);
   EXPECT_EQ(shape_to_string(out.shape), "[T, 2, 4]");
   EXPECT_EQ(out.dtype, DType::F32);
-  EXPECT_EQ(g->state_updates.size(), 2u);
+  EXPECT_EQ(g->state_updates.size(), 1u);
 }
 
 TEST(Builder, ErrorsNameTheNodeAndOp) {
@@ -65,8 +64,8 @@ TEST(Builder, RejectsBadCompositeOperands) {
     auto q = b.input("q", make_shape({3, 6, 4}), DType::F32);
     auto k = b.state("k", make_shape({8, 4, 4}), DType::F32);
     auto p = b.input("p", make_shape({3}), DType::I32);
-    auto kp = b.state("kp", make_shape({8}), DType::I32);
-    b.attention(q, k, k, p, kp, AttentionAttrs{1.0f, Dim::constant(8)});
+    auto table = b.input("block_tables", make_shape({1, 8}), DType::I32);
+    b.attention(q, k, k, p, p, table, AttentionAttrs{1.0f, Dim::constant(8)});
     auto g = b.finish();
     ASSERT_FALSE(g.ok());
     EXPECT_NE(g.error().message.find("6 query heads not a multiple of 4 kv heads"), std::string::npos)
@@ -94,7 +93,7 @@ TEST(Serialize, RejectsUnknownVersionAndBadContent) {
   auto g = sample_graph();
   ASSERT_TRUE(g.ok());
   std::string json = to_json(*g);
-  const std::string v = "\"version\":1";
+  const std::string v = "\"version\":2";
   const auto at = json.find(v);
   ASSERT_NE(at, std::string::npos);
   std::string future = json;
@@ -121,7 +120,7 @@ TEST(Printer, TextAndDotShowOpsAttributesAndShapes) {
   EXPECT_NE(text.find("{n_rot=4, mode=neox, freq_base=10000, freq_scale=0.25}"), std::string::npos) << text;
   EXPECT_NE(text.find("f32[T, 2, 4]  # blk.0.q_rope"), std::string::npos) << text;
   EXPECT_NE(text.find("state \"blk.0.cache_k\" : f32[16, 2, 4]"), std::string::npos) << text;
-  EXPECT_NE(text.find("{scale=0.5, kv_len=S}"), std::string::npos) << text;
+  EXPECT_NE(text.find("{scale=0.5, kv_len=S, block_size=4}"), std::string::npos) << text;
   const std::string dot = to_dot(*g);
   EXPECT_EQ(dot.rfind("digraph glass {", 0), 0u);
   EXPECT_NE(dot.find("label=\"update\""), std::string::npos);
@@ -135,7 +134,7 @@ TEST(Rewrite, DecomposeLeavesOnlyPrimitivesAndLogsEachComposite) {
       *g, [](const Node&) { return true; }, log);
   ASSERT_TRUE(lowered.ok()) << lowered.error().message;
   for (const Node& n : lowered->nodes) EXPECT_FALSE(is_composite(n.op)) << op_name(n.op);
-  EXPECT_EQ(log.fired.size(), 6u);  // rms_norm, rope, 2 kv_write, attention, swiglu
+  EXPECT_EQ(log.fired.size(), 5u);  // rms_norm, rope, kv_write, attention, swiglu
   EXPECT_EQ(shape_to_string(lowered->node(lowered->outputs[0].node).shape), "[T, 2, 4]");
 }
 

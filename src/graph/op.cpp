@@ -40,6 +40,7 @@ constexpr std::array<OpRow, kOpCount> kOps = {{
     {Op::Gather, "gather", false, false},
     {Op::Cast, "cast", false, false},
     {Op::ScatterRows, "scatter_rows", false, false},
+    {Op::GatherBlocks, "gather_blocks", false, false},
     {Op::RmsNorm, "rms_norm", false, true},
     {Op::Rope, "rope", false, true},
     {Op::Attention, "attention", false, true},

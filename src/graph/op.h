@@ -38,9 +38,10 @@ enum class Op : uint8_t {
   Permute,
   Slice,
   Concat,
-  Gather,       // rows of a table by i32 ids
-  Cast,         // includes dequantization
-  ScatterRows,  // copy of a state with rows replaced at i32 slots (in place in backends)
+  Gather,        // rows of a table by i32 ids
+  Cast,          // includes dequantization
+  ScatterRows,   // copy of a state with rows replaced at i32 slots (in place in backends)
+  GatherBlocks,  // rows of a paged cache through a block table, per token's sequence
   // composites
   RmsNorm,
   Rope,
@@ -49,7 +50,7 @@ enum class Op : uint8_t {
   Silu,
   SwiGlu,
   Embedding,
-  Moe,  // mixture-of-experts SwiGLU FFN with top-k routing (graph/ops/moe.cpp)
+  Moe,      // mixture-of-experts SwiGLU FFN with top-k routing (graph/ops/moe.cpp)
   Softcap,  // cap * tanh(x / cap)
   Gelu,     // tanh approximation
   GeGlu,    // gelu(gate) * up

@@ -34,7 +34,11 @@ struct AttrPrinter {
     std::string extra;
     if (a.window != 0) extra += fmt::format(", window={}", a.window);
     if (a.softcap != 0.0f) extra += fmt::format(", softcap={:g}", a.softcap);
-    return fmt::format("{{scale={:g}, kv_len={}{}}}", a.scale, dim_to_string(a.kv_len), extra);
+    return fmt::format("{{scale={:g}, kv_len={}{}, block_size={}}}", a.scale, dim_to_string(a.kv_len), extra,
+                       a.block_size);
+  }
+  std::string operator()(const BlockGatherAttrs& a) const {
+    return fmt::format("{{block_size={}, len={}}}", a.block_size, dim_to_string(a.len));
   }
   std::string operator()(const MoeAttrs& m) const {
     return fmt::format("{{n_used={}, normalize={}}}", m.n_used, m.normalize);

@@ -39,7 +39,11 @@ struct AttrWriter {
     json j = {{"scale", a.scale}, {"kv_len", dim_json(a.kv_len)}};
     if (a.window != 0) j["window"] = a.window;  // written only when set: older graphs keep their hash
     if (a.softcap != 0.0f) j["softcap"] = a.softcap;
+    j["block_size"] = a.block_size;
     return j;
+  }
+  json operator()(const BlockGatherAttrs& a) const {
+    return {{"block_size", a.block_size}, {"len", dim_json(a.len)}};
   }
   json operator()(const MoeAttrs& m) const { return {{"n_used", m.n_used}, {"normalize", m.normalize}}; }
   json operator()(const SoftcapAttrs& s) const { return {{"cap", s.cap}}; }
@@ -97,7 +101,12 @@ Result<Attrs> read_attrs(Op op, const json& j) {
       auto len = read_dim(j.at("kv_len"));
       if (!len) return len.error();
       return Attrs{AttentionAttrs{j.at("scale").get<float>(), *len, j.value("window", int64_t{0}),
-                                  j.value("softcap", 0.0f)}};
+                                  j.value("softcap", 0.0f), j.at("block_size").get<int64_t>()}};
+    }
+    case Op::GatherBlocks: {
+      auto len = read_dim(j.at("len"));
+      if (!len) return len.error();
+      return Attrs{BlockGatherAttrs{j.at("block_size").get<int64_t>(), *len}};
     }
     case Op::Moe:
       return Attrs{MoeAttrs{j.at("n_used").get<int>(), j.at("normalize").get<bool>()}};

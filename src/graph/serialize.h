@@ -8,7 +8,7 @@
 
 namespace glass::graph {
 
-inline constexpr int kGraphFormatVersion = 1;
+inline constexpr int kGraphFormatVersion = 2;  // 2: attention reads a paged cache through block tables
 
 std::string to_json(const Graph& g, int indent = -1);
 Result<Graph> from_json(const std::string& text);

@@ -1,10 +1,13 @@
 #pragma once
 // The contract between an architecture file and the runtime. Every architecture builds one graph
 // with the same step interface:
-//   inputs  tokens [T] i32, positions [T] i32, seq_ids [T] i32, slots [T] i32 (cache rows to write)
-//   state   cache.pos [C] i32, cache.seq [C] i32 (position and sequence of each row) and per layer
-//   blk.{i}.cache_k / blk.{i}.cache_v [C, n_kv_heads, head_dim] output  logits [T, vocab_size] f32
-// where T is the step's token count and S the cache rows attention reads (past + new).
+//   inputs  tokens [T] i32, positions [T] i32, seq_ids [T] i32 (the step's sequence of each token:
+//           a row of block_tables), slots [T] i32 (cache rows to write), block_tables [N, max_blocks]
+//           i32 (each sequence's cache blocks in position order), output_rows [O] i32
+//   state   per layer blk.{i}.cache_k / blk.{i}.cache_v [C, n_kv_heads, head_dim]: a pool of C / block
+//           size blocks shared by all sequences (the paged KV cache)
+//   output  logits [O, vocab_size] f32
+// where T is the step's token count and S the most positions a sequence of the step reads.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,9 +20,13 @@
 namespace glass::models {
 
 struct BuildOptions {
-  int64_t n_ctx = 0;    // cache capacity C; 0 = min(training context, kDefaultContext), at least min_ctx
+  int64_t n_ctx =
+      0;  // positions one sequence may reach; 0 = min(training context, kDefaultContext), at least min_ctx
   int64_t min_ctx = 0;  // the caller's lower bound for the default
   graph::DType kv_dtype = graph::DType::F32;
+  int64_t kv_size = 0;         // cache rows of the pool all sequences share; 0 = n_ctx
+  int64_t kv_block_size = 16;  // cache rows per block
+  int64_t n_seq_max = 64;      // sequences one step may hold (rows of the block table)
   // The weights are an HF checkpoint's, unconverted. llama.cpp's converter permutes Llama q/k rows
   // so that RoPE rotates interleaved pairs (x[2i], x[2i+1]); HF's rows rotate halves (x[i],
   // x[i + n_rot/2]). Families whose GGUF form was permuted build NeoX pairing instead when this is
@@ -32,7 +39,15 @@ inline constexpr int64_t kDefaultContext = 4096;  // like llama.cpp's default -c
 // The cache capacity an architecture builds for, given its training context.
 int64_t choose_context(const BuildOptions& opt, int64_t n_ctx_train);
 
-enum class StateKind : uint8_t { RowMeta, Keys, Values };  // RowMeta: cache.pos and cache.seq
+// The paged KV cache's shape: `rows` (C) in blocks of `block_size`, block tables of `n_seq` rows of
+// `max_blocks` entries (enough for n_ctx positions).
+struct CacheGeometry {
+  int64_t rows = 0, block_size = 1, max_blocks = 0, n_seq = 1;
+  int64_t n_blocks() const { return rows / block_size; }
+};
+CacheGeometry cache_geometry(const BuildOptions& opt, int64_t n_ctx);
+
+enum class StateKind : uint8_t { Keys, Values };
 
 struct ModelGraph {
   graph::Graph graph;
@@ -40,6 +55,7 @@ struct ModelGraph {
   int64_t n_ctx = 0;  // cache capacity chosen
   int64_t n_ctx_train = 0;
   int64_t n_layers = 0;
+  CacheGeometry cache;
   std::vector<StateKind> state_kinds;  // per graph.leaves(Op::State)
   std::string summary;                 // one line of hyper-parameters for logs
 };

@@ -11,24 +11,20 @@ using graph::Sym;
 using graph::Tensor;
 
 StateKind state_kind(const std::string& name) {
-  if (name == "cache.pos" || name == "cache.seq") return StateKind::RowMeta;
   return name.ends_with(".cache_k") ? StateKind::Keys : StateKind::Values;
 }
 
-Step declare_step(graph::Builder& b, int64_t n_ctx) {
+Step declare_step(graph::Builder& b, const BuildOptions& opt, int64_t n_ctx) {
   const Shape per_token{Dim::symbol(Sym::T)};
   Step s;
+  s.cache = cache_geometry(opt, n_ctx);
   s.tokens = b.input("tokens", per_token, DType::I32);
   s.positions = b.input("positions", per_token, DType::I32);
   s.seq_ids = b.input("seq_ids", per_token, DType::I32);
   s.slots = b.input("slots", per_token, DType::I32);
+  s.block_tables = b.input(
+      "block_tables", Shape{Dim::constant(s.cache.n_seq), Dim::constant(s.cache.max_blocks)}, DType::I32);
   s.output_rows = b.input("output_rows", Shape{Dim::symbol(Sym::O)}, DType::I32);
-  const Tensor cache_pos = b.state("cache.pos", Shape{Dim::constant(n_ctx)}, DType::I32);
-  const Tensor cache_seq = b.state("cache.seq", Shape{Dim::constant(n_ctx)}, DType::I32);
-  s.kv_pos = b.kv_write(cache_pos, s.positions, s.slots).named("cache.pos.write");
-  s.kv_seq = b.kv_write(cache_seq, s.seq_ids, s.slots).named("cache.seq.write");
-  b.update_state(cache_pos, s.kv_pos);
-  b.update_state(cache_seq, s.kv_seq);
   return s;
 }
 
@@ -81,7 +77,7 @@ Tensor attend(graph::Builder& b, const std::string& layer, const QkvHeads& h, Te
               const AttentionShape& s, const Step& step, DType kv_dtype) {
   const Dim T = Dim::symbol(Sym::T);
   const Dim Hkv = Dim::constant(s.n_kv_heads), D = Dim::constant(s.head_dim);
-  const Shape cache_shape{Dim::constant(s.n_ctx), Hkv, D};
+  const Shape cache_shape{Dim::constant(step.cache.rows), Hkv, D};
 
   const Tensor q = b.rope(h.q, step.positions, s.rope, s.rope_freqs).named(layer + ".q_rope");
   const Tensor k = b.rope(h.k, step.positions, s.rope, s.rope_freqs).named(layer + ".k_rope");
@@ -94,8 +90,9 @@ Tensor attend(graph::Builder& b, const std::string& layer, const QkvHeads& h, Te
   b.update_state(k_cache, k_all);
   b.update_state(v_cache, v_all);
 
-  const graph::AttentionAttrs attn{1.0f / std::sqrt(static_cast<float>(s.head_dim)), Dim::symbol(Sym::S)};
-  const Tensor o = b.attention(q, k_all, v_all, step.positions, step.kv_pos, step.seq_ids, step.kv_seq, attn)
+  graph::AttentionAttrs attn{1.0f / std::sqrt(static_cast<float>(s.head_dim)), Dim::symbol(Sym::S)};
+  attn.block_size = step.cache.block_size;
+  const Tensor o = b.attention(q, k_all, v_all, step.positions, step.seq_ids, step.block_tables, attn)
                        .named(layer + ".attn");
   const Tensor flat = b.reshape(o, Shape{T, Dim::constant(s.n_heads * s.head_dim)});  // [T, n_heads*head_dim]
   return b.matmul(flat, wo).named(layer + ".attn_out");
@@ -148,7 +145,8 @@ Tensor project_heads(graph::Builder& b, Tensor x, Tensor w, int64_t n, int64_t h
 
 KvCache write_kv(graph::Builder& b, const std::string& layer, const KvShape& s, Tensor k, Tensor v,
                  const Step& step, DType kv_dtype) {
-  const Shape cache_shape{Dim::constant(s.n_ctx), Dim::constant(s.n_kv_heads), Dim::constant(s.head_dim)};
+  const Shape cache_shape{Dim::constant(step.cache.rows), Dim::constant(s.n_kv_heads),
+                          Dim::constant(s.head_dim)};
   const Tensor k_cache = b.state(layer + ".cache_k", cache_shape, kv_dtype);  // [C, n_kv_heads, head_dim]
   const Tensor v_cache = b.state(layer + ".cache_v", cache_shape, kv_dtype);
   const KvCache out{b.kv_write(k_cache, k, step.slots).named(layer + ".cache_k.write"),
@@ -161,7 +159,8 @@ KvCache write_kv(graph::Builder& b, const std::string& layer, const KvShape& s, 
 Tensor attend(graph::Builder& b, const std::string& layer, Tensor q, int64_t n_heads, int64_t head_dim,
               const KvCache& kv, const Step& step, graph::AttentionAttrs attrs, Tensor wo) {
   attrs.kv_len = Dim::symbol(Sym::S);
-  const Tensor o = b.attention(q, kv.k, kv.v, step.positions, step.kv_pos, step.seq_ids, step.kv_seq, attrs)
+  attrs.block_size = step.cache.block_size;
+  const Tensor o = b.attention(q, kv.k, kv.v, step.positions, step.seq_ids, step.block_tables, attrs)
                        .named(layer + ".attn");  // [T, n_heads, head_dim]
   const Tensor flat = b.reshape(o, Shape{Dim::symbol(Sym::T), Dim::constant(n_heads * head_dim)});
   return b.matmul(flat, wo).named(layer + ".attn_out");
@@ -183,6 +182,7 @@ ModelGraph finish_model_graph(graph::Graph g, int64_t vocab_size, int64_t n_ctx_
   m.vocab_size = vocab_size;
   m.n_ctx_train = n_ctx_train;
   m.n_ctx = choose_context(opt, n_ctx_train);
+  m.cache = cache_geometry(opt, m.n_ctx);
   m.n_layers = n_layers;
   for (graph::NodeId id : m.graph.leaves(graph::Op::State))
     m.state_kinds.push_back(state_kind(m.graph.node(id).name));

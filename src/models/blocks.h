@@ -11,18 +11,18 @@ namespace glass::models {
 
 // What every layer of one step sees.
 struct Step {
-  graph::Tensor tokens;       // [T] i32
-  graph::Tensor positions;    // [T] i32
-  graph::Tensor seq_ids;      // [T] i32: the sequence each token belongs to
-  graph::Tensor slots;        // [T] i32: cache rows this step writes
-  graph::Tensor kv_pos;       // [C] i32: the position stored in each cache row, after this step's write
-  graph::Tensor kv_seq;       // [C] i32: the sequence of each cache row, after this step's write
-  graph::Tensor output_rows;  // [O] i32: the tokens (indices into [0, T)) whose logits are wanted
+  graph::Tensor tokens;        // [T] i32
+  graph::Tensor positions;     // [T] i32
+  graph::Tensor seq_ids;       // [T] i32: the sequence each token belongs to
+  graph::Tensor slots;         // [T] i32: cache rows this step writes
+  graph::Tensor block_tables;  // [N, max_blocks] i32: each sequence's cache blocks, in position order
+  graph::Tensor output_rows;   // [O] i32: the tokens (indices into [0, T)) whose logits are wanted
+  CacheGeometry cache;         // the pool every layer's K/V cache state is declared with
 };
 
-// Declares the step inputs and the shared cache.pos / cache.seq state, and writes this step's
-// positions and sequence ids into them.
-Step declare_step(graph::Builder& b, int64_t n_ctx);
+// Declares the step inputs, the block tables among them, for a cache of opt's geometry whose
+// sequences reach n_ctx positions.
+Step declare_step(graph::Builder& b, const BuildOptions& opt, int64_t n_ctx);
 
 // The kind of a state tensor declared by these blocks, from its name.
 StateKind state_kind(const std::string& state_name);
@@ -32,13 +32,13 @@ struct AttentionWeights {
 };
 
 struct AttentionShape {
-  int64_t n_heads, n_kv_heads, head_dim, n_ctx;
+  int64_t n_heads, n_kv_heads, head_dim;
   graph::RopeAttrs rope;
   std::optional<graph::Tensor> rope_freqs;  // [n_rot/2] per-frequency divisors (Llama 3 scaling)
 };
 
 // q/k/v projections, RoPE on q and k, this step's K/V rows into the layer's cache, attention over
-// cache rows [0, S), output projection. `layer` prefixes node names ("blk.3").
+// the sequence's cached positions, output projection. `layer` prefixes node names ("blk.3").
 graph::Tensor self_attention(graph::Builder& b, const std::string& layer, const AttentionWeights& w,
                              const AttentionShape& s, graph::Tensor x, const Step& step,
                              graph::DType kv_dtype);
@@ -61,7 +61,8 @@ QkvHeads project_qkv_fused(graph::Builder& b, const std::string& layer, graph::T
 // RMSNorm of every q and k head over head_dim, weights [head_dim], before RoPE (Qwen3 q/k norm).
 QkvHeads qk_norm(graph::Builder& b, const std::string& layer, QkvHeads h, graph::Tensor q_norm,
                  graph::Tensor k_norm, float eps);
-// RoPE on q and k, the K/V rows into the cache, attention over rows [0, S), output projection wo.
+// RoPE on q and k, the K/V rows into the cache, attention over the sequence's positions, output
+// projection wo.
 graph::Tensor attend(graph::Builder& b, const std::string& layer, const QkvHeads& h, graph::Tensor wo,
                      const AttentionShape& s, const Step& step, graph::DType kv_dtype);
 
@@ -109,16 +110,16 @@ struct KvCache {
   graph::Tensor k, v;
 };
 
-// Declares `layer`'s K and V cache state, writes this step's rows (k, v: [T, n_kv_heads, head_dim])
-// at the step's slots and returns the caches after the write.
+// Declares `layer`'s K and V cache state (the step's pool of cache rows), writes this step's rows
+// (k, v: [T, n_kv_heads, head_dim]) at the step's slots and returns the caches after the write.
 struct KvShape {
-  int64_t n_ctx, n_kv_heads, head_dim;
+  int64_t n_kv_heads, head_dim;
 };
 KvCache write_kv(graph::Builder& b, const std::string& layer, const KvShape& s, graph::Tensor k,
                  graph::Tensor v, const Step& step, graph::DType kv_dtype);
 
-// Attention of q [T, n_heads, head_dim] over `kv` (rows [0, S), the step's position / sequence
-// mask and the attrs' window and softcap), then the output projection: [T, dim].
+// Attention of q [T, n_heads, head_dim] over `kv` (each token's own sequence's positions through
+// the block tables, causal, the attrs' window and softcap), then the output projection: [T, dim].
 graph::Tensor attend(graph::Builder& b, const std::string& layer, graph::Tensor q, int64_t n_heads,
                      int64_t head_dim, const KvCache& kv, const Step& step, graph::AttentionAttrs attrs,
                      graph::Tensor wo);

@@ -45,7 +45,7 @@ Result<graph::Graph> build(const Gemma2Config& c, const WeightIndex& w, const Bu
   const GemmaShape& s = c.shape;
   graph::Builder b;
   const int64_t n_ctx = choose_context(opt, s.n_ctx_train);
-  const Step step = declare_step(b, n_ctx);
+  const Step step = declare_step(b, opt, n_ctx);
   const GemmaWeights gw = declare_gemma_weights(b, w, s, /*qk_norm=*/false);
 
   // Embedding scaled by sqrt(dim).
@@ -61,7 +61,7 @@ Result<graph::Graph> build(const Gemma2Config& c, const WeightIndex& w, const Bu
     const Tensor k = b.rope(project_heads(b, h, l.wk, s.n_kv_heads, s.head_dim), step.positions, s.rope(i))
                          .named(layer + ".k_rope");  // [T, n_kv_heads, head_dim]
     const Tensor v = project_heads(b, h, l.wv, s.n_kv_heads, s.head_dim).named(layer + ".v");
-    const KvCache kv = write_kv(b, layer, {n_ctx, s.n_kv_heads, s.head_dim}, k, v, step, opt.kv_dtype);
+    const KvCache kv = write_kv(b, layer, {s.n_kv_heads, s.head_dim}, k, v, step, opt.kv_dtype);
     graph::AttentionAttrs attn{s.attn_scale(), {}, s.window(i), c.attn_softcap};
     const Tensor a = attend(b, layer, q, s.n_heads, s.head_dim, kv, step, attn, l.wo);
     x = (x + b.rms_norm(a, l.post_attn_norm, s.rms_eps).named(layer + ".post_attention_norm"))

@@ -128,6 +128,7 @@ ModelGraph decoder_model_graph(graph::Graph g, const DecoderConfig& c, const Bui
   m.vocab_size = c.vocab_size;
   m.n_ctx_train = c.n_ctx_train;
   m.n_ctx = choose_context(opt, c.n_ctx_train);
+  m.cache = cache_geometry(opt, m.n_ctx);
   m.n_layers = c.n_layers;
   for (graph::NodeId id : m.graph.leaves(graph::Op::State))
     m.state_kinds.push_back(state_kind(m.graph.node(id).name));

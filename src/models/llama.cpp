@@ -135,15 +135,12 @@ Result<graph::Graph> build_llama(const LlamaConfig& c, const WeightIndex& w, con
 
   // HF checkpoints keep q/k rows in rotate-half order (architecture.h, BuildOptions::hf_layout).
   const graph::RopeMode rope_mode = opt.hf_layout ? graph::RopeMode::NeoX : graph::RopeMode::Normal;
-  const Step step = declare_step(b, n_ctx);
+  const Step step = declare_step(b, opt, n_ctx);
   const Tensor token_embd = weight(b, w, "token_embd.weight", {c.vocab_size, c.dim});
   const Tensor output_norm = weight(b, w, "output_norm.weight", {c.dim});
   const Tensor output = optional_weight(b, w, "output.weight", {c.vocab_size, c.dim}).value_or(token_embd);
   AttentionShape attn{
-      c.n_heads,
-      c.n_kv_heads,
-      c.head_dim,
-      n_ctx,
+      c.n_heads, c.n_kv_heads, c.head_dim,
       graph::RopeAttrs{static_cast<int>(c.n_rot), rope_mode, c.rope_freq_base, c.rope_freq_scale},
       optional_weight(b, w, "rope_freqs.weight", {c.n_rot / 2})};
 
@@ -185,6 +182,7 @@ Result<ModelGraph> llama_from_gguf(const formats::GgufFile& file, const WeightIn
   m.vocab_size = c->vocab_size;
   m.n_ctx_train = c->n_ctx_train;
   m.n_ctx = choose_context(opt, c->n_ctx_train);
+  m.cache = cache_geometry(opt, m.n_ctx);
   m.n_layers = c->n_layers;
   for (graph::NodeId id : m.graph.leaves(graph::Op::State)) {
     m.state_kinds.push_back(state_kind(m.graph.node(id).name));

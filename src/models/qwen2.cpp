@@ -28,9 +28,9 @@ Result<ModelGraph> qwen2_from_gguf(const formats::GgufFile& file, const WeightIn
   const int64_t n_ctx = choose_context(opt, c.n_ctx_train);
 
   graph::Builder b;
-  const Step step = declare_step(b, n_ctx);
+  const Step step = declare_step(b, opt, n_ctx);
   const Tensor token_embd = weight(b, w, "token_embd.weight", {c.vocab_size, c.dim});
-  const AttentionShape attn{c.n_heads, c.n_kv_heads, c.head_dim, n_ctx,
+  const AttentionShape attn{c.n_heads, c.n_kv_heads, c.head_dim,
                             graph::RopeAttrs{static_cast<int>(c.n_rot), graph::RopeMode::NeoX,
                                              c.rope_freq_base, c.rope_freq_scale}};
 

@@ -41,6 +41,16 @@ int64_t choose_context(const BuildOptions& opt, int64_t n_ctx_train) {
   return std::max(std::min(n_ctx_train, kDefaultContext), opt.min_ctx);
 }
 
+CacheGeometry cache_geometry(const BuildOptions& opt, int64_t n_ctx) {
+  CacheGeometry g;
+  g.block_size = std::max<int64_t>(1, opt.kv_block_size);
+  g.max_blocks = (n_ctx + g.block_size - 1) / g.block_size;
+  const int64_t rows = opt.kv_size > 0 ? opt.kv_size : n_ctx;
+  g.rows = (rows + g.block_size - 1) / g.block_size * g.block_size;
+  g.n_seq = std::max<int64_t>(1, opt.n_seq_max);
+  return g;
+}
+
 std::vector<std::string_view> architecture_names() {
   std::vector<std::string_view> names;
   for (const Architecture& a : registry()) names.push_back(a.name);

@@ -129,7 +129,7 @@ Result<GenerateResult> Session::chat(const std::vector<ChatMessage>& messages, c
   const auto common = static_cast<size_t>(
       std::mismatch(cached.begin(), cached.begin() + static_cast<std::ptrdiff_t>(limit), ids->begin()).first -
       cached.begin());
-  if (impl_->n_rows != static_cast<int64_t>(cached.size())) {
+  if (impl_->length(0) != static_cast<int64_t>(cached.size())) {
     reset();  // the cache holds sequences this session did not record (batched use): start over
   } else if (auto st = truncate(static_cast<int64_t>(common)); !st) {
     return st.error();

@@ -1,6 +1,8 @@
 // The generation loops: prefill the prompt once, then one decode step per new token through the KV
 // cache (for a batch: one step for all live sequences); each sequence samples, streams valid UTF-8
 // and stops on its own (runtime/sequence.cpp).
+#include <fmt/format.h>
+
 #include <chrono>
 
 #include "runtime/sequence.h"
@@ -50,7 +52,11 @@ Result<GenerateResult> generate(Session& session, const std::vector<int32_t>& pr
       (*seq)->finish(FinishReason::Length);  // context full
       break;
     }
-    if (auto st = session.eval(std::span<const int32_t>(&*next, 1)); !st) return st.error();
+    if (auto st = session.eval(std::span<const int32_t>(&*next, 1)); !st) {
+      if (st.error().code != ErrorCode::CapacityExceeded) return st.error();
+      (*seq)->finish(FinishReason::Length);  // the KV cache pool is full
+      break;
+    }
   }
   if (r.tokens.size() == 1 && r.timings.ttft_ms == 0) r.timings.ttft_ms = ms_since(t0);
   r.timings.n_decoded = static_cast<int64_t>(r.tokens.size());
@@ -75,8 +81,10 @@ Result<std::vector<GenerateResult>> generate_batch(const Model& model,
   if (configs.size() != n && configs.size() != 1)
     return make_error(ErrorCode::InvalidArgument,
                       "generate_batch: give one config per prompt, or one for all");
-  if (static_cast<int64_t>(n) > m.info.n_batch)
-    return make_error(ErrorCode::CapacityExceeded, "generate_batch: more prompts than the batch size allows");
+  if (static_cast<int64_t>(n) > m.info.n_seq_max)
+    return make_error(ErrorCode::CapacityExceeded,
+                      fmt::format("generate_batch: {} prompts; a step holds at most {} sequences (n_seq_max)",
+                                  n, m.info.n_seq_max));
   auto session = model.new_session();
   if (!session) return session.error();
   Session::Impl& s = *session.value()->impl_for_batch();
@@ -94,12 +102,12 @@ Result<std::vector<GenerateResult>> generate_batch(const Model& model,
     ids.insert(ids.end(), prompts[i].size(), static_cast<int32_t>(i));
   }
   const auto vocab = static_cast<size_t>(m.info.vocab_size);
-  std::vector<float> logits(tokens.size() * vocab);
+  // Logits of each sequence's newest token only: row i is sequence i's after the prompts.
+  std::vector<float> logits(n * vocab);
   const auto t0 = Clock::now();
-  if (auto st = s.eval_tokens(tokens, ids, logits); !st) return st.error();
-  // Each sequence continues from the logits of its last prompt token.
+  if (auto st = s.eval_tokens(tokens, ids, LogitRows::LastOfEachSequence, logits); !st) return st.error();
   std::vector<size_t> row(n);
-  for (size_t i = 0, at = 0; i < n; ++i) row[i] = (at += prompts[i].size()) - 1;
+  for (size_t i = 0; i < n; ++i) row[i] = i;
   const double prompt_ms = ms_since(t0);
   while (true) {
     tokens.clear();
@@ -108,18 +116,29 @@ Result<std::vector<GenerateResult>> generate_batch(const Model& model,
       const PieceCallback piece =
           on_piece ? PieceCallback([&, i](std::string_view p) { return on_piece(i, p); }) : PieceCallback{};
       auto next = seqs[i]->step(std::span<const float>(logits.data() + row[i] * vocab, vocab), piece);
-      if (!next) continue;
+      if (!next) {
+        s.release(static_cast<int32_t>(i));  // finished: its blocks go back to the pool for the others
+        continue;
+      }
       if (seqs[i]->result().tokens.size() == 1) seqs[i]->result().timings.ttft_ms = ms_since(t0);
+      if (s.length(static_cast<int32_t>(i)) >= m.info.n_ctx) {
+        seqs[i]->finish(FinishReason::Length);  // this sequence's context is full
+        s.release(static_cast<int32_t>(i));
+        continue;
+      }
       tokens.push_back(*next);
       ids.push_back(static_cast<int32_t>(i));
     }
     if (tokens.empty()) break;
-    if (s.n_rows + static_cast<int64_t>(tokens.size()) > m.info.n_ctx) {
-      for (auto& seq : seqs) seq->finish(FinishReason::Length);  // the shared cache is full
+    auto st =
+        s.eval_tokens(tokens, ids, LogitRows::All, std::span<float>(logits.data(), tokens.size() * vocab));
+    if (!st && st.error().code == ErrorCode::CapacityExceeded) {
+      // The pool is out of blocks: the sequences still running end here with what they have
+      // (the engine preempts and recomputes instead).
+      for (int32_t id : ids) seqs[static_cast<size_t>(id)]->finish(FinishReason::Length);
       break;
     }
-    if (auto st = s.eval_tokens(tokens, ids, std::span<float>(logits.data(), tokens.size() * vocab)); !st)
-      return st.error();
+    if (!st) return st.error();
     for (size_t k = 0; k < ids.size(); ++k) row[static_cast<size_t>(ids[k])] = k;
   }
   std::vector<GenerateResult> results;

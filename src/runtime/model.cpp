@@ -56,8 +56,15 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   const auto t0 = std::chrono::steady_clock::now();
   auto impl = std::make_unique<Model::Impl>();
   impl->options = options;
-  models::BuildOptions build{options.n_ctx, options.min_ctx,
-                             options.cache_type == CacheType::F16 ? graph::DType::F16 : graph::DType::F32};
+  if (options.kv_size < 0 || options.kv_block_size <= 0 || options.n_seq_max <= 0)
+    return make_error(ErrorCode::InvalidArgument,
+                      "load: kv_size must not be negative, kv_block_size and n_seq_max must be positive");
+  models::BuildOptions build{options.n_ctx,
+                             options.min_ctx,
+                             options.cache_type == CacheType::F16 ? graph::DType::F16 : graph::DType::F32,
+                             options.kv_size,
+                             options.kv_block_size,
+                             options.n_seq_max};
   auto format = detect_model_format(path);
   if (!format) return format.error();
   std::error_code ec;
@@ -142,6 +149,9 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   info.n_ctx_train = impl->model_graph.n_ctx_train;
   info.n_layers = impl->model_graph.n_layers;
   info.n_batch = std::min(options.n_batch > 0 ? options.n_batch : kDefaultBatch, info.n_ctx);
+  info.kv_size = impl->model_graph.cache.rows;
+  info.kv_block_size = impl->model_graph.cache.block_size;
+  info.n_seq_max = impl->model_graph.cache.n_seq;
   info.file_bytes = file_bytes;
   std::map<graph::DType, uint64_t> bytes_by_type;
   for (const auto& [name, w] : impl->weights) {

@@ -21,11 +21,9 @@ Status Session::Impl::bind(BoundPlan& bp, int64_t max_t) {
   bp.plan = *plan;
   bp.workspace = bp.plan->make_workspace();
   const graph::Graph& g = bp.plan->compiled_graph();
-  const std::map<std::string, void*> inputs{{"tokens", tokens.data()},
-                                            {"positions", positions.data()},
-                                            {"seq_ids", seq_ids.data()},
-                                            {"slots", slots.data()},
-                                            {"output_rows", output_rows.data()}};
+  const std::map<std::string, void*> inputs{
+      {"tokens", tokens.data()}, {"positions", positions.data()},       {"seq_ids", seq_ids.data()},
+      {"slots", slots.data()},   {"block_tables", block_tables.data()}, {"output_rows", output_rows.data()}};
   for (graph::NodeId id : g.leaves(graph::Op::Input)) {
     const auto it = inputs.find(g.node(id).name);
     if (it == inputs.end())
@@ -40,82 +38,168 @@ Status Session::Impl::bind(BoundPlan& bp, int64_t max_t) {
     bp.args.states.push_back(states[it->second]);
     bp.kinds.push_back(m->model_graph.state_kinds[it->second]);
   }
-  bp.args.outputs = {logits.data()};
+  bp.args.outputs = {last.data()};  // replaced per run by where the caller wants the logits
   bp.stats.state_rows_written.assign(bp.args.states.size(), 0);
   return {};
 }
 
-int64_t Session::Impl::position(int32_t seq) const {
-  return static_cast<size_t>(seq) < seq_pos.size() ? seq_pos[static_cast<size_t>(seq)] : 0;
+int64_t Session::Impl::length(int32_t seq) const {
+  const auto i = static_cast<size_t>(seq);
+  return storage == KvStorage::Dense ? dense_len[i] : seqs[i].size();
 }
 
-Status Session::Impl::run_chunk(std::span<const int32_t> chunk, std::span<const int32_t> seqs,
-                                std::span<float> out) {
+void Session::Impl::release(int32_t seq) {
+  const auto i = static_cast<size_t>(seq);
+  if (storage == KvStorage::Dense)
+    dense_len[i] = 0;
+  else
+    seqs[i].release(*pool);
+}
+
+void Session::Impl::release_all() {
+  for (int64_t s = 0; s < cache.n_seq; ++s) release(static_cast<int32_t>(s));
+}
+
+void Session::Impl::truncate(int32_t seq, int64_t n) {
+  const auto i = static_cast<size_t>(seq);
+  if (storage == KvStorage::Dense)
+    dense_len[i] = std::min(dense_len[i], n);
+  else
+    seqs[i].truncate(*pool, n);
+}
+
+void Session::Impl::copy_rows(int32_t src, int32_t dst, int64_t n) {
+  for (size_t k = 0; k < state_row_bytes.size(); ++k) {
+    auto* base = static_cast<std::byte*>(states[k]);
+    const size_t rb = state_row_bytes[k];
+    std::memcpy(base + static_cast<size_t>(dst) * static_cast<size_t>(cache.block_size) * rb,
+                base + static_cast<size_t>(src) * static_cast<size_t>(cache.block_size) * rb,
+                static_cast<size_t>(n) * rb);
+  }
+}
+
+Status Session::Impl::run_chunk(std::span<const int32_t> chunk, std::span<const int32_t> seq_of,
+                                size_t first_index, LogitRows rows, float* out, int64_t* n_out) {
   const auto n = static_cast<int64_t>(chunk.size());
+  const int64_t B = cache.block_size, MB = cache.max_blocks;
   BoundPlan& bp = n == 1 ? decode : prefill;
   if (auto st = bind(bp, n == 1 ? 1 : m->info.n_batch); !st) return st;
-  for (size_t i = 0; i < chunk.size(); ++i) {
-    const auto seq = static_cast<size_t>(seqs[i]);
-    if (seq >= seq_pos.size()) seq_pos.resize(seq + 1, 0);  // a new sequence: once, not per token
-    tokens[i] = chunk[i];
-    seq_ids[i] = seqs[i];
-    positions[i] = static_cast<int32_t>(seq_pos[seq]++);
-    slots[i] = static_cast<int32_t>(n_rows + static_cast<int64_t>(i));
+  // Each sequence's new rows: blocks reserved (paged) or the run checked (dense) before any write.
+  for (int32_t s : seq_of) chunk_new[static_cast<size_t>(s)] = 0;
+  for (int32_t s : seq_of) ++chunk_new[static_cast<size_t>(s)];
+  int64_t S = 0;
+  for (int32_t s : seq_of) {
+    const auto i = static_cast<size_t>(s);
+    if (chunk_new[i] < 0) continue;  // done for this chunk
+    const int64_t len = length(s), total = len + chunk_new[i];
+    if (total > m->info.n_ctx)
+      return make_error(ErrorCode::CapacityExceeded,
+                        fmt::format("session: sequence {} holds {} tokens; {} more exceed the context of {}",
+                                    s, len, chunk_new[i], m->info.n_ctx));
+    if (storage == KvStorage::Dense) {
+      if ((int64_t{s} + 1) * MB > cache.n_blocks())
+        return make_error(ErrorCode::CapacityExceeded,
+                          fmt::format("session: a dense cache of {} rows holds {} sequences of {} positions; "
+                                      "sequence {} does not fit (raise kv_size)",
+                                      cache.rows, cache.n_blocks() / MB, MB * B, s));
+      int32_t* row = block_tables.data() + static_cast<size_t>(s) * static_cast<size_t>(MB);
+      for (int64_t b = 0; b < MB; ++b) row[b] = static_cast<int32_t>(int64_t{s} * MB + b);
+    } else {
+      runtime::SequenceBlocks& sb = seqs[i];
+      if (auto st = sb.reserve(*pool, total); !st)
+        return make_error(
+            ErrorCode::CapacityExceeded,
+            fmt::format("session: the KV cache pool ({} blocks of {} rows) has no room for {} more "
+                        "tokens of sequence {}: {}",
+                        pool->n_blocks(), B, chunk_new[i], s, st.error().message));
+      copies.clear();
+      auto shared = sb.prepare_write(*pool, len, copies);
+      if (!shared) return shared.error();
+      for (const auto& [src, dst] : copies) copy_rows(src, dst, B);
+      const std::span<const int32_t> blocks = sb.blocks();
+      int32_t* row = block_tables.data() + static_cast<size_t>(s) * static_cast<size_t>(MB);
+      std::copy(blocks.begin(), blocks.end(), row);
+      std::fill(row + blocks.size(), row + MB, -1);
+    }
+    S = std::max(S, total);
+    chunk_new[i] = -1 - len;  // the sequence's next position, encoded as -1 - position
   }
-  // Logits of every token when the caller takes them, else of the last one only.
-  const int64_t n_out = out.empty() ? 1 : n;
-  for (int64_t r = 0; r < n_out; ++r)
-    output_rows[static_cast<size_t>(r)] = static_cast<int32_t>(n - n_out + r);
+  for (size_t i = 0; i < chunk.size(); ++i) {
+    const auto s = static_cast<size_t>(seq_of[i]);
+    const int64_t pos = -1 - chunk_new[s]--;
+    tokens[i] = chunk[i];
+    seq_ids[i] = seq_of[i];
+    positions[i] = static_cast<int32_t>(pos);
+    slots[i] = storage == KvStorage::Dense ? static_cast<int32_t>(int64_t{seq_of[i]} * MB * B + pos)
+                                           : seqs[s].row(pos);
+  }
+  int64_t o = 0;
+  for (size_t i = 0; i < chunk.size(); ++i)
+    if (rows == LogitRows::All ||
+        last_index[static_cast<size_t>(seq_of[i])] == static_cast<int64_t>(first_index + i))
+      output_rows[static_cast<size_t>(o++)] = static_cast<int32_t>(i);
   bp.args.bind[graph::Sym::T] = n;
-  bp.args.bind[graph::Sym::S] = n_rows + n;
-  bp.args.bind[graph::Sym::O] = n_out;
+  bp.args.bind[graph::Sym::S] = S;
+  bp.args.bind[graph::Sym::O] = std::max<int64_t>(o, 1);
+  if (o == 0) output_rows[0] = static_cast<int32_t>(n - 1);  // the plan computes one row; kept in `last`
+  bp.args.outputs[0] = o == 0 ? last.data() : out;
   uint64_t before = 0, after = 0;
-  for (size_t k = 0; k < bp.kinds.size(); ++k)
-    if (bp.kinds[k] != models::StateKind::RowMeta) before += bp.stats.state_rows_written[k];
+  for (uint64_t r : bp.stats.state_rows_written) before += r;
   if (auto st = bp.plan->run(bp.args, *bp.workspace, bp.stats); !st) return st;
-  for (size_t k = 0; k < bp.kinds.size(); ++k)
-    if (bp.kinds[k] != models::StateKind::RowMeta) after += bp.stats.state_rows_written[k];
+  for (uint64_t r : bp.stats.state_rows_written) after += r;
   stats.kv_rows_written += after - before;
-  const auto vocab = static_cast<size_t>(m->info.vocab_size);
-  if (!out.empty()) std::copy_n(logits.begin(), static_cast<size_t>(n) * vocab, out.begin());
-  std::copy_n(logits.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(n_out - 1) * vocab), vocab,
-              last.begin());
-  n_rows += n;
+  for (size_t i = 0; i < chunk.size(); ++i) {
+    const auto s = static_cast<size_t>(seq_of[i]);
+    if (storage == KvStorage::Dense)
+      ++dense_len[s];
+    else
+      seqs[s].commit(*pool, chunk.subspan(i, 1));
+  }
+  *n_out = o;
   stats.n_eval_calls++;
   stats.n_tokens_evaluated += static_cast<uint64_t>(n);
   return {};
 }
 
-Status Session::Impl::eval_tokens(std::span<const int32_t> toks, std::span<const int32_t> seqs,
-                                  std::span<float> out) {
+Status Session::Impl::eval_tokens(std::span<const int32_t> toks, std::span<const int32_t> seq_of,
+                                  LogitRows rows, std::span<float> out) {
   const auto n = static_cast<int64_t>(toks.size());
   const int64_t vocab = m->info.vocab_size;
   if (n == 0) return make_error(ErrorCode::InvalidArgument, "session: eval needs at least one token");
-  if (seqs.size() != toks.size())
+  if (seq_of.size() != toks.size())
     return make_error(ErrorCode::InvalidArgument, "session: one sequence id per token");
-  if (!out.empty() && static_cast<int64_t>(out.size()) != n * vocab)
-    return make_error(
-        ErrorCode::InvalidArgument,
-        fmt::format("session: logits buffer holds {} floats, {} tokens need {}", out.size(), n, n * vocab));
-  if (n_rows + n > m->info.n_ctx)
-    return make_error(
-        ErrorCode::CapacityExceeded,
-        fmt::format("session: {} cached + {} new tokens exceed the context of {}", n_rows, n, m->info.n_ctx));
   for (size_t i = 0; i < toks.size(); ++i) {
     if (toks[i] < 0 || toks[i] >= vocab)
       return make_error(ErrorCode::InvalidArgument,
                         fmt::format("session: token id {} outside the vocabulary [0, {})", toks[i], vocab));
-    if (seqs[i] < 0 || seqs[i] >= m->info.n_batch)
+    if (seq_of[i] < 0 || seq_of[i] >= cache.n_seq)
       return make_error(ErrorCode::InvalidArgument,
-                        fmt::format("session: sequence id {} outside [0, {})", seqs[i], m->info.n_batch));
+                        fmt::format("session: sequence id {} outside [0, {})", seq_of[i], cache.n_seq));
   }
+  int64_t want = n;
+  if (rows == LogitRows::LastOfEachSequence) {
+    for (int32_t s : seq_of) last_index[static_cast<size_t>(s)] = -1;
+    want = 0;
+    for (size_t i = 0; i < toks.size(); ++i) {
+      auto& li = last_index[static_cast<size_t>(seq_of[i])];
+      want += li < 0 ? 1 : 0;
+      li = static_cast<int64_t>(i);
+    }
+  }
+  if (static_cast<int64_t>(out.size()) != want * vocab)
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("session: logits buffer holds {} floats, {} rows need {}", out.size(), want,
+                                  want * vocab));
+  int64_t written = 0;
   for (int64_t done = 0; done < n;) {
     const int64_t c = std::min(n - done, m->info.n_batch);
     const auto at = static_cast<size_t>(done), len = static_cast<size_t>(c);
-    auto chunk_out = out.empty()
-                         ? std::span<float>{}
-                         : out.subspan(at * static_cast<size_t>(vocab), len * static_cast<size_t>(vocab));
-    if (auto st = run_chunk(toks.subspan(at, len), seqs.subspan(at, len), chunk_out); !st) return st;
+    int64_t got = 0;
+    if (auto st = run_chunk(toks.subspan(at, len), seq_of.subspan(at, len), at, rows,
+                            out.data() + static_cast<size_t>(written * vocab), &got);
+        !st)
+      return st;
+    written += got;
     done += c;
   }
   return {};
@@ -169,6 +253,8 @@ Result<std::unique_ptr<Session>> Model::new_session() const {
   auto s = std::make_unique<Session::Impl>();
   s->model = shared_from_this();
   s->m = impl_.get();
+  s->cache = impl_->model_graph.cache;
+  s->storage = impl_->options.kv_storage;
   const graph::Graph& g = impl_->model_graph.graph;
   std::vector<size_t> state_bytes;
   for (graph::NodeId id : g.leaves(graph::Op::State)) {
@@ -176,25 +262,41 @@ Result<std::unique_ptr<Session>> Model::new_session() const {
     s->state_index.emplace(n.name, state_bytes.size());
     state_bytes.push_back(
         *graph::dtype_bytes(n.dtype, static_cast<uint64_t>(graph::resolve(n.shape, {}).numel())));
+    s->state_row_bytes.push_back(state_bytes.back() / static_cast<size_t>(s->cache.rows));
   }
   if (!s->states.allocate(state_bytes))
     return make_error(ErrorCode::Internal, "session: no memory for the model's state (KV cache)");
   const auto batch = static_cast<size_t>(impl_->info.n_batch);
+  const auto n_seq = static_cast<size_t>(s->cache.n_seq);
   for (auto* v : {&s->tokens, &s->positions, &s->seq_ids, &s->slots, &s->output_rows}) v->assign(batch, 0);
-  s->logits.assign(batch * static_cast<size_t>(impl_->info.vocab_size), 0.0f);
+  s->block_tables.assign(n_seq * static_cast<size_t>(s->cache.max_blocks), -1);
   s->last.assign(static_cast<size_t>(impl_->info.vocab_size), 0.0f);
-  s->seq_pos.assign(1, 0);
-  s->zeros.assign(batch, 0);
+  // The prefix cache's salt: what else decides a block's contents beside its tokens.
+  const uint64_t salt =
+      impl_->graph_hash ^ (impl_->options.cache_type == CacheType::F16 ? 0x9e3779b97f4a7c15ull : 0);
+  s->pool = std::make_unique<runtime::BlockPool>(static_cast<int32_t>(s->cache.n_blocks()),
+                                                 static_cast<int32_t>(s->cache.block_size), salt);
+  s->seqs.assign(n_seq, runtime::SequenceBlocks(static_cast<int32_t>(s->cache.block_size)));
+  s->seqs[0].reserve_capacity(impl_->info.n_ctx);  // a session's own sequence grows without allocating
+  s->dense_len.assign(n_seq, 0);
+  s->chunk_new.assign(n_seq, 0);
+  s->last_index.assign(n_seq, -1);
   s->history.reserve(static_cast<size_t>(impl_->info.n_ctx));  // the token loop never allocates
   return std::make_unique<Session>(std::move(s));
 }
 
 Status Session::eval(std::span<const int32_t> tokens, std::span<float> all_logits) {
-  // One sequence (id 0): a span of zeros as long as the longest eval the session allows.
-  if (tokens.size() > impl_->zeros.size()) impl_->zeros.assign(tokens.size(), 0);
-  auto st =
-      impl_->eval_tokens(tokens, std::span<const int32_t>(impl_->zeros.data(), tokens.size()), all_logits);
-  if (st) impl_->history.insert(impl_->history.end(), tokens.begin(), tokens.end());
+  Impl& s = *impl_;
+  if (tokens.size() > s.chunk_seq0.size()) s.chunk_seq0.assign(tokens.size(), 0);
+  const std::span<const int32_t> seq0(s.chunk_seq0.data(), tokens.size());
+  Status st = all_logits.empty() ? s.eval_tokens(tokens, seq0, LogitRows::LastOfEachSequence, s.last)
+                                 : s.eval_tokens(tokens, seq0, LogitRows::All, all_logits);
+  if (!st) return st;
+  if (!all_logits.empty()) {
+    const auto vocab = s.last.size();
+    std::copy_n(all_logits.end() - static_cast<ptrdiff_t>(vocab), vocab, s.last.begin());
+  }
+  s.history.insert(s.history.end(), tokens.begin(), tokens.end());
   return st;
 }
 
@@ -203,23 +305,19 @@ std::span<const int32_t> Session::tokens() const { return impl_->history; }
 Status Session::truncate(int64_t n) {
   Impl& s = *impl_;
   if (n < 0 || n > static_cast<int64_t>(s.history.size()) ||
-      s.n_rows != static_cast<int64_t>(s.history.size()))
+      s.length(0) != static_cast<int64_t>(s.history.size()))
     return make_error(ErrorCode::InvalidArgument,
                       fmt::format("session: cannot keep {} of {} cached tokens", n, s.history.size()));
-  // Rows are handed out in order, so the first n rows hold exactly the first n tokens; rows past
-  // n are overwritten before any later step can read them (a step reads rows [0, n_rows + T)).
   s.history.resize(static_cast<size_t>(n));
-  s.n_rows = n;
-  s.seq_pos.assign(1, n);
+  s.truncate(0, n);
   return {};
 }
 
 std::span<const float> Session::last_logits() const { return impl_->last; }
-int64_t Session::n_past() const { return impl_->position(0); }
+int64_t Session::n_past() const { return impl_->length(0); }
 void Session::reset() {
-  impl_->n_rows = 0;
+  impl_->release_all();
   impl_->history.clear();
-  std::fill(impl_->seq_pos.begin(), impl_->seq_pos.end(), 0);
 }
 const SessionStats& Session::stats() const { return impl_->stats; }
 

@@ -1,14 +1,16 @@
 #pragma once
-// A Session's state: the KV cache (the graph's state tensors), the step input buffers and one
+// A Session's state: the KV cache pool (the graph's state tensors), the step input buffers and one
 // workspace per plan, all allocated once. Several sequences may share it (batched generation):
-// each cache row records its position and sequence, and attention only sees rows of its own
-// sequence, so one plan call can advance every live sequence.
+// each has its own block table (runtime/kv_blocks.h) naming the pool's blocks holding its rows, and
+// attention reads each query's own sequence through its table, so one plan call can advance every
+// live sequence and a finished one gives its blocks back.
 #include <map>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "runtime/kv_blocks.h"
 #include "runtime/model_impl.h"
 
 namespace glass {
@@ -43,30 +45,48 @@ class StateMemory {
   std::vector<void*> at_;
 };
 
+// Which tokens of an eval give logits: every one, or the last of each sequence the call names.
+enum class LogitRows { All, LastOfEachSequence };
+
 struct Session::Impl {
   std::shared_ptr<const Model> model;
   const Model::Impl* m = nullptr;
   StateMemory states;
   std::map<std::string, size_t> state_index;
+  std::vector<size_t> state_row_bytes;                     // per state: bytes of one cache row
   std::vector<int32_t> tokens, positions, seq_ids, slots;  // n_batch each
   std::vector<int32_t> output_rows;                        // n_batch: the rows whose logits are computed
-  std::vector<float> logits;                               // n_batch x vocab
+  std::vector<int32_t> block_tables;                       // n_seq x max_blocks: the step's block tables
   std::vector<float> last;                                 // vocab: last row of the last eval
-  std::vector<int64_t> seq_pos;                            // next position of each sequence
-  std::vector<int32_t> zeros;                              // sequence ids of single-sequence evals
+  models::CacheGeometry cache;
+  KvStorage storage = KvStorage::Paged;
+  std::unique_ptr<runtime::BlockPool> pool;
+  std::vector<runtime::SequenceBlocks> seqs;   // per sequence id (paged)
+  std::vector<int64_t> dense_len;              // per sequence id (dense): tokens cached
+  std::vector<int64_t> chunk_new, last_index;  // per sequence id: an eval's bookkeeping
+  std::vector<std::pair<int32_t, int32_t>> copies;
   BoundPlan prefill, decode;
   SessionStats stats;
-  backend::OpProfile profile;    // Session::set_profiling
-  int64_t n_rows = 0;            // cache rows in use (rows are handed out in order; reset() frees them all)
-  std::vector<int32_t> history;  // ids in rows [0, n_rows) of single-sequence evals (Session::eval)
+  backend::OpProfile profile;       // Session::set_profiling
+  std::vector<int32_t> history;     // ids of sequence 0, in order (Session::eval)
+  std::vector<int32_t> chunk_seq0;  // zeros: the sequence ids of Session::eval
 
   Status bind(BoundPlan& bp, int64_t max_t);
-  // Evaluates tokens[i] of sequence seqs[i] at that sequence's next position; `out` (when not
-  // empty) receives one row of logits per token. Without `out` only the last token's logits are
-  // computed (into `last`). Splits into n_batch chunks.
-  Status eval_tokens(std::span<const int32_t> tokens, std::span<const int32_t> seqs, std::span<float> out);
-  Status run_chunk(std::span<const int32_t> chunk, std::span<const int32_t> seqs, std::span<float> out);
-  int64_t position(int32_t seq) const;
+  // Evaluates tokens[i] of sequence seqs[i] at that sequence's next position. `out` receives one
+  // row of logits per token that `rows` names, in token order: every token, or the last of each
+  // sequence. Splits into n_batch chunks; nothing else is computed or copied.
+  Status eval_tokens(std::span<const int32_t> tokens, std::span<const int32_t> seqs, LogitRows rows,
+                     std::span<float> out);
+  Status run_chunk(std::span<const int32_t> chunk, std::span<const int32_t> seqs, size_t first_index,
+                   LogitRows rows, float* out, int64_t* n_out);
+  int64_t length(int32_t seq) const;
+  // Gives back a sequence's cache rows (its blocks return to the pool).
+  void release(int32_t seq);
+  void release_all();
+  // Keeps the first n positions of a sequence.
+  void truncate(int32_t seq, int64_t n);
+  // Copies the first n rows of block src to block dst in every K/V state (copy-on-write).
+  void copy_rows(int32_t src, int32_t dst, int64_t n);
 };
 
 }  // namespace glass

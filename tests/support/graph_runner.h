@@ -27,6 +27,12 @@ Status run_graph(const graph::Graph& g, GraphRun& run, const graph::Bindings& ma
                  const std::map<std::string, const void*>& weights = {});
 
 std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f);
+// A one-sequence block table naming blocks 0 .. n_blocks-1 in order (the cache as one run).
+inline std::vector<int32_t> identity_table(int64_t n_blocks) {
+  std::vector<int32_t> t(static_cast<size_t>(n_blocks));
+  for (size_t i = 0; i < t.size(); ++i) t[i] = static_cast<int32_t>(i);
+  return t;
+}
 double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b);
 
 }  // namespace glass::test

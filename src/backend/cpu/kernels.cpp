@@ -109,13 +109,8 @@ std::vector<Entry> build_table() {
     t.push_back({Op::Silu, {kF32}, isa, k::swiglu, ops, nullptr, nullptr, true});
     t.push_back({Op::Add, {kF32, kF32}, isa, k::binary, ops, nullptr, nullptr, true});
     t.push_back({Op::Mul, {kF32, kF32}, isa, k::binary, ops, nullptr, nullptr, true});
-    t.push_back({Op::Attention, {kF32, kKv, kKv, kI32, kI32}, isa, k::attention, ops, k::attention_scratch});
-    t.push_back({Op::Attention,
-                 {kF32, kKv, kKv, kI32, kI32, kI32, kI32},
-                 isa,
-                 k::attention,
-                 ops,
-                 k::attention_scratch});
+    t.push_back(
+        {Op::Attention, {kF32, kKv, kKv, kI32, kI32, kI32}, isa, k::attention, ops, k::attention_scratch});
     t.push_back({Op::Moe,
                  {kF32, kF32, kWeights, kWeights, kWeights},
                  isa,
@@ -147,6 +142,7 @@ std::vector<Entry> build_table() {
   ref(Op::Slice, {kPlain}, k::kRefCopyLayout);
   ref(Op::Concat, {kPlain, kPlain}, k::kRefCopyLayout);
   ref(Op::Gather, {kWeights, kI32}, k::kRefGather);
+  ref(Op::GatherBlocks, {kKv | kI32, kI32, kI32}, k::kRefGatherBlocks);
   ref(Op::Cast, {kWeights | kI32}, k::kRefCast);
   return t;
 }

@@ -56,58 +56,68 @@ Status rope(const KernelArgs& a) {
   return {};
 }
 
-// For each query row and head: scores over cache rows [0, S), masked by position (and sliding
-// window: rows older than the window are neither read nor scored), soft-capped, softmax, then the
-// weighted sum of V rows. Scratch holds S scores, one f32 row of K or V, and D accumulators.
+// For each query row and head: scores over its own sequence's positions 0 .. q_pos (and within the
+// sliding window: older positions are neither read nor scored), each read from the cache row the
+// sequence's block table names, soft-capped, softmax, then the weighted sum of V rows. Scratch
+// holds one score per position a table row can hold, one f32 row of K or V, and D accumulators.
 Status attention(const KernelArgs& a) {
   const auto& attrs = std::get<graph::AttentionAttrs>(a.node.attrs);
   const TensorRef& q = a.in[0];
   const TensorRef& kc = a.in[1];
   const TensorRef& vc = a.in[2];
+  const TensorRef& table = a.in[5];
   const int64_t T = q.dim(0), H = q.dim(1), D = q.dim(2);
-  const int64_t C = kc.dim(0), Hkv = kc.dim(1);
+  const int64_t C = kc.dim(0), Hkv = kc.dim(1), N = table.dim(0), MB = table.dim(1), B = attrs.block_size;
   const int64_t kv_len = graph::resolve(attrs.kv_len, *a.bind);
-  if (kv_len > C || kv_len <= 0)
-    return make_error(
-        ErrorCode::CapacityExceeded,
-        fmt::format("ref: attention '{}' reads {} rows of a {}-row cache", a.node.name, kv_len, C));
+  if (kv_len > MB * B || kv_len <= 0)
+    return make_error(ErrorCode::CapacityExceeded,
+                      fmt::format("ref: attention '{}' reads {} keys, a block table row holds {}",
+                                  a.node.name, kv_len, MB * B));
   const int64_t group = H / Hkv;
   float* scores = a.scratch;
-  float* row = a.scratch + kv_len;
+  float* row = a.scratch + MB * B;
   float* acc = row + D;
-  const bool by_seq = a.node.inputs.size() == 7;
   for (int64_t t = 0; t < T; ++t) {
     const int32_t qpos = a.in[3].i32()[t];
-    const int32_t qseq = by_seq ? a.in[5].i32()[t] : 0;
+    const int32_t qseq = a.in[4].i32()[t];
+    if (qseq < 0 || qseq >= N || qpos < 0 || qpos >= kv_len)
+      return make_error(ErrorCode::InvalidArgument,
+                        fmt::format("ref: attention '{}': token {} at position {} of sequence {} outside the "
+                                    "step's {} sequences of at most {} keys",
+                                    a.node.name, t, qpos, qseq, N, kv_len));
+    const int32_t* blocks = table.i32() + qseq * MB;
+    const int64_t first = attrs.window > 0 ? std::max<int64_t>(0, qpos - attrs.window + 1) : 0;
+    const int64_t n_keys = qpos + 1;
+    for (int64_t j = first; j < n_keys; ++j)
+      if (blocks[j / B] < 0 || (blocks[j / B] + 1) * B > C)
+        return make_error(ErrorCode::InvalidArgument,
+                          fmt::format("ref: attention '{}': sequence {} position {} in block {} outside the "
+                                      "cache's {} blocks",
+                                      a.node.name, qseq, j, blocks[j / B], C / B));
+    auto cache_row = [&](int64_t j) { return blocks[j / B] * B + j % B; };
     for (int64_t h = 0; h < H; ++h) {
       const int64_t hk = h / group;
       const float* qv = q.f32() + (t * H + h) * D;
       float max_score = -std::numeric_limits<float>::infinity();
-      for (int64_t s = 0; s < kv_len; ++s) {
-        const int32_t kpos = a.in[4].i32()[s];
-        const bool outside_window = attrs.window > 0 && static_cast<int64_t>(qpos) - kpos >= attrs.window;
-        if (kpos > qpos || outside_window || (by_seq && a.in[6].i32()[s] != qseq)) {
-          scores[s] = -std::numeric_limits<float>::infinity();
-          continue;
-        }
-        if (auto st = load_row_f32(kc, s * Hkv + hk, row); !st) return st;
+      for (int64_t j = first; j < n_keys; ++j) {
+        if (auto st = load_row_f32(kc, cache_row(j) * Hkv + hk, row); !st) return st;
         double dot = 0.0;
         for (int64_t d = 0; d < D; ++d) dot += static_cast<double>(qv[d]) * row[d];
-        scores[s] = static_cast<float>(dot) * attrs.scale;
-        if (attrs.softcap > 0.0f) scores[s] = graph::softcap(scores[s], attrs.softcap);
-        max_score = std::max(max_score, scores[s]);
+        scores[j] = static_cast<float>(dot) * attrs.scale;
+        if (attrs.softcap > 0.0f) scores[j] = graph::softcap(scores[j], attrs.softcap);
+        max_score = std::max(max_score, scores[j]);
       }
       double denom = 0.0;
-      for (int64_t s = 0; s < kv_len; ++s) {
-        scores[s] = std::isinf(scores[s]) ? 0.0f : std::exp(scores[s] - max_score);
-        denom += scores[s];
+      for (int64_t j = first; j < n_keys; ++j) {
+        scores[j] = std::exp(scores[j] - max_score);
+        denom += scores[j];
       }
       float* o = a.out.f32() + (t * H + h) * D;
       std::fill(acc, acc + D, 0.0f);
-      for (int64_t s = 0; s < kv_len; ++s) {
-        if (scores[s] == 0.0f) continue;
-        if (auto st = load_row_f32(vc, s * Hkv + hk, row); !st) return st;
-        for (int64_t d = 0; d < D; ++d) acc[d] += scores[s] * row[d];
+      for (int64_t j = first; j < n_keys; ++j) {
+        if (scores[j] == 0.0f) continue;
+        if (auto st = load_row_f32(vc, cache_row(j) * Hkv + hk, row); !st) return st;
+        for (int64_t d = 0; d < D; ++d) acc[d] += scores[j] * row[d];
       }
       for (int64_t d = 0; d < D; ++d) o[d] = static_cast<float>(acc[d] / denom);
     }

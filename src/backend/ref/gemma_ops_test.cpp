@@ -83,14 +83,14 @@ TEST(GemmaOps, WindowedSoftcappedAttentionMatchesNaiveAndDecomposition) {
   auto pos = b.input("pos", tok, DType::I32);
   auto kc = b.state("kc", graph::make_shape({C, Hkv, D}), DType::F32);
   auto vc = b.state("vc", graph::make_shape({C, Hkv, D}), DType::F32);
-  auto kp = b.state("kp", graph::make_shape({C}), DType::I32);
-  auto kp2 = b.kv_write(kp, pos, pos);
+  auto seq = b.input("seq", tok, DType::I32);
+  auto table = b.input("table", graph::make_shape({1, C / 4}), DType::I32);
   auto k2 = b.kv_write(kc, k, pos);
   auto v2 = b.kv_write(vc, v, pos);
-  b.update_state(kp, kp2);
   b.update_state(kc, k2);
   b.update_state(vc, v2);
-  b.output("o", b.attention(q, k2, v2, pos, kp2, graph::AttentionAttrs{scale, Dim::symbol(Sym::S), W, cap}));
+  b.output("o", b.attention(q, k2, v2, pos, seq, table,
+                            graph::AttentionAttrs{scale, Dim::symbol(Sym::S), W, cap, 4}));
   auto g = b.finish();
   ASSERT_TRUE(g.ok()) << g.error().message;
 
@@ -103,11 +103,10 @@ TEST(GemmaOps, WindowedSoftcappedAttentionMatchesNaiveAndDecomposition) {
   run.inputs["pos"] = p;
   std::vector<float> kcache = test::random_floats(C * Hkv * D, 24),
                      vcache = test::random_floats(C * Hkv * D, 25);
-  std::vector<int32_t> kpos(C, 999);
-  for (int i = 0; i < past; ++i) kpos[static_cast<size_t>(i)] = i;
   run.states["kc"] = kcache;
   run.states["vc"] = vcache;
-  run.states["kp"] = kpos;
+  run.inputs["seq"] = std::vector<int32_t>(T, 0);
+  run.inputs["table"] = test::identity_table(C / 4);
   run.bind = bindings(T, past + T);
   auto [fused, lowered] = both_ways(*g, run, bindings(8, C));
   ASSERT_EQ(fused.size(), static_cast<size_t>(T * H * D));

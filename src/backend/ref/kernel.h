@@ -42,6 +42,7 @@ Status copy_layout(const KernelArgs& a);  // reshape (alias), permute, slice, co
 Status gather(const KernelArgs& a);
 Status cast(const KernelArgs& a);
 Status write_rows(const KernelArgs& a);  // scatter_rows and kv_write
+Status gather_blocks(const KernelArgs& a);
 Status rms_norm(const KernelArgs& a);
 Status rope(const KernelArgs& a);
 Status attention(const KernelArgs& a);

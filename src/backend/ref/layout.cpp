@@ -132,6 +132,30 @@ Status cast(const KernelArgs& a) {
   return {};
 }
 
+Status gather_blocks(const KernelArgs& a) {
+  const auto& attrs = std::get<graph::BlockGatherAttrs>(a.node.attrs);
+  const TensorRef& cache = a.in[0];
+  const TensorRef& table = a.in[1];
+  const int64_t C = cache.dim(0), N = table.dim(0), MB = table.dim(1), B = attrs.block_size;
+  const int64_t T = a.out.dim(0), len = a.out.dim(1);
+  const auto row_bytes = static_cast<size_t>(cache.ext.numel() / C) * elem_bytes(cache.dtype);
+  auto* out = static_cast<std::byte*>(a.out.data);
+  for (int64_t t = 0; t < T; ++t) {
+    const int32_t seq = a.in[2].i32()[t];
+    for (int64_t j = 0; j < len; ++j, out += row_bytes) {
+      const int64_t block = seq >= 0 && seq < N && j / B < MB ? table.i32()[seq * MB + j / B] : -1;
+      if (block < 0 || (block + 1) * B > C) {  // past the sequence's blocks: never visible, zeros
+        std::memset(out, 0, row_bytes);
+        continue;
+      }
+      std::memcpy(
+          out, static_cast<const std::byte*>(cache.data) + static_cast<size_t>(block * B + j % B) * row_bytes,
+          row_bytes);
+    }
+  }
+  return {};
+}
+
 Status write_rows(const KernelArgs& a) {
   const TensorRef& state = a.in[0];
   const TensorRef& rows = a.in[1];

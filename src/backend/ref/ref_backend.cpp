@@ -175,9 +175,10 @@ class RefPlan final : public Plan {
       const graph::Extents w = graph::resolve(g_.node(n.inputs[1]).shape, max_);
       return static_cast<size_t>(w.dims[static_cast<size_t>(w.rank - 1)]);
     }
-    if (n.op == Op::Attention) {
-      const graph::Extents k = graph::resolve(g_.node(n.inputs[1]).shape, max_);
-      return static_cast<size_t>(k.dims[0] + 2 * ext.dims[2]);
+    if (n.op == Op::Attention) {  // a score per position a block table row holds, two rows of D
+      const graph::Shape& table = g_.node(n.inputs[5]).shape;
+      const int64_t keys = table[1].value * std::get<graph::AttentionAttrs>(n.attrs).block_size;
+      return static_cast<size_t>(keys + 2 * ext.dims[2]);
     }
     if (n.op == Op::Moe) {
       const graph::Shape& gate = g_.node(n.inputs[2]).shape;  // [n_expert, ffn, dim]

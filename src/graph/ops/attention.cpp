@@ -1,14 +1,16 @@
-// Attention over a KV cache (Vaswani et al. 2017), grouped-query (Ainslie et al. 2023):
-//   q [T, H, D], k/v cache [C, Hkv, D], q_pos [T], kv_pos [C] [, q_seq [T], kv_seq [C]] -> out [T, H, D]
-// reads cache rows [0, kv_len); query t attends to row s iff kv_pos[s] <= q_pos[t] (causal by
-// position, so a short query block sees the whole cached prefix) and, when sequence ids are given,
-// kv_seq[s] == q_seq[t] (several sequences share one cache and one step); query head h uses kv head
-// h / (H / Hkv). out = softmax(softcap(scale * q k^T) + mask) v.
-// Sliding window (attrs.window = W > 0, local layers of Gemma / Mistral): row s is also hidden when
-// q_pos[t] - kv_pos[s] >= W, so a query sees at most the W latest positions. The window is a mask
-// on positions, so the result does not depend on how the cache stores rows (a full-size cache, as
-// here, or a ring of W rows). Softcap (attrs.softcap = c > 0, Gemma 2): scores pass through
+// Attention over a paged KV cache (Vaswani et al. 2017), grouped-query (Ainslie et al. 2023):
+//   q [T, H, D], k/v cache [C, Hkv, D], q_pos [T], q_seq [T], block_table [N, max_blocks] -> out [T, H, D]
+// The cache is a pool of blocks of attrs.block_size rows shared by every sequence; a sequence's keys
+// at positions 0, 1, ... lie at the rows its row of the block table names: position j at row
+// block_table[seq, j / block_size] * block_size + j % block_size. Query t of sequence q_seq[t] sees
+// its own sequence's positions 0 .. q_pos[t] (causal), so rows of other sequences are never read
+// and a query's cost grows with its own sequence's length only; query head h uses kv head
+// h / (H / Hkv). out = softmax(softcap(scale * q k^T) + mask) v. kv_len (S) is the most keys any
+// query of the step reads (bounds scratch; every query reads its own q_pos[t] + 1).
+// Sliding window (attrs.window = W > 0, local layers of Gemma / Mistral): position j is also hidden
+// when q_pos[t] - j >= W. Softcap (attrs.softcap = c > 0, Gemma 2): scores pass through
 // c * tanh(s / c) (the softcap op's formula, decompose_softcap) before the mask.
+// Where the blocks lie never changes the result: contiguous, fragmented or shared give the same.
 // kv_write(cache [C, ...], rows [T, ...], slots [T]) stores row t at cache row slots[t].
 #include <fmt/format.h>
 
@@ -18,13 +20,13 @@ namespace glass::graph {
 
 Result<TypeInfo> infer_attention(const InferArgs& a) {
   if (a.node.op == Op::KvWrite) return infer_row_write(a, true);
-  if (a.inputs.size() != 5 && a.inputs.size() != 7)
-    return node_error(a, "expects (q, k_cache, v_cache, q_pos, kv_pos[, q_seq, kv_seq])");
+  if (a.inputs.size() != 6) return node_error(a, "expects (q, k_cache, v_cache, q_pos, q_seq, block_table)");
   const Node& q = *a.inputs[0];
   const Node& k = *a.inputs[1];
   const Node& v = *a.inputs[2];
   const Node& qp = *a.inputs[3];
-  const Node& kp = *a.inputs[4];
+  const Node& qs = *a.inputs[4];
+  const Node& table = *a.inputs[5];
   if (q.dtype != DType::F32 || q.shape.size() != 3) return node_error(a, "q must be f32 [T, H, D]");
   if (k.shape.size() != 3 || !(k.shape == v.shape) || k.dtype != v.dtype ||
       (k.dtype != DType::F32 && k.dtype != DType::F16))
@@ -38,19 +40,19 @@ Result<TypeInfo> infer_attention(const InferArgs& a) {
         a, fmt::format("{} query heads not a multiple of {} kv heads", dim_to_string(H), dim_to_string(Hkv)));
   if (qp.dtype != DType::I32 || qp.shape.size() != 1 || !(qp.shape[0] == q.shape[0]))
     return node_error(a, "q_pos must be i32 [T]");
-  if (kp.dtype != DType::I32 || kp.shape.size() != 1 || !(kp.shape[0] == k.shape[0]))
-    return node_error(a, "kv_pos must be i32 [C]");
-  if (a.inputs.size() == 7) {
-    const Node& qs = *a.inputs[5];
-    const Node& ks = *a.inputs[6];
-    if (qs.dtype != DType::I32 || !(qs.shape == qp.shape)) return node_error(a, "q_seq must be i32 [T]");
-    if (ks.dtype != DType::I32 || !(ks.shape == kp.shape)) return node_error(a, "kv_seq must be i32 [C]");
-  }
+  if (qs.dtype != DType::I32 || !(qs.shape == qp.shape)) return node_error(a, "q_seq must be i32 [T]");
+  if (table.dtype != DType::I32 || table.shape.size() != 2 || table.shape[0].is_symbolic() ||
+      table.shape[1].is_symbolic())
+    return node_error(a, "block_table must be i32 [N, max_blocks] of constant size");
   const auto& attrs = std::get<AttentionAttrs>(a.node.attrs);
   if (attrs.window < 0) return node_error(a, "window must be >= 0 (0: no window)");
   if (!(attrs.softcap >= 0.0f)) return node_error(a, "softcap must be >= 0 (0: none)");
-  if (!attrs.kv_len.is_symbolic() && !k.shape[0].is_symbolic() && attrs.kv_len.value > k.shape[0].value)
-    return node_error(a, "kv_len exceeds the cache");
+  if (attrs.block_size <= 0) return node_error(a, "block_size must be positive");
+  if (!k.shape[0].is_symbolic() && k.shape[0].value % attrs.block_size != 0)
+    return node_error(
+        a, fmt::format("cache rows {} not a multiple of block_size {}", k.shape[0].value, attrs.block_size));
+  if (!attrs.kv_len.is_symbolic() && attrs.kv_len.value > table.shape[1].value * attrs.block_size)
+    return node_error(a, "kv_len exceeds what a block table row holds");
   return TypeInfo{q.shape, DType::F32};
 }
 
@@ -63,38 +65,35 @@ Tensor decompose_attention(Builder& b, const Node& n, const std::vector<Tensor>&
   const int64_t n_kv = in[1].shape()[1].value;
   const int64_t group = n_heads / n_kv;
   const Dim S = attrs.kv_len;
-  const Dim one = Dim::constant(1);
+  const Dim one = Dim::constant(1), Hkv = Dim::constant(n_kv), D = Dim::constant(head_dim);
 
-  auto rows = [&](Tensor cache) { return b.cast(b.slice(cache, 0, 0, S), DType::F32); };
-  // [Hkv, 1, S, D]: one K block per kv head, broadcast over the query heads of its group.
-  const Tensor k = b.reshape(b.permute(rows(in[1]), {1, 0, 2}),
-                             Shape{Dim::constant(n_kv), one, S, Dim::constant(head_dim)});
-  const Tensor v_t = b.reshape(b.permute(rows(in[2]), {1, 2, 0}),
-                               Shape{Dim::constant(n_kv), one, Dim::constant(head_dim), S});
-  // [Hkv, group, T, D]
-  const Tensor qg =
-      b.permute(b.reshape(q, Shape{T, Dim::constant(n_kv), Dim::constant(group), Dim::constant(head_dim)}),
-                {1, 2, 0, 3});
-  Tensor scores = b.matmul(qg, k) * b.scalar(attrs.scale);  // [Hkv, group, T, S]
+  // [T, S, Hkv, D]: each token's own sequence's rows at positions [0, S).
+  auto rows = [&](Tensor cache) {
+    return b.cast(b.gather_blocks(cache, in[5], in[4], BlockGatherAttrs{attrs.block_size, S}), DType::F32);
+  };
+  const Tensor k = b.permute(rows(in[1]), {0, 2, 1, 3});                   // [T, Hkv, S, D]
+  const Tensor v_t = b.permute(rows(in[2]), {0, 2, 3, 1});                 // [T, Hkv, D, S]
+  const Tensor qg = b.reshape(q, Shape{T, Hkv, Dim::constant(group), D});  // [T, Hkv, group, D]
+  Tensor scores = b.matmul(qg, k) * b.scalar(attrs.scale);                 // [T, Hkv, group, S]
   if (attrs.softcap > 0.0f) scores = decompose_softcap(b, scores, attrs.softcap);
 
+  // The key positions 0 .. S-1 as a row (a sequence's position j is its j-th key).
+  const int64_t max_keys = in[5].shape()[1].value * attrs.block_size;
+  std::vector<float> iota(static_cast<size_t>(max_keys));
+  for (size_t j = 0; j < iota.size(); ++j) iota[j] = static_cast<float>(j);
+  const Tensor kv_pos =
+      b.reshape(b.slice(b.constant(std::move(iota), Shape{Dim::constant(max_keys)}), 0, 0, S), Shape{one, S});
   const Tensor q_pos = b.reshape(b.cast(in[3], DType::F32), Shape{T, one});
-  const Tensor kv_pos = b.reshape(b.cast(b.slice(in[4], 0, 0, S), DType::F32), Shape{one, S});
   Tensor visible = b.less_equal(kv_pos, q_pos).named(n.name + ".causal");  // [T, S]
-  if (in.size() == 7) {
-    const Tensor q_seq = b.reshape(b.cast(in[5], DType::F32), Shape{T, one});
-    const Tensor kv_seq = b.reshape(b.cast(b.slice(in[6], 0, 0, S), DType::F32), Shape{one, S});
-    visible = visible * b.less_equal(kv_seq, q_seq) * b.less_equal(q_seq, kv_seq);  // same sequence
-  }
-  if (attrs.window > 0)  // q_pos - kv_pos <= W - 1
+  if (attrs.window > 0)                                                    // q_pos - kv_pos <= W - 1
     visible = visible * b.less_equal(q_pos - kv_pos, b.scalar(static_cast<float>(attrs.window - 1)))
                             .named(n.name + ".window");
-  const Tensor masked = b.where(visible, scores, b.scalar(-1e30f));
+  const Tensor masked = b.where(b.reshape(visible, Shape{T, one, one, S}), scores, b.scalar(-1e30f));
 
   const Tensor e = b.exp(masked - b.reduce_max(masked));
   const Tensor p = e / b.reduce_sum(e);
-  const Tensor out = b.matmul(p, v_t);  // [Hkv, group, T, D]
-  return b.reshape(b.permute(out, {2, 0, 1, 3}), Shape{T, Dim::constant(n_heads), Dim::constant(head_dim)});
+  const Tensor out = b.matmul(p, v_t);  // [T, Hkv, group, D]
+  return b.reshape(out, Shape{T, Dim::constant(n_heads), D});
 }
 
 Tensor decompose_kv_write(Builder& b, const Node& /*n*/, const std::vector<Tensor>& in) {

@@ -44,6 +44,7 @@ Result<TypeInfo> infer(const InferArgs& a) {
     case Op::Gather:
     case Op::Cast:
     case Op::ScatterRows:
+    case Op::GatherBlocks:
       return infer_layout(a);
     case Op::RmsNorm:
       return infer_norm(a);

@@ -104,6 +104,26 @@ Result<TypeInfo> infer_gather(const InferArgs& a) {
   return TypeInfo{Shape{ids.shape[0], table.shape[1]}, table.dtype};
 }
 
+// gather_blocks(cache [C, ...], block_table [N, max_blocks] i32, seq [T] i32) -> [T, len, ...]: row j
+// of token t is cache row block_table[seq[t], j / block_size] * block_size + j % block_size; rows
+// whose block entry is outside the table or the cache read as zeros.
+Result<TypeInfo> infer_gather_blocks(const InferArgs& a) {
+  const Node& cache = *a.inputs[0];
+  const Node& table = *a.inputs[1];
+  const Node& seq = *a.inputs[2];
+  const auto& attrs = std::get<BlockGatherAttrs>(a.node.attrs);
+  if (cache.shape.empty() || cache.shape.size() + 1 > static_cast<size_t>(kMaxRank))
+    return node_error(a, "cache must be [C, ...] of rank 1 to 3");
+  if (traits(cache.dtype).quantized) return node_error(a, "cache cannot be quantized");
+  if (table.dtype != DType::I32 || table.shape.size() != 2)
+    return node_error(a, "block_table must be i32 [N, B]");
+  if (seq.dtype != DType::I32 || seq.shape.size() != 1) return node_error(a, "seq must be i32 [T]");
+  if (attrs.block_size <= 0) return node_error(a, "block_size must be positive");
+  Shape out{seq.shape[0], attrs.len};
+  for (size_t i = 1; i < cache.shape.size(); ++i) out.push_back(cache.shape[i]);
+  return TypeInfo{out, cache.dtype};
+}
+
 Result<TypeInfo> infer_cast(const InferArgs& a) {
   const DType from = a.inputs[0]->dtype;
   const DType to = a.node.dtype;
@@ -138,9 +158,9 @@ Result<TypeInfo> infer_row_write(const InferArgs& a, bool allow_convert) {
 }
 
 Result<TypeInfo> infer_layout(const InferArgs& a) {
-  const size_t want = a.node.op == Op::Concat || a.node.op == Op::Gather ? 2
-                      : a.node.op == Op::ScatterRows                     ? 3
-                                                                         : 1;
+  const size_t want = a.node.op == Op::Concat || a.node.op == Op::Gather              ? 2
+                      : a.node.op == Op::ScatterRows || a.node.op == Op::GatherBlocks ? 3
+                                                                                      : 1;
   if (a.inputs.size() != want)
     return node_error(a, fmt::format("expects {} inputs, got {}", want, a.inputs.size()));
   switch (a.node.op) {
@@ -158,6 +178,8 @@ Result<TypeInfo> infer_layout(const InferArgs& a) {
       return infer_cast(a);
     case Op::ScatterRows:
       return infer_row_write(a, false);
+    case Op::GatherBlocks:
+      return infer_gather_blocks(a);
     default:
       return node_error(a, "not a layout op");
   }

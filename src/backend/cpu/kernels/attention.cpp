@@ -44,6 +44,9 @@ int64_t attention_scratch_floats(int64_t group, int64_t D) {
 }
 
 namespace {
+// Scratch begins with the step's runs of one sequence's tokens ([t0, t1) each), 64-byte rounded.
+size_t runs_bytes(int64_t T) { return (static_cast<size_t>(2 * T) * sizeof(int64_t) + 63) / 64 * 64; }
+
 // The shared packed blocks of a multi-job step: every block of every kv head, [0, S).
 int64_t packed_floats(int64_t Hkv, int64_t D, int64_t S) {
   return Hkv * ((S + kKeyBlockFloats - 1) / kKeyBlockFloats) * attention_block_floats(D);
@@ -61,9 +64,10 @@ size_t attention_scratch(const graph::Graph& g, const graph::Node& n, const grap
   const int64_t partials =
       std::max(k[1].value * decode_splits(k[1].value, S, threads), int64_t{2} * threads) *
       partial_floats(group, D);
-  return (static_cast<size_t>(threads) * static_cast<size_t>(attention_scratch_floats(group, D)) +
+  return runs_bytes(T) +
+         (static_cast<size_t>(threads) * static_cast<size_t>(attention_scratch_floats(group, D)) +
           static_cast<size_t>(shared) + static_cast<size_t>(partials)) *
-         sizeof(float);
+             sizeof(float);
 }
 
 namespace {
@@ -163,65 +167,143 @@ void attention_balanced_decode(const AttentionJob& job0, const VecOps& ops, floa
 }
 }  // namespace
 
+namespace {
+// The query rows [t0, t1) of one run of a sequence's tokens as one job: that sequence's block table
+// row, and its positions [0, newest query + 1). False when a position the run reads lies in a block
+// outside the cache (a malformed table), which is an error, not a read.
+bool run_job(const AttentionJob& base, const int32_t* q_seq, const int32_t* table, int64_t MB, int64_t C,
+             int64_t t0, int64_t t1, AttentionJob& job) {
+  job = base;
+  int32_t newest = 0;
+  for (int64_t t = t0; t < t1; ++t) newest = std::max(newest, base.q_pos[t]);
+  job.blocks = table + static_cast<int64_t>(q_seq[t0]) * MB;
+  job.S = int64_t{newest} + 1;
+  const int64_t first = base.window > 0 ? std::max<int64_t>(0, base.q_pos[t0] - base.window + 1) : 0;
+  for (int64_t b = first / base.block_size; b <= newest / base.block_size; ++b)
+    if (job.blocks[b] < 0 || (int64_t{job.blocks[b]} + 1) * base.block_size > C) return false;
+  return true;
+}
+}  // namespace
+
 Status attention(const KernelArgs& a) {
   const auto& attrs = std::get<graph::AttentionAttrs>(a.node.attrs);
   const TensorView& q = a.in[0];
   const TensorView& kc = a.in[1];
+  const TensorView& table = a.in[5];
   const int64_t T = q.dim(0), H = q.dim(1), D = q.dim(2), C = kc.dim(0), Hkv = kc.dim(1);
-  const int64_t S = graph::resolve(attrs.kv_len, a.bind);
-  if (S > C || S <= 0)
+  const int64_t N = table.dim(0), MB = table.dim(1), B = attrs.block_size;
+  const int64_t S_max = graph::resolve(attrs.kv_len, a.bind);
+  if (S_max > MB * B || S_max <= 0)
     return make_error(ErrorCode::CapacityExceeded,
-                      fmt::format("cpu: attention '{}' reads {} rows of a {}-row cache", a.node.name, S, C));
-  const bool by_seq = a.node.inputs.size() == 7;
-  const AttentionJob job0{q.f32(),
+                      fmt::format("cpu: attention '{}' reads {} keys, a block table row holds {}",
+                                  a.node.name, S_max, MB * B));
+  const int32_t* q_pos = a.in[3].i32();
+  const int32_t* q_seq = a.in[4].i32();
+  for (int64_t t = 0; t < T; ++t)
+    if (q_seq[t] < 0 || q_seq[t] >= N || q_pos[t] < 0 || q_pos[t] >= S_max)
+      return make_error(ErrorCode::InvalidArgument,
+                        fmt::format("cpu: attention '{}': token {} at position {} of sequence {} outside the "
+                                    "step's {} sequences of at most {} keys",
+                                    a.node.name, t, q_pos[t], q_seq[t], N, S_max));
+  const AttentionJob base{q.f32(),
                           kc.data,
                           a.in[2].data,
                           kc.dtype == graph::DType::F16,
-                          a.in[3].i32(),
-                          a.in[4].i32(),
-                          by_seq ? a.in[5].i32() : nullptr,
-                          by_seq ? a.in[6].i32() : nullptr,
+                          q_pos,
+                          nullptr,
+                          B,
                           a.out.f32(),
                           H,
                           Hkv,
                           D,
-                          S,
+                          S_max,
                           attrs.scale,
                           attrs.window,
                           attrs.softcap};
   const int64_t group = H / Hkv, rows = attention_rows_per_job(group);
-  const int64_t blocks = (T + rows - 1) / rows;
   const auto per_thread = static_cast<size_t>(attention_scratch_floats(group, D));
   const auto& ops = *static_cast<const VecOps*>(a.data);
-  float* threads_scratch = reinterpret_cast<float*>(a.scratch);
-  AttentionJob job = job0;
-  if (const int64_t splits = T == 1 ? decode_splits(Hkv, S, a.pool.size()) : 1; splits > 1) {
-    attention_split_decode(job0, splits, ops, threads_scratch, per_thread, a.pool);
-    return {};
+  auto* runs = reinterpret_cast<int64_t*>(a.scratch);
+  float* threads_scratch = reinterpret_cast<float*>(a.scratch + runs_bytes(T));
+  auto bad_table = [&](int64_t t) {
+    return make_error(
+        ErrorCode::InvalidArgument,
+        fmt::format("cpu: attention '{}': sequence {} reads a block outside the cache's {} blocks",
+                    a.node.name, q_seq[t], C / B));
+  };
+
+  // The step's runs: consecutive tokens of one sequence (a batch's tokens come grouped by sequence).
+  int64_t n_runs = 0;
+  for (int64_t t = 0; t < T; ++t)
+    if (t == 0 || q_seq[t] != q_seq[t - 1]) {
+      runs[2 * n_runs] = t;
+      if (n_runs > 0) runs[2 * n_runs - 1] = t;
+      ++n_runs;
+    }
+  runs[2 * n_runs - 1] = T;
+
+  if (n_runs == 1 && T == 1) {  // one sequence's decode step: split its keys when they are many
+    AttentionJob job0;
+    if (!run_job(base, q_seq, table.i32(), MB, C, 0, 1, job0)) return bad_table(0);
+    if (const int64_t splits = decode_splits(Hkv, job0.S, a.pool.size()); splits > 1) {
+      attention_split_decode(job0, splits, ops, threads_scratch, per_thread, a.pool);
+      return {};
+    }
+    if (Hkv % a.pool.size() != 0 && a.pool.size() <= kMaxBalancedRuns) {
+      attention_balanced_decode(job0, ops, threads_scratch, per_thread, a.pool);
+      return {};
+    }
   }
-  if (T == 1 && Hkv % a.pool.size() != 0 && a.pool.size() <= kMaxBalancedRuns) {
-    attention_balanced_decode(job0, ops, threads_scratch, per_thread, a.pool);
-    return {};
+  // Short runs (a decode token, a few tokens of a sequence): one job per (run, kv head), all in one
+  // dispatch; each reads its own sequence's keys as they lie.
+  int64_t n_short = 0;
+  for (int64_t r = 0; r < n_runs; ++r)
+    if (runs[2 * r + 1] - runs[2 * r] <= rows) {
+      AttentionJob probe;
+      if (!run_job(base, q_seq, table.i32(), MB, C, runs[2 * r], runs[2 * r + 1], probe))
+        return bad_table(runs[2 * r]);
+      ++n_short;
+    }
+  if (n_short > 0) {
+    parallel_for(a.pool, n_short * Hkv, 1, [&](int64_t j0, int64_t j1, int thread) {
+      float* scratch = threads_scratch + static_cast<size_t>(thread) * per_thread;
+      int64_t r = -1, seen = -1;  // the run of short-run index j / Hkv, found by walking forward
+      for (int64_t j = j0; j < j1; ++j) {
+        while (seen < j / Hkv) {
+          ++r;
+          if (runs[2 * r + 1] - runs[2 * r] <= rows) ++seen;
+        }
+        AttentionJob job;
+        run_job(base, q_seq, table.i32(), MB, C, runs[2 * r], runs[2 * r + 1], job);
+        ops.attention(job, j % Hkv, runs[2 * r], runs[2 * r + 1], scratch);
+      }
+    });
   }
-  if (blocks > 1) {  // several jobs per kv head: pack each key block once for all of them
+  // Long runs (a prompt chunk), one at a time: its key blocks packed once for all its jobs.
+  for (int64_t r = 0; r < n_runs; ++r) {
+    const int64_t t0 = runs[2 * r], t1 = runs[2 * r + 1];
+    if (t1 - t0 <= rows) continue;
+    AttentionJob job;
+    if (!run_job(base, q_seq, table.i32(), MB, C, t0, t1, job)) return bad_table(t0);
+    const AttentionJob unpacked = job;
     float* packed = threads_scratch + static_cast<size_t>(a.pool.size()) * per_thread;
-    const int64_t kb = (S + kKeyBlockFloats - 1) / kKeyBlockFloats, block = attention_block_floats(D);
+    const int64_t kb = (job.S + kKeyBlockFloats - 1) / kKeyBlockFloats, block = attention_block_floats(D);
     parallel_for(a.pool, Hkv * kb, 4, [&](int64_t b0, int64_t b1, int) {
       for (int64_t b = b0; b < b1; ++b)
-        ops.attention_pack(job0, b / kb, (b % kb) * kKeyBlockFloats, packed + b * block);
+        ops.attention_pack(unpacked, b / kb, (b % kb) * kKeyBlockFloats, packed + b * block);
     });
     job.packed = packed;
+    // Latest query blocks first: under a causal mask they read the most keys, and handing them out
+    // first lets the cheap early blocks fill the gaps at the end instead of the costly ones.
+    const int64_t blocks = (t1 - t0 + rows - 1) / rows, jobs = Hkv * blocks;
+    parallel_for(a.pool, jobs, 1, [&](int64_t j0, int64_t j1, int thread) {
+      float* scratch = threads_scratch + static_cast<size_t>(thread) * per_thread;
+      for (int64_t i = j0; i < j1; ++i) {
+        const int64_t j = jobs - 1 - i, hk = j % Hkv, b0 = t0 + (j / Hkv) * rows;
+        ops.attention(job, hk, b0, std::min(t1, b0 + rows), scratch);
+      }
+    });
   }
-  // Latest query blocks first: under a causal mask they read the most keys, and handing them out
-  // first lets the cheap early blocks fill the gaps at the end instead of the costly ones.
-  const int64_t jobs = Hkv * blocks;
-  parallel_for(a.pool, jobs, 1, [&](int64_t j0, int64_t j1, int thread) {
-    float* scratch = threads_scratch + static_cast<size_t>(thread) * per_thread;
-    for (int64_t i = j0; i < j1; ++i) {
-      const int64_t j = jobs - 1 - i, hk = j % Hkv, t0 = (j / Hkv) * rows;
-      ops.attention(job, hk, t0, std::min(T, t0 + rows), scratch);
-    }
-  });
   return {};
 }
 

@@ -31,18 +31,22 @@ int bench_threads() {
   return env != nullptr ? std::atoi(env) : 2;
 }
 
-// H query heads over Hkv cached heads of D, S rows visible, in an f32 or f16 cache.
+// H query heads over Hkv cached heads of D, S positions visible, in an f32 or f16 cache read
+// through a block table of 16-row blocks in order (a session's one sequence).
 void BM_DecodeAttention(benchmark::State& state, DType cache) {
   const int64_t H = state.range(0), Hkv = state.range(1), D = state.range(2), S = state.range(3);
-  const int64_t C = S;
+  constexpr int64_t kBlock = 16;
+  const int64_t C = (S + kBlock - 1) / kBlock * kBlock, MB = C / kBlock;
   graph::Builder b;
   auto q = b.input("q", Shape{Dim::symbol(Sym::T), Dim::constant(H), Dim::constant(D)}, DType::F32);
   auto pos = b.input("pos", Shape{Dim::symbol(Sym::T)}, DType::I32);
   auto kc = b.state("kc", graph::make_shape({C, Hkv, D}), cache);
   auto vc = b.state("vc", graph::make_shape({C, Hkv, D}), cache);
-  auto kp = b.state("kp", graph::make_shape({C}), DType::I32);
-  const graph::AttentionAttrs attrs{1.0f / std::sqrt(static_cast<float>(D)), Dim::symbol(Sym::S), 0, 0.0f};
-  b.output("o", b.attention(q, kc, vc, pos, kp, attrs));
+  auto seq = b.input("seq", Shape{Dim::symbol(Sym::T)}, DType::I32);
+  auto table = b.input("table", graph::make_shape({1, MB}), DType::I32);
+  const graph::AttentionAttrs attrs{1.0f / std::sqrt(static_cast<float>(D)), Dim::symbol(Sym::S), 0, 0.0f,
+                                    kBlock};
+  b.output("o", b.attention(q, kc, vc, pos, seq, table, attrs));
   auto g = b.finish();
   backend::cpu::CpuBackend be({bench_threads(), {}});
   backend::CompileOptions opt;
@@ -86,21 +90,22 @@ void BM_DecodeAttention(benchmark::State& state, DType cache) {
           std::memcpy(buf.data() + 4 * i, &x, 4);
         }
       }
-  std::vector<int32_t> kpos(static_cast<size_t>(C));
-  for (int64_t i = 0; i < C; ++i) kpos[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+  std::vector<int32_t> blocks(static_cast<size_t>(MB));
+  for (int64_t i = 0; i < MB; ++i) blocks[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+  int32_t seq0 = 0;
   std::vector<float> qv(static_cast<size_t>(H * D)), out(qv.size());
   for (float& x : qv) x = normal(rng);
   int32_t qpos = static_cast<int32_t>(S - 1);
   backend::StepArgs args;
   args.bind[Sym::T] = 1;
   args.bind[Sym::S] = S;
-  args.inputs = {qv.data(), &qpos};
+  args.inputs = {qv.data(), &qpos, &seq0, blocks.data()};
   args.outputs = {out.data()};
   auto ws = (*plan)->make_workspace();
   backend::StepStats stats;
   size_t c = 0;
   for (auto _ : state) {
-    args.states = {k[c].data(), v[c].data(), kpos.data()};
+    args.states = {k[c].data(), v[c].data()};
     if (auto st = (*plan)->run(args, *ws, stats); !st) {
       state.SkipWithError(st.error().message.c_str());
       return;

@@ -1,10 +1,12 @@
 #pragma once
 // Attention streaming over the KV cache (flash attention's online softmax, Dao et al. 2022; Milakov
 // & Gimelshein 2018), written once against vec.h and compiled per ISA. Semantics are the attention
-// op's (graph/ops/attention.cpp): query t of head h reads cache rows [0, S) of kv head h / group;
-// row s is visible iff kv_pos[s] <= q_pos[t] and, with sequence ids, kv_seq[s] == q_seq[t];
-// out = softmax(softcap(scale * q k^T)) v. With a sliding window W, row s is also hidden when
-// q_pos[t] - kv_pos[s] >= W; key blocks wholly outside every query's window are skipped unread.
+// op's (graph/ops/attention.cpp): query t of head h reads its sequence's positions [0, S) of kv
+// head h / group, position s at the cache row the sequence's block table names (cache_row); s is
+// visible iff s <= q_pos[t]; out = softmax(softcap(scale * q k^T)) v. With a sliding window W, s is
+// also hidden when q_pos[t] - s >= W; key blocks wholly outside every query's window are skipped
+// unread. A key block of kKeyBlock positions may span several cache blocks: rows are read through
+// per-row pointers, so where the blocks lie changes nothing but the addresses.
 //
 // One call handles the `group` query heads of one kv head for a block of query rows, walking the
 // cache in blocks of kKeyBlock rows. For each block and each register block of query rows: scores =
@@ -63,9 +65,19 @@ inline void halves_to_floats(const uint16_t* src, float* dst, int64_t n) {
   for (; i < n; ++i) dst[i] = half_to_float(src[i]);
 }
 
+// The cache row holding the sequence's position s.
+inline int64_t cache_row(const AttentionJob& j, int64_t s) {
+  return static_cast<int64_t>(j.blocks[s / j.block_size]) * j.block_size + s % j.block_size;
+}
+
+// Element offset of kv head hk's part of position s's row.
+inline int64_t row_offset(const AttentionJob& j, int64_t s, int64_t hk) {
+  return (cache_row(j, s) * j.Hkv + hk) * j.D;
+}
+
 inline const float* cache_row_f32(const void* cache, const AttentionJob& j, int64_t s, int64_t hk,
                                   float* tmp) {
-  const int64_t off = (s * j.Hkv + hk) * j.D;
+  const int64_t off = row_offset(j, s, hk);
   if (!j.f16_cache) return static_cast<const float*>(cache) + off;
   halves_to_floats(static_cast<const uint16_t*>(cache) + off, tmp, j.D);
   return tmp;
@@ -127,10 +139,10 @@ inline __m512 sum_lanes16(const __m512 (&v)[16]) {
 }
 
 // Scores of one query row q (D floats, D % 16 == 0) against K rows [0, n) of a key block, read as
-// they lie (k_stride floats apart), 16 keys at a time; keys past n score 0 (masked afterwards).
-// With prefetch, each line read also asks for the same line 16 rows on (the next 16 keys, the
-// next block's first 16 after the last): see kRowsAhead.
-inline void direct_scores(const float* q, const float* k, int64_t k_stride, int64_t n, int64_t D,
+// they lie (krow[i]: key i's row), 16 keys at a time; keys past n score 0 (masked afterwards).
+// With prefetch, each line read also asks for the same line 16 rows on (krow[i + 16]: the next 16
+// keys, the next block's first 16 after the last): see kRowsAhead.
+inline void direct_scores(const float* q, const float* const* krow, int64_t n, int64_t D,
                           f32v (&sc)[kKeyVecs], bool prefetch) {
   for (int x = 0; x < kKeyVecs; ++x) {
     const int64_t s0 = x * 16, m = n - s0 < 16 ? n - s0 : 16;
@@ -143,21 +155,18 @@ inline void direct_scores(const float* q, const float* k, int64_t k_stride, int6
     // Rows past n re-read the last row (their scores are masked): a fixed 16-row body.
     for (int64_t d = 0; d < D; d += 16) {
       const __m512 qd = _mm512_loadu_ps(q + d);
-      const float* r = k + s0 * k_stride + d;
       if (prefetch)
-        for (int i = 0; i < 16; ++i) __builtin_prefetch(k + (s0 + kRowsAhead + i) * k_stride + d, 0, 3);
-      for (int i = 0; i < 16; ++i) {
-        acc[i] = _mm512_fmadd_ps(qd, _mm512_loadu_ps(r), acc[i]);
-        r += i + 1 < m ? k_stride : 0;
-      }
+        for (int i = 0; i < 16; ++i) __builtin_prefetch(krow[s0 + kRowsAhead + i] + d, 0, 3);
+      for (int i = 0; i < 16; ++i)
+        acc[i] = _mm512_fmadd_ps(qd, _mm512_loadu_ps(krow[s0 + (i < m ? i : m - 1)] + d), acc[i]);
     }
     sc[x] = reinterpret_cast<f32v>(sum_lanes16(acc));
   }
 }
 #endif
 
-// K rows [s0, s0 + kKeyBlock) of kv head hk transposed to out[d * kKeyBlock + s] (rows past S as
-// zeros); for f16 caches the V rows follow as f32 [kKeyBlock, D].
+// K rows of positions [s0, s0 + kKeyBlock) of kv head hk transposed to out[d * kKeyBlock + s]
+// (positions past S as zeros); for f16 caches the V rows follow as f32 [kKeyBlock, D].
 void attention_pack(const AttentionJob& j, int64_t hk, int64_t s0, float* out) {
   const int64_t D = j.D, n = j.S - s0 < kKeyBlock ? j.S - s0 : kKeyBlock;
   float* vb = out + D * kKeyBlock;
@@ -189,15 +198,14 @@ void attention_pack(const AttentionJob& j, int64_t hk, int64_t s0, float* out) {
     for (int64_t s = 0; s < n; ++s) cache_row_f32(j.v, j, s0 + s, hk, vb + s * D);
 }
 
-// One key block as the rows of a job read it.
+// One key block as the rows of a job read it. Row pointers run kRowsAhead past the block (the
+// next block's rows, or the last row again) for the decode path's prefetches.
 struct KeyBlock {
-  const float* kt;     // K transposed, [D, kKeyBlock]; null when the scores read K rows (krows)
-  const float* krows;  // K rows, k_stride apart (the direct decode path), or null
-  int64_t k_stride;
-  const float* v;       // V rows, v_stride apart
-  int64_t v_stride, n;  // n: rows of the block inside [0, S)
-  const int32_t* kpos;  // [kKeyBlock], rows past n at INT32_MAX (never visible)
-  const int32_t* kseq;  // [kKeyBlock]
+  const float* kt;           // K transposed, [D, kKeyBlock]; null when the scores read K rows (krow)
+  const float* const* krow;  // K rows (the direct decode path), or null
+  const float* const* vrow;  // V rows
+  int64_t n;                 // positions of the block inside [0, S)
+  const int32_t* kpos;       // [kKeyBlock], positions past n at INT32_MAX (never visible)
 };
 
 // The positions a job's queries span: the newest, and the oldest any of them sees through the
@@ -215,19 +223,12 @@ inline QueryRange query_range(const AttentionJob& j, int64_t t0, int64_t t1) {
   return {q_max, j.window > 0 ? static_cast<int64_t>(q_min) - j.window + 1 : INT64_MIN};
 }
 
-// The positions and sequence ids of key block [s0, s0 + n) (rows past n never visible); false when
-// no query of the job sees any row of it (all newer than every query, or all outside every
-// query's window), so the block is skipped unread.
-inline bool block_positions(const AttentionJob& j, int64_t s0, int64_t n, const QueryRange& range,
-                            int32_t* kpos, int32_t* kseq) {
-  int32_t k_min = j.kv_pos[s0], k_max = j.kv_pos[s0];
-  for (int64_t s = 0; s < kKeyBlock; ++s) {
-    kpos[s] = s < n ? j.kv_pos[s0 + s] : 0x7fffffff;
-    kseq[s] = s < n && j.kv_seq != nullptr ? j.kv_seq[s0 + s] : 0;
-    k_min = s < n && kpos[s] < k_min ? kpos[s] : k_min;
-    k_max = s < n && kpos[s] > k_max ? kpos[s] : k_max;
-  }
-  return k_min <= range.q_max && k_max >= range.oldest;
+// The positions of key block [s0, s0 + n) (past n never visible); false when no query of the job
+// sees any of them (all newer than every query, or all outside every query's window), so the
+// block is skipped unread.
+inline bool block_positions(int64_t s0, int64_t n, const QueryRange& range, int32_t* kpos) {
+  for (int64_t s = 0; s < kKeyBlock; ++s) kpos[s] = s < n ? static_cast<int32_t>(s0 + s) : 0x7fffffff;
+  return s0 <= range.q_max && s0 + n - 1 >= range.oldest;
 }
 
 // One query row's online-softmax step over a key block: raw scores sc (q . k) scaled, soft-capped
@@ -243,13 +244,11 @@ inline RowUpdate softmax_update(const AttentionJob& j, int64_t t, const KeyBlock
   const float neg_inf = -std::numeric_limits<float>::infinity();
   const i32v win = i32v{} + static_cast<int32_t>(j.window > 0 ? j.window : 0);
   const i32v qp = i32v{} + j.q_pos[t];
-  const i32v qs = i32v{} + (j.q_seq != nullptr ? j.q_seq[t] : 0);
   f32v vmx = splat(neg_inf);
   for (int x = 0; x < kKeyVecs; ++x) {
-    i32v kp, ks;
+    i32v kp;
     std::memcpy(&kp, b.kpos + x * kLanes, sizeof(kp));
-    std::memcpy(&ks, b.kseq + x * kLanes, sizeof(ks));
-    i32v visible = (kp <= qp) & (ks == qs);
+    i32v visible = kp <= qp;
     if (j.window > 0) visible = visible & (qp - kp < win);
     sc[x] = sc[x] * splat(j.scale);
     if (j.softcap > 0.0f) {  // rare (Gemma 2): the scalar formula, lane by lane
@@ -304,8 +303,8 @@ void attend_block_rows(const AttentionJob& j, int64_t hk, int64_t t0, int64_t r0
   }
   f32v sc[NR][kKeyVecs];
 #if defined(__AVX512F__)
-  if (b.krows != nullptr) {
-    for (int i = 0; i < NR; ++i) direct_scores(qv[i], b.krows, b.k_stride, b.n, D, sc[i], i == 0);
+  if (b.krow != nullptr) {
+    for (int i = 0; i < NR; ++i) direct_scores(qv[i], b.krow, b.n, D, sc[i], i == 0);
   } else
 #endif
   {
@@ -337,9 +336,9 @@ void attend_block_rows(const AttentionJob& j, int64_t hk, int64_t t0, int64_t r0
     for (int i = 0; i < NR; ++i)
       for (int x = 0; x < 4; ++x) v[i][x] = load(a[i] + d + x * kLanes) * splat(c[i]);
     for (int64_t s = 0; s < b.n; ++s) {
-      const float* vr = b.v + s * b.v_stride + d;
-      if (b.krows != nullptr)  // the direct decode path: V rows as they lie too
-        for (int x = 0; x < 4; ++x) __builtin_prefetch(vr + kRowsAhead * b.v_stride + x * kLanes, 0, 3);
+      const float* vr = b.vrow[s] + d;
+      if (b.krow != nullptr)  // the direct decode path: V rows as they lie too
+        for (int x = 0; x < 4; ++x) __builtin_prefetch(b.vrow[s + kRowsAhead] + d + x * kLanes, 0, 3);
       f32v w[4];
       for (int x = 0; x < 4; ++x) w[x] = load(vr + x * kLanes);
       for (int i = 0; i < NR; ++i) {
@@ -354,7 +353,7 @@ void attend_block_rows(const AttentionJob& j, int64_t hk, int64_t t0, int64_t r0
     f32v v[NR];
     for (int i = 0; i < NR; ++i) v[i] = load(a[i] + d) * splat(c[i]);
     for (int64_t s = 0; s < b.n; ++s) {
-      const f32v w = load(b.v + s * b.v_stride + d);
+      const f32v w = load(b.vrow[s] + d);
       for (int i = 0; i < NR; ++i) v[i] = fmadd(splat(p[i * kKeyBlock + s]), w, v[i]);
     }
     for (int i = 0; i < NR; ++i) store(a[i] + d, v[i]);
@@ -362,7 +361,7 @@ void attend_block_rows(const AttentionJob& j, int64_t hk, int64_t t0, int64_t r0
   for (; d < D; ++d)
     for (int i = 0; i < NR; ++i) {
       float v = a[i][d] * c[i];
-      for (int64_t s = 0; s < b.n; ++s) v += p[i * kKeyBlock + s] * b.v[s * b.v_stride + d];
+      for (int64_t s = 0; s < b.n; ++s) v += p[i * kKeyBlock + s] * b.vrow[s][d];
       a[i][d] = v;
     }
 }
@@ -389,45 +388,59 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
 #else
   constexpr bool direct = false;
 #endif
-  alignas(64) int32_t kpos[kKeyBlock], kseq[kKeyBlock];
+  alignas(64) int32_t kpos[kKeyBlock];
+  constexpr int64_t kRows = kKeyBlock + kRowsAhead;
+  const float* krow[kRows];
+  const float* vrow[kRows];
+  const auto* k16 = static_cast<const uint16_t*>(j.k);
+  const auto* v16 = static_cast<const uint16_t*>(j.v);
   const int64_t s_end = j.s_end > 0 ? j.s_end : j.S;
   for (int64_t s0 = j.s_begin; s0 < s_end; s0 += kKeyBlock) {
     const int64_t n = s_end - s0 < kKeyBlock ? s_end - s0 : kKeyBlock;
-    if (!block_positions(j, s0, n, range, kpos, kseq)) continue;
+    if (!block_positions(s0, n, range, kpos)) continue;
 
-    KeyBlock b{own, nullptr, 0, nullptr, D, n, kpos, kseq};
+    KeyBlock b{own, nullptr, vrow, n, kpos};
     if (direct) {
       // K rows as they lie in an f32 cache; an f16 cache's K and V rows converted to f32 rows.
       b.kt = nullptr;
+      b.krow = krow;
       if (j.f16_cache) {
         for (int64_t s = 0; s < n; ++s) {
-          const int64_t ahead = ((s0 + s + kRowsAhead) * j.Hkv + hk) * D;  // in halves
-          for (int64_t at = 0; at < 2 * D; at += 64) {
-            __builtin_prefetch(reinterpret_cast<const char*>(static_cast<const uint16_t*>(j.k) + ahead) + at,
-                               0, 3);
-            __builtin_prefetch(reinterpret_cast<const char*>(static_cast<const uint16_t*>(j.v) + ahead) + at,
-                               0, 3);
+          if (s0 + s + kRowsAhead < j.S) {
+            const int64_t ahead = row_offset(j, s0 + s + kRowsAhead, hk);  // in halves
+            for (int64_t at = 0; at < 2 * D; at += 64) {
+              __builtin_prefetch(reinterpret_cast<const char*>(k16 + ahead) + at, 0, 3);
+              __builtin_prefetch(reinterpret_cast<const char*>(v16 + ahead) + at, 0, 3);
+            }
           }
           cache_row_f32(j.k, j, s0 + s, hk, own + s * D);
           cache_row_f32(j.v, j, s0 + s, hk, own + (kKeyBlock + s) * D);
         }
-        b.krows = own;
-        b.k_stride = D;
-        b.v = own + kKeyBlock * D;
+        // Rows past the block point into the converted rows again: prefetches only.
+        for (int64_t s = 0; s < kRows; ++s) {
+          krow[s] = own + (s % kKeyBlock) * D;
+          vrow[s] = own + (kKeyBlock + s % kKeyBlock) * D;
+        }
       } else {
-        b.krows = static_cast<const float*>(j.k) + (s0 * j.Hkv + hk) * D;
-        b.k_stride = j.Hkv * D;
+        const auto* kf = static_cast<const float*>(j.k);
+        const auto* vf = static_cast<const float*>(j.v);
+        for (int64_t s = 0; s < kRows; ++s) {
+          const int64_t pos = s0 + s < j.S ? s0 + s : j.S - 1;  // past the end: the last row (prefetch only)
+          const int64_t off = row_offset(j, pos, hk);
+          krow[s] = kf + off;
+          vrow[s] = vf + off;
+        }
       }
-    } else if (j.packed != nullptr) {
-      const int64_t n_blocks = (j.S + kKeyBlock - 1) / kKeyBlock;
-      b.kt = j.packed + (hk * n_blocks + s0 / kKeyBlock) * attention_block_floats(D);
     } else {
-      attention_pack(j, hk, s0, own);
-    }
-    if (!direct) b.v = b.kt + D * kKeyBlock;
-    if (!j.f16_cache) {
-      b.v = static_cast<const float*>(j.v) + (s0 * j.Hkv + hk) * D;
-      b.v_stride = j.Hkv * D;
+      if (j.packed != nullptr) {
+        const int64_t n_blocks = (j.S + kKeyBlock - 1) / kKeyBlock;
+        b.kt = j.packed + (hk * n_blocks + s0 / kKeyBlock) * attention_block_floats(D);
+      } else {
+        attention_pack(j, hk, s0, own);
+      }
+      for (int64_t s = 0; s < n; ++s)
+        vrow[s] = j.f16_cache ? b.kt + D * kKeyBlock + s * D
+                              : static_cast<const float*>(j.v) + row_offset(j, s0 + s, hk);
     }
     int64_t r = 0;
     for (; r + kRowBlock <= R; r += kRowBlock) attend_block_rows<kRowBlock>(j, hk, t0, r, b, acc, m, l, p);

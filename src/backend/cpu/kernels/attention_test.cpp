@@ -1,15 +1,18 @@
-// Fused cpu attention (after kv_write, as models use it) against the ref backend at every ISA tier:
+// Fused cpu attention (after kv_write, as models use it) against the ref backend at every ISA tier,
+// reading each sequence's keys through a block table of shuffled, interleaved blocks of 1 to 128 rows:
 // GQA groups 1, 2, 3, 4, 5, 7 and 8, head sizes 8 / 20 / 64 (vector tails), query blocks of 1 (decode; past
 // 700 and 1100 split the keys into ranges merged afterwards, some wholly outside a window; on 2-4
 // threads, kv heads not a multiple of them are cut between the threads and merged), 7
-// and 150 rows (several jobs and key blocks), a cached prefix, f32 and f16 caches, NaN in cache rows
-// past S that must never be read; sliding windows (with NaN in whole key blocks older than every
-// query's window, which must be skipped unread) and score soft-capping. Tolerance 2e-5 max abs: the cpu sums
-// in f32 with an online softmax, the ref in double over the whole row; outputs are averages of N(0, 1)
-// values.
+// and 150 rows (several jobs and key blocks), a cached prefix, f32 and f16 caches, NaN in every cache
+// row no query may read (spare blocks, other rows past a sequence's end); sliding windows (with NaN in whole
+// key blocks older than every query's window, which must be skipped unread) and score soft-capping. Tolerance
+// 2e-5 max abs: the cpu sums in f32 with an online softmax, the ref in double over the whole row; outputs are
+// averages of N(0, 1) values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "backend/cpu/cpu_test_support.h"
 #include "backend/ref/ref_backend.h"
@@ -26,51 +29,70 @@ using graph::Sym;
 struct Case {
   int64_t H, Hkv, D, T, past;
   DType cache;
-  bool seqs = false;  // two sequences sharing the cache (rows alternate), with sequence-id inputs
+  bool seqs = false;  // two sequences in the step (tokens alternate between them), each its own table
   int64_t window = 0;
   float softcap = 0.0f;
-  int64_t poison = 0;  // leading cache rows set to NaN: outside every query's window
+  int64_t poison = 0;  // each sequence's leading positions set to NaN: outside every query's window
   int threads = 3;
+  bool grouped = false;  // with seqs: the first sequence's tokens, then the second's (long runs)
+  int64_t block_size = 16;
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
   *os << "H=" << c.H << " Hkv=" << c.Hkv << " D=" << c.D << " T=" << c.T << " past=" << c.past << " "
-      << graph::dtype_name(c.cache) << (c.seqs ? " seqs" : "") << " window=" << c.window
-      << " softcap=" << c.softcap << " threads=" << c.threads;
+      << graph::dtype_name(c.cache) << (c.seqs ? " seqs" : "") << (c.grouped ? " grouped" : "")
+      << " window=" << c.window << " softcap=" << c.softcap << " threads=" << c.threads
+      << " block=" << c.block_size;
 }
 
 class CpuAttention : public ::testing::TestWithParam<Case> {};
 
+// Each sequence's blocks are taken from a shuffled pool (so they are neither contiguous nor in order,
+// and the sequences' blocks interleave), with spare blocks and every row no query may read set to NaN.
 TEST_P(CpuAttention, MatchesRef) {
   const Case c = GetParam();
-  const int64_t C = c.past + c.T + 9;
+  const int64_t B = c.block_size, n_seq = c.seqs ? 2 : 1;
+  std::vector<int32_t> seq_of(static_cast<size_t>(c.T)), pos(static_cast<size_t>(c.T));
+  std::vector<int64_t> len(static_cast<size_t>(n_seq), c.past);
+  for (int64_t t = 0; t < c.T; ++t) {
+    const int64_t s = !c.seqs ? 0 : c.grouped ? (t < c.T / 2 ? 0 : 1) : t % 2;
+    seq_of[static_cast<size_t>(t)] = static_cast<int32_t>(s);
+    pos[static_cast<size_t>(t)] = static_cast<int32_t>(len[static_cast<size_t>(s)]++);
+  }
+  const int64_t longest = *std::max_element(len.begin(), len.end());
+  const int64_t MB = (longest + B - 1) / B + 1;
+  const int64_t n_blocks = n_seq * MB + 3, C = n_blocks * B;
+  std::vector<int32_t> order(static_cast<size_t>(n_blocks));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+  std::mt19937 rng(11);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<int32_t> table(static_cast<size_t>(n_seq * MB), -1);
+  size_t next = 0;
+  for (int64_t b = 0; b < MB; ++b)  // sequences take blocks in turn: their blocks interleave
+    for (int64_t s = 0; s < n_seq; ++s)
+      if (b * B < len[static_cast<size_t>(s)]) table[static_cast<size_t>(s * MB + b)] = order[next++];
+  auto row = [&](int64_t s, int64_t p) {
+    return int64_t{table[static_cast<size_t>(s * MB + p / B)]} * B + p % B;
+  };
+
   graph::Builder b;
   const Shape tok{Dim::symbol(Sym::T)};
   auto q = b.input("q", Shape{Dim::symbol(Sym::T), Dim::constant(c.H), Dim::constant(c.D)}, DType::F32);
   auto k = b.input("k", Shape{Dim::symbol(Sym::T), Dim::constant(c.Hkv), Dim::constant(c.D)}, DType::F32);
   auto v = b.input("v", Shape{Dim::symbol(Sym::T), Dim::constant(c.Hkv), Dim::constant(c.D)}, DType::F32);
-  auto pos = b.input("pos", tok, DType::I32);
+  auto p_in = b.input("pos", tok, DType::I32);
+  auto seq_in = b.input("seq", tok, DType::I32);
   auto slots = b.input("slots", tok, DType::I32);
+  auto table_in = b.input("table", graph::make_shape({n_seq, MB}), DType::I32);
   auto kc = b.state("kc", graph::make_shape({C, c.Hkv, c.D}), c.cache);
   auto vc = b.state("vc", graph::make_shape({C, c.Hkv, c.D}), c.cache);
-  auto kp = b.state("kp", graph::make_shape({C}), DType::I32);
-  auto kp2 = b.kv_write(kp, pos, slots);
   auto k2 = b.kv_write(kc, k, slots);
   auto v2 = b.kv_write(vc, v, slots);
-  b.update_state(kp, kp2);
   b.update_state(kc, k2);
   b.update_state(vc, v2);
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.D));
-  const graph::AttentionAttrs attrs{scale, Dim::symbol(Sym::S), c.window, c.softcap};
-  if (c.seqs) {
-    auto seq = b.input("seq", tok, DType::I32);
-    auto ks = b.state("ks", graph::make_shape({C}), DType::I32);
-    auto ks2 = b.kv_write(ks, seq, slots);
-    b.update_state(ks, ks2);
-    b.output("o", b.attention(q, k2, v2, pos, kp2, seq, ks2, attrs));
-  } else {
-    b.output("o", b.attention(q, k2, v2, pos, kp2, attrs));
-  }
+  const graph::AttentionAttrs attrs{scale, Dim::symbol(Sym::S), c.window, c.softcap, B};
+  b.output("o", b.attention(q, k2, v2, p_in, seq_in, table_in, attrs));
   auto g = b.finish();
   ASSERT_TRUE(g.ok()) << g.error().message;
 
@@ -78,16 +100,25 @@ TEST_P(CpuAttention, MatchesRef) {
   run.inputs["q"] = test::random_floats(static_cast<size_t>(c.T * c.H * c.D), 4);
   run.inputs["k"] = test::random_floats(static_cast<size_t>(c.T * c.Hkv * c.D), 5);
   run.inputs["v"] = test::random_floats(static_cast<size_t>(c.T * c.Hkv * c.D), 6);
-  std::vector<int32_t> p(static_cast<size_t>(c.T));
-  for (int64_t t = 0; t < c.T; ++t) p[static_cast<size_t>(t)] = static_cast<int32_t>(c.past + t);
-  run.inputs["pos"] = p;
-  run.inputs["slots"] = p;
-  const size_t cache_elems = static_cast<size_t>(C * c.Hkv * c.D);
-  std::vector<float> kcache = test::random_floats(cache_elems, 7),
-                     vcache = test::random_floats(cache_elems, 8);
-  for (size_t i = static_cast<size_t>((c.past + c.T) * c.Hkv * c.D); i < cache_elems; ++i)
-    kcache[i] = vcache[i] = NAN;
-  for (size_t i = 0; i < static_cast<size_t>(c.poison * c.Hkv * c.D); ++i) kcache[i] = vcache[i] = NAN;
+  std::vector<int32_t> slot(static_cast<size_t>(c.T));
+  for (int64_t t = 0; t < c.T; ++t)
+    slot[static_cast<size_t>(t)] =
+        static_cast<int32_t>(row(seq_of[static_cast<size_t>(t)], pos[static_cast<size_t>(t)]));
+  run.inputs["pos"] = pos;
+  run.inputs["seq"] = seq_of;
+  run.inputs["slots"] = slot;
+  run.inputs["table"] = table;
+  const int64_t row_elems = c.Hkv * c.D;
+  const size_t cache_elems = static_cast<size_t>(C * row_elems);
+  std::vector<float> kcache(cache_elems, NAN), vcache(cache_elems, NAN);
+  const std::vector<float> kr = test::random_floats(cache_elems, 7), vr = test::random_floats(cache_elems, 8);
+  for (int64_t s = 0; s < n_seq; ++s)  // the cached prefix; new rows come from kv_write
+    for (int64_t p = c.poison; p < c.past; ++p)
+      for (int64_t i = 0; i < row_elems; ++i) {
+        const auto at = static_cast<size_t>(row(s, p) * row_elems + i);
+        kcache[at] = kr[at];
+        vcache[at] = vr[at];
+      }
   if (c.cache == DType::F16) {  // f16 bits, two per float slot
     auto pack = [](const std::vector<float>& src) {
       std::vector<float> out((src.size() + 1) / 2);
@@ -98,24 +129,15 @@ TEST_P(CpuAttention, MatchesRef) {
     kcache = pack(kcache);
     vcache = pack(vcache);
   }
-  std::vector<int32_t> kpos(static_cast<size_t>(C), 1 << 20);
-  for (int64_t i = 0; i < c.past; ++i) kpos[static_cast<size_t>(i)] = static_cast<int32_t>(i);
   run.states["kc"] = kcache;
   run.states["vc"] = vcache;
-  run.states["kp"] = kpos;
-  if (c.seqs) {
-    std::vector<int32_t> seq(static_cast<size_t>(c.T)), kseq(static_cast<size_t>(C), 7);
-    for (int64_t t = 0; t < c.T; ++t) seq[static_cast<size_t>(t)] = static_cast<int32_t>(t % 2);
-    for (int64_t i = 0; i < c.past; ++i) kseq[static_cast<size_t>(i)] = static_cast<int32_t>(i % 2);
-    run.inputs["seq"] = seq;
-    run.states["ks"] = kseq;
-  }
-  run.bind = testing::bindings(c.T, c.past + c.T);
-  const graph::Bindings max = testing::bindings(c.T + 3, C);
+  run.bind = testing::bindings(c.T, longest);
+  const graph::Bindings max = testing::bindings(c.T + 3, MB * B);
 
   test::GraphRun want = run;
   auto st = testing::run_on(ref::RefBackend{}, *g, want, max);
   ASSERT_TRUE(st.ok()) << st.error().message;
+  for (float x : want.outputs[0]) ASSERT_FALSE(std::isnan(x)) << "the ref read a row no query sees";
   for (Isa isa : testing::runnable_isas()) {
     test::GraphRun got = run;
     auto s = testing::run_on(CpuBackend({c.threads, isa}), *g, got, max);
@@ -168,7 +190,39 @@ INSTANTIATE_TEST_SUITE_P(
              .cache = DType::F32,
              .seqs = true,
              .window = 7,
-             .softcap = 3.0f}));
+             .softcap = 3.0f},
+        // Block sizes other than 16: one row per block, blocks of 5 (key blocks cross them unevenly),
+        // 64 and 128 (a key block inside one cache block); two sequences' prompt chunks in one step.
+        Case{.H = 8, .Hkv = 2, .D = 32, .T = 9, .past = 30, .cache = DType::F32, .block_size = 1},
+        Case{.H = 9, .Hkv = 3, .D = 64, .T = 70, .past = 64, .cache = DType::F16, .block_size = 5},
+        Case{.H = 4, .Hkv = 1, .D = 64, .T = 1, .past = 1100, .cache = DType::F16, .block_size = 64},
+        Case{.H = 8, .Hkv = 2, .D = 64, .T = 1, .past = 300, .cache = DType::F32, .block_size = 128},
+        Case{.H = 8,
+             .Hkv = 2,
+             .D = 32,
+             .T = 40,
+             .past = 50,
+             .cache = DType::F32,
+             .seqs = true,
+             .grouped = true},
+        Case{.H = 9,
+             .Hkv = 3,
+             .D = 64,
+             .T = 140,
+             .past = 0,
+             .cache = DType::F16,
+             .seqs = true,
+             .grouped = true,
+             .block_size = 32},
+        Case{.H = 8,
+             .Hkv = 2,
+             .D = 64,
+             .T = 2,
+             .past = 700,
+             .cache = DType::F32,
+             .seqs = true,
+             .window = 100,
+             .poison = 512}));
 
 }  // namespace
 }  // namespace glass::backend::cpu

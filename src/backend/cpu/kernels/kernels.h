@@ -46,6 +46,7 @@ struct RefKernel {
   Status (*fn)(const ref::KernelArgs& a);
 };
 Status ref_kernel(const KernelArgs& a);
-extern const RefKernel kRefElementwise, kRefReduce, kRefCopyLayout, kRefGather, kRefCast, kRefWriteRows;
+extern const RefKernel kRefElementwise, kRefReduce, kRefCopyLayout, kRefGather, kRefCast, kRefWriteRows,
+    kRefGatherBlocks;
 
 }  // namespace glass::backend::cpu::kernels

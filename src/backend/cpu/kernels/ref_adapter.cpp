@@ -13,6 +13,7 @@ const RefKernel kRefCopyLayout{ref::copy_layout};
 const RefKernel kRefGather{ref::gather};
 const RefKernel kRefCast{ref::cast};
 const RefKernel kRefWriteRows{ref::write_rows};
+const RefKernel kRefGatherBlocks{ref::gather_blocks};
 
 Status ref_kernel(const KernelArgs& a) {
   auto view = [](const TensorView& t) { return ref::TensorRef{t.data, t.ext, t.dtype}; };

@@ -7,25 +7,26 @@
 
 namespace glass::backend::cpu::kernels {
 
-// One attention work item: query rows [t0, t1) of the heads that share kv head `hk`.
+// One attention work item: query rows [t0, t1) of the heads that share kv head `hk`, all of one
+// sequence, whose key at position s lies at cache row blocks[s / block_size] * block_size +
+// s % block_size (the sequence's row of the block table).
 struct AttentionJob {
   const float* q;  // [T, H, D]
   const void* k;   // cache [C, Hkv, D], f32 or f16
   const void* v;
   bool f16_cache;
   const int32_t* q_pos;   // [T]
-  const int32_t* kv_pos;  // [C]
-  const int32_t* q_seq;   // [T] sequence ids, or null: one sequence
-  const int32_t* kv_seq;  // [C]
-  float* out;             // [T, H, D]
-  int64_t H, Hkv, D, S;   // S: cache rows read, [0, S)
+  const int32_t* blocks;  // the sequence's block ids, one per block_size positions
+  int64_t block_size;
+  float* out;            // [T, H, D]
+  int64_t H, Hkv, D, S;  // S: the sequence's positions read, [0, S)
   float scale;
-  int64_t window;  // > 0: rows with q_pos - kv_pos >= window are hidden (sliding window); 0: none
+  int64_t window;  // > 0: positions s with q_pos - s >= window are hidden (sliding window); 0: none
   float softcap;   // > 0: scores become softcap(score) (graph/ops/formulas.h) before the mask; 0: none
   // Packed key/value blocks shared by all jobs (attention_pack), or null: each job packs its own.
   const float* packed = nullptr;
-  // Split decode (one query row per job's rows, several jobs per kv head): the job reads cache
-  // rows [s_begin, s_end) only (s_end 0: S; any bounds, not only whole key blocks) and, where
+  // Split decode (one query row per job's rows, several jobs per kv head): the job reads
+  // positions [s_begin, s_end) only (s_end 0: S; any bounds, not only whole key blocks) and, where
   // partial is set, leaves its unnormalised rows, then each row's max and normaliser, in partial
   // ([R, D], [R], [R]) for attention() to merge, instead of writing out.
   int64_t s_begin = 0, s_end = 0;
