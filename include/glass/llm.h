@@ -37,7 +37,7 @@ struct LoadOptions {
   std::string backend = "ref";  // compute backend by name
   int64_t n_ctx = 0;    // positions one sequence may reach; 0 = min(training context, 4096), at least min_ctx
   int64_t min_ctx = 0;  // lower bound for the default n_ctx (e.g. prompt + tokens to generate)
-  int64_t n_batch = 0;  // most tokens per prefill call; 0 = min(n_ctx, 512)
+  int64_t n_batch = 0;  // most tokens per prefill call; 0 = min(512, the larger of n_ctx and kv_size)
   CacheType cache_type = CacheType::F32;
   // The KV cache is one pool of kv_size token rows in blocks of kv_block_size, shared by all of a
   // session's sequences (generate_batch) — each may grow to n_ctx while the pool has blocks.
@@ -178,6 +178,16 @@ class Session {
   std::span<const int32_t> tokens() const;
   // Keeps the first n cached tokens and forgets the rest (n <= tokens().size()).
   Status truncate(int64_t n);
+
+  // Several sequences in one session, as llama.cpp's batches with sequence ids: tokens[i] goes to
+  // the next position of sequence seq_ids[i] (0 .. info().n_seq_max - 1), one plan call per n_batch
+  // chunk, each sequence's KV rows in blocks of the session's pool. `logits` receives one row per
+  // token when all_logits, else one row per sequence named, its last token's, in the order of those
+  // tokens. Sequence 0 is the one eval() and generate() use.
+  Status eval_batch(std::span<const int32_t> tokens, std::span<const int32_t> seq_ids, bool all_logits,
+                    std::span<float> logits);
+  int64_t sequence_length(int32_t seq_id) const;  // tokens cached for the sequence
+  void release_sequence(int32_t seq_id);          // forget it: its blocks go back to the pool
 
   // One chat turn: renders the whole conversation through the model's chat template, reuses the
   // cached tokens it shares with this session's cache (earlier turns are not re-evaluated; only

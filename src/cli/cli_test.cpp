@@ -194,6 +194,37 @@ TEST_F(Cli, BenchRunsTheNamedKernelTier) {
   EXPECT_NE(bad.err.find("avx9"), std::string::npos) << bad.err;
 }
 
+// llama-batched-bench's test with its flag spellings: one JSON object per (pp, tg, pl), its fields,
+// n_kv = pl (pp + tg), and the aggregate speeds consistent with the times.
+TEST_F(Cli, BatchedBenchJsonlHasLlamaBatchedBenchFields) {
+  tiny_model("q4_0");
+  const Ran r = glass("bench -m tiny-q4_0.gguf -t 1 -npp 8,20 -ntg 3 -npl 1,3 -o jsonl");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string line;
+  std::vector<nlohmann::json> rows;
+  while (std::getline(lines, line))
+    if (!line.empty()) rows.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  const int want[4][2] = {{8, 1}, {8, 3}, {20, 1}, {20, 3}};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const nlohmann::json& j = rows[i];
+    for (const char* key : {"pp", "tg", "pl", "n_kv", "t_pp", "speed_pp", "t_tg", "speed_tg", "t", "speed"})
+      ASSERT_TRUE(j.contains(key)) << key << " in " << line;
+    EXPECT_EQ(j["pp"], want[i][0]);
+    EXPECT_EQ(j["tg"], 3);
+    EXPECT_EQ(j["pl"], want[i][1]);
+    EXPECT_EQ(j["n_kv"], want[i][1] * (want[i][0] + 3));
+    const double pl = j["pl"], pp = j["pp"], t_pp = j["t_pp"], t_tg = j["t_tg"];
+    EXPECT_NEAR(j["speed_pp"].get<double>(), pl * pp / t_pp, 1e-6 * pl * pp / t_pp);
+    EXPECT_NEAR(j["speed_tg"].get<double>(), pl * 3 / t_tg, 1e-6 * pl * 3 / t_tg);
+    EXPECT_NEAR(j["t"].get<double>(), t_pp + t_tg, 1e-9);
+  }
+  const Ran md = glass("bench -m tiny-q4_0.gguf -t 1 --npp 8 --ntg 2 --npl 2");
+  ASSERT_EQ(md.status, 0) << md.err;
+  EXPECT_NE(md.out.find("|     8 |      2 |    2 |     20 |"), std::string::npos) << md.out;
+}
+
 TEST_F(Cli, BenchOfAMissingFileFailsNamingIt) {
   const Ran r = glass("bench -m no-such-model.gguf -p 8 -n 0 -r 1");
   EXPECT_NE(r.status, 0);

@@ -4,6 +4,7 @@
 // runs once to warm up, then -r times from an empty cache; the result is the mean and standard
 // deviation of tokens/s over the repetitions. Output: a markdown table (default) or, with -o json,
 // a JSON array with llama-bench's field names plus backend and peak_rss_bytes.
+// With --npl it runs llama-batched-bench's test instead (cmd_bench_batched.cpp).
 #include <fmt/format.h>
 #include <sys/resource.h>
 
@@ -16,6 +17,7 @@
 #include <thread>
 
 #include "backend/cpu/read_bandwidth.h"
+#include "cli/cmd_bench_batched.h"
 #include "cli/common.h"
 
 namespace glass::cli {
@@ -31,6 +33,7 @@ struct BenchOptions {
   uint32_t seed = 1;
   bool bandwidth = false;
   bool profile = false;
+  std::vector<int> npp{128}, ntg{128}, npl;  // --npl: llama-batched-bench's test instead
 };
 
 struct TestResult {
@@ -146,6 +149,7 @@ void print_profile(const TestResult& r, int reps) {
 }
 
 int bench(BenchOptions o) {
+  if (!o.npl.empty()) return bench_batched({o.model, o.npp, o.ntg, o.npl, o.output, o.seed});
   if (o.reps < 1) return report(make_error(ErrorCode::InvalidArgument, "bench: -r must be at least 1"));
   if (o.output != "md" && o.output != "json")
     return report(
@@ -315,7 +319,17 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("-r,--repetitions", o->reps, "repetitions of each test")->capture_default_str();
-  cmd->add_option("-o,--output", o->output, "md or json")->capture_default_str();
+  cmd->add_option("-o,--output", o->output, "md or json (with --npl: md or jsonl)")->capture_default_str();
+  cmd->add_option("--npl", o->npl,
+                  "llama-batched-bench's test (-npl also reads): this many sequences in parallel, aggregate "
+                  "t/s for prompt, decode and total (comma-separated list)")
+      ->delimiter(',');
+  cmd->add_option("--npp", o->npp, "with --npl: prompt tokens per sequence (comma-separated list)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--ntg", o->ntg, "with --npl: generated tokens per sequence (comma-separated list)")
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_option("--seed", o->seed, "seed of the random token ids")->capture_default_str();
   cmd->add_flag("--bandwidth", o->bandwidth,
                 "also measure the read bandwidth (1 GiB buffer, -t threads, the decode matvec's split) and "

@@ -178,8 +178,11 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
 
   // --format hf: the same tensors and values as an HF directory (synth_hf.h), data unpadded.
   const bool hf = format == "hf";
-  SynthHfModel hf_model{s->dim,      s->n_layers, s->n_heads, s->n_kv_heads, s->ffn_dim, s->vocab, s->n_ctx,
-                        s->rope_base, s->rms_eps, type == "f32" ? "F32" : type == "f16" ? "F16" : "BF16",
+  SynthHfModel hf_model{s->dim,     s->n_layers,
+                        s->n_heads, s->n_kv_heads,
+                        s->ffn_dim, s->vocab,
+                        s->n_ctx,   s->rope_base,
+                        s->rms_eps, type == "f32" ? "F32" : type == "f16" ? "F16" : "BF16",
                         {}};
   std::vector<SynthTensorInfo> hf_tensors;
   std::string data_path = out;
@@ -193,7 +196,8 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
     h.data = safetensors_header(hf_model, hf_tensors);
     data_path = (std::filesystem::path(out) / "model.safetensors").string();
   } else if (format != "gguf") {
-    return report(make_error(ErrorCode::InvalidArgument, fmt::format("synth: format '{}' (gguf or hf)", format)));
+    return report(
+        make_error(ErrorCode::InvalidArgument, fmt::format("synth: format '{}' (gguf or hf)", format)));
   }
 
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(data_path.c_str(), "wb"), std::fclose);
@@ -236,12 +240,14 @@ void add_synth_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--shape", *shape, "smollm2-135m, llama-1b, qwen2.5-0.5b or tiny")->capture_default_str();
   cmd->add_option("--type", *type, "matrix storage: f32, f16 or bf16")->capture_default_str();
   cmd->add_option("-o,--output", *out, "output GGUF file (--format hf: output directory)")->required();
-  cmd->add_option("--format", *format, "gguf, or hf: a Hugging Face directory (config.json, model.safetensors, "
-                                       "tokenizer.json) holding the same model")
+  cmd->add_option("--format", *format,
+                  "gguf, or hf: a Hugging Face directory (config.json, model.safetensors, "
+                  "tokenizer.json) holding the same model")
       ->capture_default_str();
   cmd->add_option("--seed", *seed, "random seed")->capture_default_str();
-  cmd->callback(
-      [&exit_code, shape, type, out, seed, format] { exit_code = synth(*shape, *type, *out, *seed, *format); });
+  cmd->callback([&exit_code, shape, type, out, seed, format] {
+    exit_code = synth(*shape, *type, *out, *seed, *format);
+  });
 }
 
 }  // namespace glass::cli

@@ -27,6 +27,10 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
       "-c,--ctx-size", o.load.n_ctx,
       "KV cache capacity in tokens (default: the model's context, at most 4096, or what the command needs)");
   cmd.add_option("-b,--batch-size", o.load.n_batch, "most tokens per prefill call (default: 512)");
+  cmd.add_option("--kv-size", o.load.kv_size,
+                 "token rows of the KV cache pool all sequences share (default: the context size)");
+  cmd.add_option("--kv-block-size", o.load.kv_block_size, "token rows per KV cache block")
+      ->capture_default_str();
   cmd.add_option_function<std::string>(
          "--cache-type",
          [&o](const std::string& t) { o.load.cache_type = t == "f16" ? CacheType::F16 : CacheType::F32; },
@@ -113,10 +117,10 @@ std::shared_ptr<Model> load_or_report(const ModelOptions& o) {
   const ModelInfo& info = (*model)->info();
   fmt::print(stderr,
              "glass: loaded {} ({:.1f} MiB) in {:.1f} ms\nglass: {}\nglass: backend {}, context {} ({} "
-             "cache), batch "
-             "{}\n",
+             "cache of {} rows in blocks of {}), batch {}\n",
              info.path, static_cast<double>(info.file_bytes) / (1024.0 * 1024.0), info.load_ms, info.summary,
-             info.backend, info.n_ctx, o.load.cache_type == CacheType::F16 ? "f16" : "f32", info.n_batch);
+             info.backend, info.n_ctx, o.load.cache_type == CacheType::F16 ? "f16" : "f32", info.kv_size,
+             info.kv_block_size, info.n_batch);
   return *model;
 }
 

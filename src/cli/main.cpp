@@ -1,9 +1,28 @@
 // glass: load a local LLM and run it. Each subcommand is a thin layer over the public API.
 #include <CLI/CLI.hpp>
+#include <string_view>
 
 #include "cli/common.h"
 
+namespace {
+
+// llama.cpp's multi-letter flags with one dash, which CLI11 would read as a short flag and its value
+// (-npl 4 as -n pl): spelled with two before parsing.
+void lengthen_llama_flags(int argc, char** argv) {
+  static char npp[] = "--npp", ntg[] = "--ntg", npl[] = "--npl", pps[] = "--pps";
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "-npp") argv[i] = npp;
+    if (a == "-ntg") argv[i] = ntg;
+    if (a == "-npl") argv[i] = npl;
+    if (a == "-pps") argv[i] = pps;
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  lengthen_llama_flags(argc, argv);
   CLI::App app{"glass: a local LLM runtime whose models are inspectable graphs"};
   app.require_subcommand(1);
   int exit_code = 0;  // set by the subcommand that ran

@@ -148,8 +148,10 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   info.n_ctx = impl->model_graph.n_ctx;
   info.n_ctx_train = impl->model_graph.n_ctx_train;
   info.n_layers = impl->model_graph.n_layers;
-  info.n_batch = std::min(options.n_batch > 0 ? options.n_batch : kDefaultBatch, info.n_ctx);
   info.kv_size = impl->model_graph.cache.rows;
+  // A step never writes more rows than the pool holds (several sequences' tokens may share a step).
+  info.n_batch =
+      std::min(options.n_batch > 0 ? options.n_batch : kDefaultBatch, std::max(info.n_ctx, info.kv_size));
   info.kv_block_size = impl->model_graph.cache.block_size;
   info.n_seq_max = impl->model_graph.cache.n_seq;
   info.file_bytes = file_bytes;

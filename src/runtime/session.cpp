@@ -302,6 +302,27 @@ Status Session::eval(std::span<const int32_t> tokens, std::span<float> all_logit
 
 std::span<const int32_t> Session::tokens() const { return impl_->history; }
 
+Status Session::eval_batch(std::span<const int32_t> tokens, std::span<const int32_t> seq_ids, bool all_logits,
+                           std::span<float> logits) {
+  Impl& s = *impl_;
+  auto st =
+      s.eval_tokens(tokens, seq_ids, all_logits ? LogitRows::All : LogitRows::LastOfEachSequence, logits);
+  if (!st) return st;
+  for (size_t i = 0; i < tokens.size(); ++i)
+    if (seq_ids[i] == 0) s.history.push_back(tokens[i]);
+  return st;
+}
+
+int64_t Session::sequence_length(int32_t seq_id) const {
+  return seq_id >= 0 && seq_id < impl_->cache.n_seq ? impl_->length(seq_id) : 0;
+}
+
+void Session::release_sequence(int32_t seq_id) {
+  if (seq_id < 0 || seq_id >= impl_->cache.n_seq) return;
+  impl_->release(seq_id);
+  if (seq_id == 0) impl_->history.clear();
+}
+
 Status Session::truncate(int64_t n) {
   Impl& s = *impl_;
   if (n < 0 || n > static_cast<int64_t>(s.history.size()) ||

@@ -1,0 +1,454 @@
+// Engine on the bundled stories260K model: every result equals the same request run alone with
+// generate, whatever was batched, chunked, cached or preempted around it; the prefix cache skips
+// shared prompt blocks; cancellation, busy and the pool's bookkeeping hold under a random schedule.
+#include "glass/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "support/fixtures.h"
+
+namespace glass {
+namespace {
+
+std::shared_ptr<Model> bundled(LoadOptions opt) {
+  auto m = load_llm((test::source_dir() / "models/stories260K.gguf").string(), opt);
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
+  return m.ok() ? *m : nullptr;
+}
+
+LoadOptions cpu(int64_t kv_size, int64_t n_ctx = 256) {
+  return LoadOptions{.backend = "cpu", .n_ctx = n_ctx, .kv_size = kv_size, .n_threads = 2};
+}
+
+// A one-shot gate: wait() blocks until open().
+class Gate {
+ public:
+  void open() {
+    {
+      std::lock_guard lk(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  void wait() {
+    std::unique_lock lk(mu_);
+    cv_.wait(lk, [&] { return open_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+GenerateResult solo(const Model& model, const std::vector<int32_t>& prompt, const GenerateConfig& cfg) {
+  auto s = model.new_session();
+  EXPECT_TRUE(s.ok());
+  GenerateConfig c = cfg;
+  c.cancel = nullptr;
+  auto r = generate(**s, prompt, c);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  return r.ok() ? *r : GenerateResult{};
+}
+
+std::vector<int32_t> random_prompt(std::mt19937& rng, const Model& model, int len) {
+  std::uniform_int_distribution<int32_t> id(3, static_cast<int32_t>(model.info().vocab_size) - 1);
+  std::vector<int32_t> p{1};  // BOS, then arbitrary ids
+  while (static_cast<int>(p.size()) < len) p.push_back(id(rng));
+  p.resize(static_cast<size_t>(len));
+  return p;
+}
+
+GenerateConfig random_config(std::mt19937& rng, int max_tokens_hi, size_t i) {
+  GenerateConfig c;
+  c.max_tokens = std::uniform_int_distribution<int>(1, max_tokens_hi)(rng);
+  c.sampling.temperature = i % 2 == 0 ? 0.0f : 0.8f;
+  c.sampling.seed = 1000 + i;
+  if (i % 5 == 3) c.stop = {"."};
+  if (i % 3 == 1) c.stop_at_end_of_generation = false;
+  return c;
+}
+
+void expect_same(const GenerateResult& got, const GenerateResult& want, size_t i) {
+  EXPECT_EQ(got.tokens, want.tokens) << "request " << i;
+  EXPECT_EQ(got.text, want.text) << "request " << i;
+  EXPECT_EQ(got.finish, want.finish) << "request " << i << ": " << finish_reason_name(got.finish) << " vs "
+                                     << finish_reason_name(want.finish);
+}
+
+bool is_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+
+struct Submitted {
+  std::vector<int32_t> prompt;
+  GenerateConfig config;
+  std::shared_ptr<RequestHandle> handle;
+  std::string streamed;  // by the callback, on the engine thread; read after wait()
+};
+
+void many_threads_equal_solo(const LoadOptions& lo, size_t n_requests) {
+  auto model = bundled(lo);
+  ASSERT_TRUE(model);
+  std::vector<Submitted> reqs(n_requests);  // before the engine: its callbacks write here
+  auto engine = Engine::create(model, {.step_tokens = 64});
+  ASSERT_TRUE(engine.ok()) << engine.error().message;
+  std::mt19937 rng(7);
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    reqs[i].prompt = random_prompt(rng, *model, std::uniform_int_distribution<int>(1, 60)(rng));
+    reqs[i].config = random_config(rng, 40, i);
+  }
+  constexpr size_t kThreads = 4;
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (size_t i = t; i < reqs.size(); i += kThreads) {
+        Submitted& q = reqs[i];
+        auto h = (*engine)->submit({q.prompt, q.config}, [&q](std::string_view p) {
+          q.streamed += p;
+          return true;
+        });
+        ASSERT_TRUE(h.ok()) << h.error().message;
+        q.handle = *h;
+      }
+    });
+  for (auto& t : threads) t.join();
+  // Half of them are also read by pulling, from this thread.
+  size_t one_by_one_steps = 0;  // plan calls the requests would make alone
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    ASSERT_TRUE(reqs[i].handle);
+    std::string pulled;
+    if (i % 2 == 0)
+      while (auto p = reqs[i].handle->next_piece()) pulled += *p;
+    auto r = reqs[i].handle->wait();
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    expect_same(*r, solo(*model, reqs[i].prompt, reqs[i].config), i);
+    EXPECT_EQ(reqs[i].streamed, r->text) << "request " << i;
+    if (i % 2 == 0) {
+      EXPECT_EQ(pulled, r->text) << "request " << i;
+    }
+    EXPECT_EQ(r->timings.n_prompt_tokens, static_cast<int64_t>(reqs[i].prompt.size()));
+    one_by_one_steps += 1 + r->tokens.size();
+  }
+  const auto st = (*engine)->stats();
+  EXPECT_EQ(st.completed, static_cast<int64_t>(n_requests));
+  EXPECT_EQ(st.running + st.queued, 0);
+  EXPECT_EQ(st.blocks_used, 0);
+  EXPECT_LT(st.steps, static_cast<int64_t>(one_by_one_steps) / 2);  // batched, not one by one
+  EXPECT_TRUE((*engine)->check_invariants().ok());
+}
+
+TEST(Engine, ThirtyTwoRequestsFromFourThreadsEqualSoloRunsOnCpu) {
+  many_threads_equal_solo(cpu(/*kv_size=*/32 * 112), 32);
+}
+
+TEST(Engine, RequestsEqualSoloRunsOnRef) {
+  many_threads_equal_solo(LoadOptions{.n_ctx = 256, .kv_size = 12 * 112}, 12);
+}
+
+TEST(Engine, SharedSystemPromptIsTakenFromThePrefixCache) {
+  auto model = bundled(cpu(1024));
+  ASSERT_TRUE(model);
+  std::mt19937 rng(11);
+  const std::vector<int32_t> system = random_prompt(rng, *model, 40);
+  std::vector<std::vector<int32_t>> prompts;
+  for (int i = 0; i < 8; ++i) {
+    std::vector<int32_t> p = system;
+    const auto tail = random_prompt(rng, *model, 2 + 3 * i);
+    p.insert(p.end(), tail.begin() + 1, tail.end());
+    prompts.push_back(p);
+  }
+  std::vector<std::vector<int32_t>> cached_tokens;
+  for (bool prefix_cache : {true, false}) {
+    auto engine = Engine::create(model, {.step_tokens = 32, .prefix_cache = prefix_cache});
+    ASSERT_TRUE(engine.ok());
+    std::vector<std::vector<int32_t>> tokens;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      GenerateConfig cfg;
+      cfg.max_tokens = 12;
+      cfg.sampling.temperature = i % 2 ? 0.8f : 0.0f;
+      cfg.sampling.seed = 5 + i;
+      auto h = (*engine)->submit({prompts[i], cfg});
+      ASSERT_TRUE(h.ok());
+      auto r = (*h)->wait();
+      ASSERT_TRUE(r.ok());
+      expect_same(*r, solo(*model, prompts[i], cfg), i);
+      const int64_t hits = (*h)->info().prefix_hit_tokens;
+      if (!prefix_cache || i == 0) {
+        EXPECT_EQ(hits, 0) << "request " << i;
+      } else {
+        EXPECT_GE(hits, 32) << "request " << i;  // the two full 16-row blocks of the 40-token prefix
+      }
+      tokens.push_back(r->tokens);
+    }
+    const auto st = (*engine)->stats();
+    if (prefix_cache) {
+      EXPECT_GE(st.prefix_hit_tokens, 7 * 32);
+      EXPECT_GT(st.blocks_cached, 0);
+      cached_tokens = tokens;
+    } else {
+      EXPECT_EQ(st.prefix_hit_tokens, 0);
+      EXPECT_EQ(tokens, cached_tokens);
+    }
+    EXPECT_EQ(st.blocks_used, 0);
+    EXPECT_TRUE((*engine)->check_invariants().ok());
+  }
+}
+
+TEST(Engine, PoolPressurePreemptsAndResultsStillEqualSoloRuns) {
+  // 6 blocks of 16 rows; each request needs 3-5 of them, one more than the whole pool alone.
+  auto model = bundled(cpu(/*kv_size=*/96));
+  ASSERT_TRUE(model);
+  auto engine = Engine::create(model, {.step_tokens = 24});
+  ASSERT_TRUE(engine.ok());
+  std::mt19937 rng(3);
+  std::vector<Submitted> reqs(10);
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    reqs[i].prompt = random_prompt(rng, *model, i == 4 ? 60 : 10 + 4 * static_cast<int>(i));
+    reqs[i].config.max_tokens = i == 4 ? 60 : 30;  // 4: 120 tokens, more than the pool's 96 rows
+    reqs[i].config.sampling.temperature = i % 2 ? 0.8f : 0.0f;
+    reqs[i].config.sampling.seed = 77 + i;
+    reqs[i].config.stop_at_end_of_generation = false;
+  }
+  for (auto& q : reqs) {
+    auto h = (*engine)->submit({q.prompt, q.config});
+    ASSERT_TRUE(h.ok());
+    q.handle = *h;
+  }
+  int preempted_requests = 0;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    auto r = reqs[i].handle->wait();
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    expect_same(*r, solo(*model, reqs[i].prompt, reqs[i].config), i);
+    preempted_requests += reqs[i].handle->info().preemptions > 0;
+    EXPECT_TRUE((*engine)->check_invariants().ok());
+  }
+  EXPECT_EQ(reqs[4].handle->wait()->finish, FinishReason::Length);
+  EXPECT_LT(reqs[4].handle->wait()->tokens.size(), 60u);  // ran out of pool, as alone
+  const auto st = (*engine)->stats();
+  EXPECT_GT(st.preempted, 0);
+  EXPECT_GT(preempted_requests, 0);
+  EXPECT_EQ(st.blocks_used, 0);
+}
+
+TEST(Engine, CancelMidPrefillAndMidDecodeReleasesEveryBlock) {
+  auto model = bundled(cpu(2048));
+  ASSERT_TRUE(model);
+  // The callbacks' state first, so that it outlives the engine even when an assertion returns early.
+  std::atomic<bool> pre_submitted{false};
+  Gate paused, resume;
+  int pieces_after = 0, stop_pieces = 0;
+  auto engine = Engine::create(model, {.step_tokens = 8});
+  ASSERT_TRUE(engine.ok());
+  std::mt19937 rng(5);
+  GenerateConfig long_cfg;
+  long_cfg.max_tokens = 200;
+  long_cfg.sampling.temperature = 0;
+  long_cfg.stop_at_end_of_generation = false;
+  // The decoding request stops in its callback once the long prompt has had a step, and waits
+  // there until both cancels were made.
+  const auto dec_prompt = random_prompt(rng, *model, 4);
+  const auto pre_prompt = random_prompt(rng, *model, 150);
+  auto dec = (*engine)->submit({dec_prompt, long_cfg}, [&](std::string_view) {
+    if (pre_submitted.load() && ++pieces_after == 3) {
+      paused.open();
+      resume.wait();
+    }
+    return true;
+  });
+  ASSERT_TRUE(dec.ok());
+  GenerateConfig pre_cfg = long_cfg;
+  pre_cfg.max_tokens = 5;
+  auto pre = (*engine)->submit({pre_prompt, pre_cfg});
+  ASSERT_TRUE(pre.ok());
+  pre_submitted = true;
+  // One more that cancels itself by returning false from its callback.
+  auto self = (*engine)->submit({dec_prompt, long_cfg}, [&](std::string_view) { return ++stop_pieces < 2; });
+  ASSERT_TRUE(self.ok());
+  paused.wait();
+  (*pre)->cancel();
+  (*dec)->cancel();
+  resume.open();
+  auto rp = (*pre)->wait(), rd = (*dec)->wait(), rs = (*self)->wait();
+  ASSERT_TRUE(rp.ok() && rd.ok() && rs.ok());
+  EXPECT_EQ(rp->finish, FinishReason::Cancelled);
+  EXPECT_TRUE(rp->tokens.empty());
+  const uint64_t rows_per_token = 2 * static_cast<uint64_t>(model->info().n_layers);
+  EXPECT_GT(rp->counters.kv_rows_written, 0u);                     // part of its prompt ran
+  EXPECT_LT(rp->counters.kv_rows_written, 150u * rows_per_token);  // not all of it
+  EXPECT_EQ(rd->finish, FinishReason::Cancelled);
+  EXPECT_GE(rd->tokens.size(), 3u);
+  EXPECT_LT(rd->tokens.size(), 200u);
+  const auto alone = solo(*model, dec_prompt, long_cfg);
+  EXPECT_TRUE(is_prefix(rd->tokens, alone.tokens));
+  EXPECT_EQ(rs->finish, FinishReason::Cancelled);
+  EXPECT_GE(rs->tokens.size(), 2u);
+  EXPECT_LT(rs->tokens.size(), 200u);
+  EXPECT_TRUE(is_prefix(rs->tokens, alone.tokens));
+  const auto st = (*engine)->stats();
+  EXPECT_EQ(st.blocks_used, 0);
+  EXPECT_EQ(st.cancelled, 3);
+  EXPECT_EQ(st.running + st.queued, 0);
+  EXPECT_TRUE((*engine)->check_invariants().ok());
+}
+
+TEST(Engine, SubmitPastMaxQueuedIsBusy) {
+  auto model = bundled(cpu(1024));
+  ASSERT_TRUE(model);
+  Gate entered, release;
+  auto engine = Engine::create(model, {.max_queued = 2});
+  ASSERT_TRUE(engine.ok());
+  GenerateConfig cfg;
+  cfg.max_tokens = 4;
+  cfg.sampling.temperature = 0;
+  cfg.stop_at_end_of_generation = false;
+  auto first = (*engine)->submit({{1, 400, 300}, cfg}, [&](std::string_view) {
+    entered.open();
+    release.wait();  // the loop is held here
+    return true;
+  });
+  ASSERT_TRUE(first.ok());
+  entered.wait();
+  auto second = (*engine)->submit({{1, 401}, cfg});
+  auto third = (*engine)->submit({{1, 402}, cfg});
+  ASSERT_TRUE(second.ok() && third.ok());
+  EXPECT_EQ((*engine)->stats().queued, 2);
+  auto fourth = (*engine)->submit({{1, 403}, cfg});
+  ASSERT_FALSE(fourth.ok());
+  EXPECT_EQ(fourth.error().code, ErrorCode::CapacityExceeded);
+  EXPECT_EQ(fourth.error().message.rfind("engine: busy", 0), 0u) << fourth.error().message;
+  release.open();
+  for (auto* h : {&*first, &*second, &*third}) {
+    auto r = (*h)->wait();
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->tokens.size(), 4u);
+  }
+  auto later = (*engine)->submit({{1, 403}, cfg});  // room again
+  ASSERT_TRUE(later.ok());
+  EXPECT_TRUE((*later)->wait().ok());
+}
+
+TEST(Engine, RefusesBadRequestsAndOptions) {
+  auto model = bundled(cpu(64, 128));
+  ASSERT_TRUE(model);
+  EXPECT_EQ(Engine::create(nullptr, {}).error().code, ErrorCode::InvalidArgument);
+  EXPECT_EQ(Engine::create(model, {.max_running = 1000}).error().code, ErrorCode::InvalidArgument);
+  EXPECT_EQ(Engine::create(model, {.step_tokens = 100000}).error().code, ErrorCode::InvalidArgument);
+  auto dense = bundled(LoadOptions{.backend = "cpu", .kv_storage = KvStorage::Dense, .n_threads = 2});
+  ASSERT_TRUE(dense);
+  EXPECT_EQ(Engine::create(dense, {}).error().code, ErrorCode::Unsupported);
+  auto engine = Engine::create(model, {});
+  ASSERT_TRUE(engine.ok());
+  GenerateConfig cfg;
+  EXPECT_EQ((*engine)->submit({{}, cfg}).error().code, ErrorCode::InvalidArgument);
+  EXPECT_EQ((*engine)->submit({{1, 100000}, cfg}).error().code, ErrorCode::InvalidArgument);
+  EXPECT_EQ((*engine)->submit({{1, -1}, cfg}).error().code, ErrorCode::InvalidArgument);
+  EXPECT_EQ((*engine)->submit({std::vector<int32_t>(100, 5), cfg}).error().code,
+            ErrorCode::InvalidArgument);  // longer than the 64-row pool
+  EXPECT_EQ((*engine)->submit({std::vector<int32_t>(129, 5), cfg}).error().code,
+            ErrorCode::InvalidArgument);  // longer than n_ctx
+  GenerateConfig bad = cfg;
+  bad.max_tokens = -1;
+  EXPECT_EQ((*engine)->submit({{1, 5}, bad}).error().code, ErrorCode::InvalidArgument);
+  bad = cfg;
+  bad.sampling.order = {"no_such_sampler"};
+  EXPECT_EQ((*engine)->submit({{1, 5}, bad}).error().code, ErrorCode::InvalidArgument);
+  GenerateConfig none = cfg;
+  none.max_tokens = 0;
+  auto r = (*engine)->submit({{1, 5}, none});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE((*r)->wait()->tokens.empty());
+  EXPECT_EQ((*engine)->stats().completed, 1);
+}
+
+TEST(Engine, DestroyingTheEngineCancelsWhatIsLeft) {
+  auto model = bundled(cpu(1024, 1024));
+  ASSERT_TRUE(model);
+  std::shared_ptr<RequestHandle> h;
+  Gate started;
+  {
+    auto engine = Engine::create(model, {});
+    ASSERT_TRUE(engine.ok());
+    GenerateConfig cfg;
+    cfg.max_tokens = 1000;
+    cfg.stop_at_end_of_generation = false;
+    auto r = (*engine)->submit({{1, 400}, cfg}, [&](std::string_view) {
+      started.open();
+      return true;
+    });
+    ASSERT_TRUE(r.ok());
+    h = *r;
+    started.wait();
+  }
+  auto r = h->wait();  // the handle outlives the engine
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->finish, FinishReason::Cancelled);
+  EXPECT_GE(r->tokens.size(), 1u);
+}
+
+TEST(Engine, RandomScheduleKeepsInvariantsAndSoloResults) {
+  // 10 blocks of 16 rows for up to 6 sequences: preemption, prefix sharing and cancels all mix.
+  auto model = bundled(cpu(/*kv_size=*/160, 128));
+  ASSERT_TRUE(model);
+  auto engine = Engine::create(model, {.max_running = 6, .max_queued = 1000, .step_tokens = 20});
+  ASSERT_TRUE(engine.ok());
+  std::mt19937 rng(2024);
+  std::vector<std::vector<int32_t>> prefixes;
+  for (int i = 0; i < 3; ++i) prefixes.push_back(random_prompt(rng, *model, 16 + 16 * i));
+  constexpr size_t kRequests = 160;
+  std::vector<Submitted> reqs(kRequests);
+  std::vector<bool> cancelled(kRequests, false);
+  size_t submitted = 0, waited = 0;
+  while (waited < kRequests) {
+    const int action = std::uniform_int_distribution<int>(0, 9)(rng);
+    if (submitted < kRequests && (action < 5 || waited == submitted)) {
+      Submitted& q = reqs[submitted];
+      const int len = std::uniform_int_distribution<int>(1, 60)(rng);
+      if (action % 2 == 0) {
+        q.prompt = prefixes[static_cast<size_t>(action / 2) % prefixes.size()];
+        const auto tail = random_prompt(rng, *model, len);
+        q.prompt.insert(q.prompt.end(), tail.begin() + 1, tail.end());
+        q.prompt.resize(std::min<size_t>(q.prompt.size(), 100));
+      } else {
+        q.prompt = random_prompt(rng, *model, len);
+      }
+      q.config = random_config(rng, 50, submitted);
+      auto h = (*engine)->submit({q.prompt, q.config});
+      ASSERT_TRUE(h.ok()) << h.error().message;
+      q.handle = *h;
+      ++submitted;
+    } else if (action < 7 && waited < submitted) {
+      const size_t i = std::uniform_int_distribution<size_t>(waited, submitted - 1)(rng);
+      reqs[i].handle->cancel();
+      cancelled[i] = true;
+    } else if (waited < submitted) {
+      auto r = reqs[waited].handle->wait();
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      const Status inv = (*engine)->check_invariants();
+      ASSERT_TRUE(inv.ok()) << inv.error().message;
+      const GenerateResult alone = solo(*model, reqs[waited].prompt, reqs[waited].config);
+      if (r->finish == FinishReason::Cancelled) {
+        EXPECT_TRUE(cancelled[waited]) << "request " << waited;
+        EXPECT_TRUE(is_prefix(r->tokens, alone.tokens)) << "request " << waited;
+      } else {
+        expect_same(*r, alone, waited);
+      }
+      ++waited;
+    }
+  }
+  const auto st = (*engine)->stats();
+  EXPECT_EQ(st.completed, static_cast<int64_t>(kRequests));
+  EXPECT_GT(st.preempted, 0);
+  EXPECT_GT(st.prefix_hit_tokens, 0);
+  EXPECT_GT(st.cancelled, 0);
+  EXPECT_EQ(st.blocks_used, 0);
+  EXPECT_TRUE((*engine)->check_invariants().ok());
+}
+
+}  // namespace
+}  // namespace glass
