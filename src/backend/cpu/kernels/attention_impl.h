@@ -65,21 +65,28 @@ inline void halves_to_floats(const uint16_t* src, float* dst, int64_t n) {
   for (; i < n; ++i) dst[i] = half_to_float(src[i]);
 }
 
-// The cache row holding the sequence's position s.
-inline int64_t cache_row(const AttentionJob& j, int64_t s) {
-  return static_cast<int64_t>(j.blocks[s / j.block_size]) * j.block_size + s % j.block_size;
+// Element offsets of kv head hk's part of positions [s0, s0 + n) of the job's sequence (the rows its
+// block table names), walking the table with one division per call, not one per row. Positions at
+// or past S repeat the last one before it (they serve as prefetch targets only).
+inline void position_offsets(const AttentionJob& j, int64_t s0, int64_t n, int64_t hk, int64_t* off) {
+  const int64_t B = j.block_size, stride = j.Hkv * j.D;
+  int64_t bi = s0 / B, oi = s0 % B, last = 0;
+  for (int64_t s = 0; s < n; ++s) {
+    if (s0 + s < j.S) {
+      last = (int64_t{j.blocks[bi]} * B + oi) * stride + hk * j.D;
+      if (++oi == B) {
+        oi = 0;
+        ++bi;
+      }
+    }
+    off[s] = last;
+  }
 }
 
-// Element offset of kv head hk's part of position s's row.
-inline int64_t row_offset(const AttentionJob& j, int64_t s, int64_t hk) {
-  return (cache_row(j, s) * j.Hkv + hk) * j.D;
-}
-
-inline const float* cache_row_f32(const void* cache, const AttentionJob& j, int64_t s, int64_t hk,
-                                  float* tmp) {
-  const int64_t off = row_offset(j, s, hk);
-  if (!j.f16_cache) return static_cast<const float*>(cache) + off;
-  halves_to_floats(static_cast<const uint16_t*>(cache) + off, tmp, j.D);
+// The row at element offset `off` as f32: in place for an f32 cache, converted into tmp for f16.
+inline const float* cache_row_f32(const void* cache, bool f16, int64_t off, int64_t D, float* tmp) {
+  if (!f16) return static_cast<const float*>(cache) + off;
+  halves_to_floats(static_cast<const uint16_t*>(cache) + off, tmp, D);
   return tmp;
 }
 
@@ -170,11 +177,13 @@ inline void direct_scores(const float* q, const float* const* krow, int64_t n, i
 void attention_pack(const AttentionJob& j, int64_t hk, int64_t s0, float* out) {
   const int64_t D = j.D, n = j.S - s0 < kKeyBlock ? j.S - s0 : kKeyBlock;
   float* vb = out + D * kKeyBlock;
+  int64_t off[kKeyBlock];
+  position_offsets(j, s0, n, hk, off);
 #if defined(__AVX512F__)
   if (D % 16 == 0) {
     // 16 x 16 tiles; f16 K rows are converted into the V area first (the V rows replace them below).
     const float* krow[kKeyBlock];
-    for (int64_t s = 0; s < n; ++s) krow[s] = cache_row_f32(j.k, j, s0 + s, hk, vb + s * D);
+    for (int64_t s = 0; s < n; ++s) krow[s] = cache_row_f32(j.k, j.f16_cache, off[s], D, vb + s * D);
     alignas(64) static constexpr float kZeros[16] = {};
     for (int64_t a = 0; a < kKeyBlock; a += 16)
       for (int64_t d = 0; d < D; d += 16) {
@@ -190,12 +199,12 @@ void attention_pack(const AttentionJob& j, int64_t hk, int64_t s0, float* out) {
         for (int64_t d = 0; d < D; ++d) out[d * kKeyBlock + s] = 0.0f;
         continue;
       }
-      const float* row = cache_row_f32(j.k, j, s0 + s, hk, vb);
+      const float* row = cache_row_f32(j.k, j.f16_cache, off[s], D, vb);
       for (int64_t d = 0; d < D; ++d) out[d * kKeyBlock + s] = row[d];
     }
   }
   if (j.f16_cache)
-    for (int64_t s = 0; s < n; ++s) cache_row_f32(j.v, j, s0 + s, hk, vb + s * D);
+    for (int64_t s = 0; s < n; ++s) cache_row_f32(j.v, true, off[s], D, vb + s * D);
 }
 
 // One key block as the rows of a job read it. Row pointers run kRowsAhead past the block (the
@@ -392,6 +401,7 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
   constexpr int64_t kRows = kKeyBlock + kRowsAhead;
   const float* krow[kRows];
   const float* vrow[kRows];
+  int64_t off[kRows];
   const auto* k16 = static_cast<const uint16_t*>(j.k);
   const auto* v16 = static_cast<const uint16_t*>(j.v);
   const int64_t s_end = j.s_end > 0 ? j.s_end : j.S;
@@ -400,21 +410,20 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
     if (!block_positions(s0, n, range, kpos)) continue;
 
     KeyBlock b{own, nullptr, vrow, n, kpos};
+    position_offsets(j, s0, direct ? kRows : n, hk, off);
     if (direct) {
       // K rows as they lie in an f32 cache; an f16 cache's K and V rows converted to f32 rows.
       b.kt = nullptr;
       b.krow = krow;
       if (j.f16_cache) {
         for (int64_t s = 0; s < n; ++s) {
-          if (s0 + s + kRowsAhead < j.S) {
-            const int64_t ahead = row_offset(j, s0 + s + kRowsAhead, hk);  // in halves
-            for (int64_t at = 0; at < 2 * D; at += 64) {
-              __builtin_prefetch(reinterpret_cast<const char*>(k16 + ahead) + at, 0, 3);
-              __builtin_prefetch(reinterpret_cast<const char*>(v16 + ahead) + at, 0, 3);
-            }
+          const int64_t ahead = off[s + kRowsAhead];  // in halves; past S: the last row again
+          for (int64_t at = 0; at < 2 * D; at += 64) {
+            __builtin_prefetch(reinterpret_cast<const char*>(k16 + ahead) + at, 0, 3);
+            __builtin_prefetch(reinterpret_cast<const char*>(v16 + ahead) + at, 0, 3);
           }
-          cache_row_f32(j.k, j, s0 + s, hk, own + s * D);
-          cache_row_f32(j.v, j, s0 + s, hk, own + (kKeyBlock + s) * D);
+          cache_row_f32(j.k, true, off[s], D, own + s * D);
+          cache_row_f32(j.v, true, off[s], D, own + (kKeyBlock + s) * D);
         }
         // Rows past the block point into the converted rows again: prefetches only.
         for (int64_t s = 0; s < kRows; ++s) {
@@ -425,10 +434,8 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
         const auto* kf = static_cast<const float*>(j.k);
         const auto* vf = static_cast<const float*>(j.v);
         for (int64_t s = 0; s < kRows; ++s) {
-          const int64_t pos = s0 + s < j.S ? s0 + s : j.S - 1;  // past the end: the last row (prefetch only)
-          const int64_t off = row_offset(j, pos, hk);
-          krow[s] = kf + off;
-          vrow[s] = vf + off;
+          krow[s] = kf + off[s];
+          vrow[s] = vf + off[s];
         }
       }
     } else {
@@ -439,8 +446,7 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
         attention_pack(j, hk, s0, own);
       }
       for (int64_t s = 0; s < n; ++s)
-        vrow[s] = j.f16_cache ? b.kt + D * kKeyBlock + s * D
-                              : static_cast<const float*>(j.v) + row_offset(j, s0 + s, hk);
+        vrow[s] = j.f16_cache ? b.kt + D * kKeyBlock + s * D : static_cast<const float*>(j.v) + off[s];
     }
     int64_t r = 0;
     for (; r + kRowBlock <= R; r += kRowBlock) attend_block_rows<kRowBlock>(j, hk, t0, r, b, acc, m, l, p);
