@@ -41,7 +41,8 @@ struct EngineRequest {
 // through next_piece; both see the same pieces, and together they make up the result's text (unlike
 // generate, the text held back by the detokenizer or a stop string is delivered when the request ends
 // early). Pieces wait for next_piece until taken (at most the result's text). Handles may outlive their
-// engine. All members may be called from any thread.
+// engine. Every member may be called from any thread; from a piece callback, only those that do not
+// block (cancel, done, info: the engine thread cannot wait for itself).
 //
 // The result's timings: prompt_ms from the request's first admission to its prompt's last chunk, ttft_ms
 // from submit to the first token, decode_ms from the prompt's end to the request's; counters.kv_rows_written
