@@ -9,13 +9,14 @@ namespace {
 // llama.cpp's multi-letter flags with one dash, which CLI11 would read as a short flag and its value
 // (-npl 4 as -n pl): spelled with two before parsing.
 void lengthen_llama_flags(int argc, char** argv) {
-  static char npp[] = "--npp", ntg[] = "--ntg", npl[] = "--npl", pps[] = "--pps";
+  static char npp[] = "--npp", ntg[] = "--ntg", npl[] = "--npl", pps[] = "--pps", np[] = "--parallel";
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "-npp") argv[i] = npp;
     if (a == "-ntg") argv[i] = ntg;
     if (a == "-npl") argv[i] = npl;
     if (a == "-pps") argv[i] = pps;
+    if (a == "-np") argv[i] = np;  // glass serve, as llama-server's
   }
 }
 
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   glass::cli::add_bench_command(app, exit_code);
   glass::cli::add_synth_command(app, exit_code);
   glass::cli::add_quantize_command(app, exit_code);
+  glass::cli::add_serve_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

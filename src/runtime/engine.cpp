@@ -602,7 +602,9 @@ Result<std::shared_ptr<RequestHandle>> Engine::submit(EngineRequest request, Pie
     r->gen->accept_prompt(prompt);
     r->prompt_size = prompt.size();
     r->tokens = std::move(request.prompt);
-    r->tokens.reserve(r->tokens.size() + static_cast<size_t>(std::max(r->config.max_tokens, 0)));
+    // Room for every token the request can reach (its context bounds it, whatever max_tokens says).
+    r->tokens.reserve(static_cast<size_t>(std::min<int64_t>(
+        static_cast<int64_t>(r->tokens.size()) + std::max(r->config.max_tokens, 0), e.m->info.n_ctx)));
     r->on_piece = std::move(on_piece);
     r->state = std::make_shared<RequestHandle::State>();
     r->state->cancel = r->config.cancel;

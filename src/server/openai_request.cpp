@@ -1,0 +1,368 @@
+#include "server/openai_request.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace glass::server {
+namespace {
+
+using Json = nlohmann::json;
+using Err = std::optional<ApiError>;
+
+// Longer lists only cost time in the stop matcher on every token; OpenAI allows 4.
+constexpr size_t kMaxStopStrings = 16;
+
+Err parse_object(std::string_view body, Json& out) {
+  try {
+    out = Json::parse(body);
+  } catch (const Json::exception& e) {
+    return ApiError{.message = fmt::format("the body is not valid JSON: {}", e.what())};
+  }
+  if (!out.is_object()) return ApiError{.message = "the body must be a JSON object"};
+  return std::nullopt;
+}
+
+// A field that is absent or null: clients send null for "not set" (the openai SDKs do).
+const Json* field(const Json& obj, const char* name) {
+  auto it = obj.find(name);
+  return it == obj.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::string type_name(const Json& v) { return v.type_name(); }
+
+// A value for an error message: scalars as written (cut short), containers by their type. Never a
+// dump of a container, which recurses as deep as the client nested it.
+std::string describe(const Json& v) {
+  if (v.is_structured()) return type_name(v);
+  std::string s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
+}
+
+// Integers, and floats holding an integer (5.0, as some clients' number types send it).
+Err to_int(const Json& v, const std::string& name, int64_t lo, int64_t hi, int64_t& out) {
+  bool ok = false;
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<uint64_t>();
+    ok = u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    out = static_cast<int64_t>(u);
+    if (!ok) return bad_field(name, fmt::format("must be at most {}, got {}", hi, u));
+  } else if (v.is_number_integer()) {
+    out = v.get<int64_t>();
+    ok = true;
+  } else if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9.0e18) {
+      out = static_cast<int64_t>(d);
+      ok = true;
+    }
+  }
+  if (!ok) return bad_field(name, fmt::format("must be an integer, got {}", describe(v)));
+  if (out < lo || out > hi) return bad_field(name, fmt::format("must be in [{}, {}], got {}", lo, hi, out));
+  return std::nullopt;
+}
+
+Err read_int(const Json& obj, const char* name, int64_t lo, int64_t hi, std::optional<int64_t>& out) {
+  const Json* v = field(obj, name);
+  if (!v) return std::nullopt;
+  int64_t x = 0;
+  if (auto e = to_int(*v, name, lo, hi, x)) return e;
+  out = x;
+  return std::nullopt;
+}
+
+// A number in [lo, hi], or (lo, hi] when lo_open.
+Err read_number(const Json& obj, const char* name, double lo, double hi, bool lo_open, float& out) {
+  const Json* v = field(obj, name);
+  if (!v) return std::nullopt;
+  if (!v->is_number()) return bad_field(name, fmt::format("must be a number, got {}", type_name(*v)));
+  const double d = v->get<double>();
+  if (!std::isfinite(d) || d > hi || (lo_open ? d <= lo : d < lo))
+    return bad_field(name, fmt::format("must be in {}{}, {}], got {}", lo_open ? "(" : "[", lo, hi, d));
+  out = static_cast<float>(d);
+  return std::nullopt;
+}
+
+Err read_bool(const Json& obj, const char* name, const std::string& param, bool& out) {
+  const Json* v = field(obj, name);
+  if (!v) return std::nullopt;
+  if (!v->is_boolean()) return bad_field(param, fmt::format("must be true or false, got {}", describe(*v)));
+  out = v->get<bool>();
+  return std::nullopt;
+}
+
+Err read_string(const Json& obj, const char* name, std::optional<std::string>& out) {
+  const Json* v = field(obj, name);
+  if (!v) return std::nullopt;
+  if (!v->is_string()) return bad_field(name, fmt::format("must be a string, got {}", type_name(*v)));
+  out = v->get<std::string>();
+  return std::nullopt;
+}
+
+Err read_stop(const Json& obj, std::vector<std::string>& out) {
+  const Json* v = field(obj, "stop");
+  if (!v) return std::nullopt;
+  std::vector<const Json*> items;
+  if (v->is_string()) {
+    items.push_back(v);
+  } else if (v->is_array()) {
+    for (const Json& s : *v) items.push_back(&s);
+  } else {
+    return bad_field("stop", fmt::format("must be a string or an array of strings, got {}", type_name(*v)));
+  }
+  if (items.size() > kMaxStopStrings)
+    return bad_field("stop", fmt::format("at most {} stop strings, got {}", kMaxStopStrings, items.size()));
+  for (const Json* s : items) {
+    if (!s->is_string()) return bad_field("stop", fmt::format("must hold strings, got {}", type_name(*s)));
+    // An empty stop string would match before the first token: generation could never start.
+    if (s->get_ref<const std::string&>().empty()) return bad_field("stop", "must not hold an empty string");
+    out.push_back(s->get<std::string>());
+  }
+  return std::nullopt;
+}
+
+Err read_logit_bias(const Json& obj, const ModelLimits& limits, std::vector<std::pair<int32_t, float>>& out) {
+  const Json* v = field(obj, "logit_bias");
+  if (!v) return std::nullopt;
+  if (!v->is_object())
+    return bad_field("logit_bias",
+                     fmt::format("must be an object mapping token ids to biases, got {}", type_name(*v)));
+  for (const auto& [key, bias] : v->items()) {
+    int64_t id = -1;
+    const char* end = key.data() + key.size();
+    auto [p, ec] = std::from_chars(key.data(), end, id);
+    if (ec != std::errc() || p != end || id < 0 || id >= limits.vocab_size)
+      return bad_field("logit_bias",
+                       fmt::format("key '{}' is not a token id in [0, {})", key, limits.vocab_size));
+    if (!bias.is_number() || !std::isfinite(bias.get<double>()) || std::fabs(bias.get<double>()) > 100.0)
+      return bad_field(
+          "logit_bias",
+          fmt::format("the bias of token {} must be a number in [-100, 100], got {}", id, describe(bias)));
+    out.emplace_back(static_cast<int32_t>(id), bias.get<float>());
+  }
+  return std::nullopt;
+}
+
+// A field glass does not serve yet: accepted only with a value that asks for nothing.
+Err refuse_unless(const Json& obj, const char* name, bool (*harmless)(const Json&), const char* what) {
+  const Json* v = field(obj, name);
+  if (!v || harmless(*v)) return std::nullopt;
+  return bad_field(name, what);
+}
+
+bool is_false_or_zero(const Json& v) {
+  return (v.is_boolean() && !v.get<bool>()) || (v.is_number() && v.get<double>() == 0.0);
+}
+bool is_false(const Json& v) { return v.is_boolean() && !v.get<bool>(); }
+bool is_one(const Json& v) { return v.is_number() && v.get<double>() == 1.0; }
+bool is_empty_text(const Json& v) { return v.is_string() && v.get_ref<const std::string&>().empty(); }
+bool is_empty_array(const Json& v) { return v.is_array() && v.empty(); }
+bool is_text_format(const Json& v) {
+  return v.is_object() && v.contains("type") && v["type"].is_string() &&
+         v["type"].get<std::string>() == "text";
+}
+
+Err refuse_unsupported(const Json& obj) {
+  if (auto e = refuse_unless(obj, "logprobs", is_false_or_zero, "log probabilities are not supported yet"))
+    return e;
+  if (auto e =
+          refuse_unless(obj, "top_logprobs", is_false_or_zero, "log probabilities are not supported yet"))
+    return e;
+  if (auto e = refuse_unless(obj, "echo", is_false, "echoing the prompt is not supported yet")) return e;
+  if (auto e = refuse_unless(obj, "best_of", is_one, "only 1 is supported")) return e;
+  if (auto e = refuse_unless(obj, "suffix", is_empty_text, "suffixes (insertion) are not supported"))
+    return e;
+  if (auto e = refuse_unless(obj, "tools", is_empty_array, "tool calls are not supported yet")) return e;
+  if (auto e = refuse_unless(obj, "functions", is_empty_array, "function calls are not supported yet"))
+    return e;
+  if (auto e = refuse_unless(obj, "response_format", is_text_format,
+                             "only {\"type\": \"text\"} is supported (no JSON mode or schemas yet)"))
+    return e;
+  return std::nullopt;
+}
+
+Err parse_fields(const Json& obj, const ModelLimits& limits, bool chat, GenerationFields& out) {
+  if (auto e = read_string(obj, "model", out.model)) return e;
+  if (const Json* n = field(obj, "n")) {
+    int64_t count = 0;
+    if (auto e = to_int(*n, "n", 1, std::numeric_limits<int32_t>::max(), count)) return e;
+    if (count != 1)
+      return bad_field("n", fmt::format("only 1 choice per request is supported, got {}", count));
+  }
+  if (auto e = refuse_unsupported(obj)) return e;
+
+  GenerateConfig& c = out.config;
+  SamplingConfig& s = c.sampling;
+  // A fresh seed per request unless one is given, as OpenAI does (glass's fixed default would make
+  // every sampled reply to the same prompt the same).
+  s.seed = SamplingConfig::kRandomSeed;
+  if (auto e = read_number(obj, "temperature", 0.0, 2.0, false, s.temperature)) return e;
+  if (auto e = read_number(obj, "top_p", 0.0, 1.0, true, s.top_p)) return e;
+  if (auto e = read_number(obj, "min_p", 0.0, 1.0, false, s.min_p)) return e;
+  if (auto e = read_number(obj, "presence_penalty", -2.0, 2.0, false, s.presence_penalty)) return e;
+  if (auto e = read_number(obj, "frequency_penalty", -2.0, 2.0, false, s.frequency_penalty)) return e;
+  std::optional<int64_t> top_k, seed, max_tokens, max_completion_tokens;
+  // -1 is how vLLM-style clients say "off"; glass's top_k is off at <= 0.
+  if (auto e = read_int(obj, "top_k", -1, std::numeric_limits<int32_t>::max(), top_k)) return e;
+  if (top_k) s.top_k = static_cast<int32_t>(*top_k);
+  if (auto e = read_int(obj, "seed", std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
+                        seed))
+    return e;
+  // A negative seed asks for a random one, as llama.cpp's -1.
+  if (seed) s.seed = *seed < 0 ? SamplingConfig::kRandomSeed : static_cast<uint64_t>(*seed);
+  if (auto e = read_logit_bias(obj, limits, s.logit_bias)) return e;
+  if (auto e = read_stop(obj, c.stop)) return e;
+
+  constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+  if (auto e = read_int(obj, "max_tokens", 0, kIntMax, max_tokens)) return e;
+  if (chat) {
+    if (auto e = read_int(obj, "max_completion_tokens", 0, kIntMax, max_completion_tokens)) return e;
+    if (max_completion_tokens) max_tokens = max_completion_tokens;
+  }
+  // Absent: until the context is full or a stop. Larger values change nothing (a sequence cannot
+  // pass n_ctx) and are clamped, since the engine reserves room for max_tokens ids up front.
+  c.max_tokens = static_cast<int32_t>(std::min<int64_t>(max_tokens.value_or(limits.n_ctx), limits.n_ctx));
+
+  if (auto e = read_bool(obj, "stream", "stream", out.stream)) return e;
+  if (const Json* so = field(obj, "stream_options")) {
+    if (!so->is_object())
+      return bad_field("stream_options", fmt::format("must be an object, got {}", type_name(*so)));
+    if (auto e = read_bool(*so, "include_usage", "stream_options.include_usage", out.include_usage)) return e;
+  }
+  return std::nullopt;
+}
+
+Err read_ids(const Json& arr, const std::string& name, const ModelLimits& limits, std::vector<int32_t>& out) {
+  out.reserve(arr.size());
+  for (size_t i = 0; i < arr.size(); ++i) {
+    int64_t id = 0;
+    if (auto e = to_int(arr[i], name, 0, limits.vocab_size - 1, id)) {
+      e->message = fmt::format("{}[{}]: must be a token id in [0, {}), got {}", name, i, limits.vocab_size,
+                               describe(arr[i]));
+      return e;
+    }
+    out.push_back(static_cast<int32_t>(id));
+  }
+  return std::nullopt;
+}
+
+bool all_integers(const Json& arr) {
+  for (const Json& x : arr)
+    if (!x.is_number()) return false;
+  return true;
+}
+
+// string | [string] | [int, ...] | [[int, ...]]: one prompt only (several would need n > 1 choices).
+Err read_prompt(const Json& obj, const ModelLimits& limits, CompletionRequest& out) {
+  const Json* v = field(obj, "prompt");
+  if (!v) return bad_field("prompt", "is required");
+  if (v->is_string()) {
+    out.prompt_text = v->get<std::string>();
+    return std::nullopt;
+  }
+  if (!v->is_array())
+    return bad_field("prompt",
+                     fmt::format("must be a string or an array of token ids, got {}", type_name(*v)));
+  if (v->empty()) return bad_field("prompt", "must not be empty");
+  if (all_integers(*v)) return read_ids(*v, "prompt", limits, out.prompt_ids);
+  if (v->size() > 1) return bad_field("prompt", "only one prompt per request is supported");
+  const Json& only = (*v)[0];
+  if (only.is_string()) {
+    out.prompt_text = only.get<std::string>();
+    return std::nullopt;
+  }
+  if (only.is_array() && !only.empty() && all_integers(only))
+    return read_ids(only, "prompt", limits, out.prompt_ids);
+  return bad_field("prompt", "must be a string or an array of token ids");
+}
+
+Err read_content(const Json& msg, const std::string& where, std::string& out) {
+  const Json* v = field(msg, "content");
+  if (!v) return std::nullopt;  // null content: an assistant turn that only called tools
+  if (v->is_string()) {
+    out = v->get<std::string>();
+    return std::nullopt;
+  }
+  if (!v->is_array())
+    return bad_field(where + ".content",
+                     fmt::format("must be a string or an array of content parts, got {}", type_name(*v)));
+  for (size_t j = 0; j < v->size(); ++j) {
+    const Json& part = (*v)[j];
+    const std::string at = fmt::format("{}.content[{}]", where, j);
+    if (!part.is_object()) return bad_field(at, "must be an object {\"type\": \"text\", \"text\": ...}");
+    const Json* type = field(part, "type");
+    if (!type || !type->is_string() || type->get<std::string>() != "text")
+      return bad_field(at + ".type", "only \"text\" content parts are supported");
+    const Json* text = field(part, "text");
+    if (!text || !text->is_string()) return bad_field(at + ".text", "must be a string");
+    out += text->get<std::string>();  // parts in order, as one text: templates take a string
+  }
+  return std::nullopt;
+}
+
+Err read_messages(const Json& obj, std::vector<ChatMessage>& out) {
+  const Json* v = field(obj, "messages");
+  if (!v) return bad_field("messages", "is required");
+  if (!v->is_array()) return bad_field("messages", fmt::format("must be an array, got {}", type_name(*v)));
+  if (v->empty()) return bad_field("messages", "must hold at least one message");
+  for (size_t i = 0; i < v->size(); ++i) {
+    const Json& m = (*v)[i];
+    const std::string where = fmt::format("messages[{}]", i);
+    if (!m.is_object()) return bad_field(where, fmt::format("must be an object, got {}", type_name(m)));
+    const Json* role = field(m, "role");
+    if (!role || !role->is_string()) return bad_field(where + ".role", "must be a string");
+    std::string r = role->get<std::string>();
+    // OpenAI's newer name for the system role; templates know only "system".
+    if (r == "developer") r = "system";
+    if (r != "system" && r != "user" && r != "assistant" && r != "tool")
+      return bad_field(where + ".role",
+                       fmt::format("must be system, developer, user, assistant or tool, got '{}'", r));
+    ChatMessage msg{.role = std::move(r)};
+    if (auto e = read_content(m, where, msg.content)) return e;
+    out.push_back(std::move(msg));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ApiError> parse_completion_request(std::string_view body, const ModelLimits& limits,
+                                                 CompletionRequest& out) {
+  Json obj;
+  if (auto e = parse_object(body, obj)) return e;
+  if (auto e = read_prompt(obj, limits, out)) return e;
+  return parse_fields(obj, limits, /*chat=*/false, out.fields);
+}
+
+std::optional<ApiError> parse_chat_request(std::string_view body, const ModelLimits& limits,
+                                           ChatRequest& out) {
+  Json obj;
+  if (auto e = parse_object(body, obj)) return e;
+  if (auto e = read_messages(obj, out.messages)) return e;
+  return parse_fields(obj, limits, /*chat=*/true, out.fields);
+}
+
+std::optional<ApiError> parse_tokenize_request(std::string_view body, TokenizeRequest& out) {
+  Json obj;
+  if (auto e = parse_object(body, obj)) return e;
+  const Json* content = field(obj, "content");
+  if (!content || !content->is_string()) return bad_field("content", "must be a string");
+  out.content = content->get<std::string>();
+  if (auto e = read_bool(obj, "add_special", "add_special", out.add_special)) return e;
+  return read_bool(obj, "parse_special", "parse_special", out.parse_special);
+}
+
+std::optional<ApiError> parse_detokenize_request(std::string_view body, const ModelLimits& limits,
+                                                 std::vector<int32_t>& out) {
+  Json obj;
+  if (auto e = parse_object(body, obj)) return e;
+  const Json* tokens = field(obj, "tokens");
+  if (!tokens || !tokens->is_array()) return bad_field("tokens", "must be an array of token ids");
+  return read_ids(*tokens, "tokens", limits, out);
+}
+
+}  // namespace glass::server

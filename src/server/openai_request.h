@@ -1,0 +1,63 @@
+#pragma once
+// Request bodies of /v1/completions and /v1/chat/completions, parsed and validated into what the
+// engine takes. Everything a client sends passes through here first: a body that is not JSON, a
+// field of the wrong type or out of range comes back as a 400 ApiError naming the field, so the
+// handlers only ever see well-formed requests. Fields the API defines but glass does not serve yet
+// (n > 1, logprobs, tools, response_format other than text, ...) are refused the same way rather than
+// silently ignored; unknown fields are ignored, as OpenAI-compatible servers do (clients send extras).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "glass/llm.h"
+#include "server/api_error.h"
+
+namespace glass::server {
+
+// What validation needs to know about the loaded model.
+struct ModelLimits {
+  int64_t vocab_size = 0;
+  int64_t n_ctx = 0;  // also the most tokens a request may ask for: generation cannot pass it
+};
+
+// The fields both endpoints share.
+struct GenerationFields {
+  std::optional<std::string> model;  // absent: the served model
+  GenerateConfig config;
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+};
+
+struct CompletionRequest {
+  GenerationFields fields;
+  // One prompt: text (tokenized with the model's special tokens, as glass::generate does) or ids.
+  std::optional<std::string> prompt_text;
+  std::vector<int32_t> prompt_ids;
+};
+
+struct ChatRequest {
+  GenerationFields fields;
+  std::vector<ChatMessage> messages;
+};
+
+// Each returns the first problem found, or nullopt with `out` filled.
+std::optional<ApiError> parse_completion_request(std::string_view body, const ModelLimits& limits,
+                                                 CompletionRequest& out);
+std::optional<ApiError> parse_chat_request(std::string_view body, const ModelLimits& limits,
+                                           ChatRequest& out);
+
+// POST /tokenize {"content": text, "add_special": false, "parse_special": true} (llama.cpp's defaults).
+struct TokenizeRequest {
+  std::string content;
+  bool add_special = false;
+  bool parse_special = true;
+};
+std::optional<ApiError> parse_tokenize_request(std::string_view body, TokenizeRequest& out);
+
+// POST /detokenize {"tokens": [ids]}.
+std::optional<ApiError> parse_detokenize_request(std::string_view body, const ModelLimits& limits,
+                                                 std::vector<int32_t>& out);
+
+}  // namespace glass::server

@@ -1,0 +1,62 @@
+#pragma once
+// glass::server::Server: an OpenAI-compatible HTTP server over one glass::Engine (`glass serve`).
+//
+//   auto server = glass::server::Server::start({.port = 8080});   // listening; /health says 503
+//   (*server)->attach(model);                                      // serving; /health says 200
+//   ...
+//   (*server)->stop();
+//
+// Endpoints: GET /health, GET /v1/models, POST /v1/completions, POST /v1/chat/completions (both
+// streamed as server-sent events with "stream": true), POST /tokenize, POST /detokenize, GET /metrics
+// (Prometheus text). Every error is an OpenAI error object; see docs/api.md ("Server").
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "glass/engine.h"
+#include "glass/llm.h"
+
+namespace glass::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";  // loopback unless asked: the server has no TLS
+  int port = 8080;                 // 0: any free port (port() tells which)
+  // Non-empty: every endpoint but /health wants "Authorization: Bearer <api_key>".
+  std::string api_key;
+  std::string alias;  // the model's name in responses and /v1/models; empty: its file name
+  size_t max_body_bytes = size_t{8} << 20;  // larger request bodies get 413
+  // Connections served at once (each keeps one thread while open, keep-alive included); 0:
+  // 2 x engine.max_running + 8 (max_running 0 counting as 64), at least 16.
+  int http_threads = 0;
+  EngineOptions engine;
+};
+
+class Server {
+ public:
+  // Binds host:port and starts answering (503 "loading" until attach). Errors: a port that cannot be
+  // bound (Io), options out of range (InvalidArgument).
+  static Result<std::unique_ptr<Server>> start(const ServerOptions& options);
+  ~Server();  // stop()
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  int port() const;
+
+  // Serves `model` from now on, through an Engine made with options.engine. Once only.
+  Status attach(std::shared_ptr<const Model> model);
+
+  // Stops listening, cancels the requests running (streams end without their [DONE]), waits for the
+  // connections to close and the engine to stop. Idempotent.
+  void stop();
+
+  // The engine serving requests (null before attach), for tests and monitoring.
+  Engine* engine() const;
+
+  struct Impl;
+
+ private:
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace glass::server
