@@ -37,6 +37,7 @@ struct RequestHandle::State {
   mutable std::mutex mu;
   std::condition_variable cv;
   std::deque<std::string> pieces;
+  int pullers = 0;  // threads blocked in next_piece: a piece wakes only them (wait() waits for the end)
   bool finished = false;
   std::optional<Result<GenerateResult>> result;
   std::shared_ptr<std::atomic<bool>> cancel;
@@ -61,7 +62,9 @@ Result<GenerateResult> RequestHandle::wait() {
 
 std::optional<std::string> RequestHandle::next_piece() {
   std::unique_lock lk(state_->mu);
+  ++state_->pullers;
   state_->cv.wait(lk, [&] { return state_->finished || !state_->pieces.empty(); });
+  --state_->pullers;
   if (state_->pieces.empty()) return std::nullopt;
   std::string p = std::move(state_->pieces.front());
   state_->pieces.pop_front();
@@ -612,11 +615,14 @@ Result<std::shared_ptr<RequestHandle>> Engine::submit(EngineRequest request, Pie
     Request* raw = r.get();
     r->piece = [raw](std::string_view p) {
       raw->streamed += p.size();
+      bool pulled = false;
       {
         std::lock_guard lk(raw->state->mu);
         raw->state->pieces.emplace_back(p);
+        pulled = raw->state->pullers > 0;
       }
-      raw->state->cv.notify_all();
+      // A woken waiter costs the step a context switch on a busy core: only pullers want a piece.
+      if (pulled) raw->state->cv.notify_all();
       if (!raw->on_piece || !raw->callback_alive) return true;
       try {
         raw->callback_alive = raw->on_piece(p);
