@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   cfg.max_tokens = max_tokens;
   cfg.sampling.temperature = 0;
   cfg.stop_at_end_of_generation = false;
-  auto engine = Engine::create(*model, {});
+  auto engine = Engine::create(*model, {.prefix_cache = false});  // every prompt token evaluated, as generate
   if (!engine) {
     fmt::print(stderr, "glass_engine_bench: {}\n", engine.error().message);
     return 1;
