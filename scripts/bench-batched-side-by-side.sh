@@ -16,22 +16,10 @@ npp=${NPP:-128}
 ntg=${NTG:-128}
 glass="$(cd "$(dirname "$0")/.." && pwd)/build/bin/glass"
 [ -x "$glass" ] || glass="$(cd "$(dirname "$0")/.." && pwd)/build-test/bin/glass"
-mkdir -p "$dir"
-make_file() {  # shape type name
-  local f16="$dir/$3-f16.gguf"
-  [ -f "$f16" ] || "$glass" synth --shape "$1" --type f16 -o "$f16"
-  [ "$2" = f16 ] || [ -f "$dir/$3-$2.gguf" ] || "$glass" quantize "$f16" "$dir/$3-$2.gguf" "$2"
-}
 files=${FILES:-"smollm2-q4_0 smollm2-q4_k_m l1b-q4_0 l1b-q4_k_m"}
-for f in $files; do
-  name=${f%%-*}
-  case "$name" in
-    l1b) shape=llama-1b ;;
-    qwen) shape=qwen2.5-0.5b ;;
-    *) shape=smollm2-135m ;;
-  esac
-  make_file "$shape" "${f#*-}" "$name"
-done
+# shellcheck source=scripts/bench-files.sh
+source "$(dirname "$0")/bench-files.sh"
+make_files
 # The cache both need: the largest test's pl * (pp + tg), plus a block per sequence for glass.
 max_kv=0
 IFS=, read -r -a pls <<<"$npl"

@@ -18,23 +18,10 @@ threads=${3:-2}
 reps=${4:-2}
 glass="$(cd "$(dirname "$0")/.." && pwd)/build/bin/glass"
 read -r -a glass_args <<<"${GLASS_ARGS:-}"
-mkdir -p "$dir"
-make_file() {  # shape type name
-  local f16="$dir/$3-f16.gguf"
-  [ -f "$f16" ] || "$glass" synth --shape "$1" --type f16 -o "$f16"
-  [ "$2" = f16 ] || [ -f "$dir/$3-$2.gguf" ] || "$glass" quantize "$f16" "$dir/$3-$2.gguf" "$2"
-}
 files=${FILES:-"smollm2-q4_0 smollm2-q8_0 smollm2-q4_k_m smollm2-f16 l1b-q4_0 l1b-q8_0 l1b-q4_k_m"}
-for f in $files; do
-  name=${f%%-*}
-  type=${f#*-}
-  case "$name" in
-    l1b) shape=llama-1b ;;
-    qwen) shape=qwen2.5-0.5b ;;
-    *) shape=smollm2-135m ;;
-  esac
-  make_file "$shape" "$type" "$name"
-done
+# shellcheck source=scripts/bench-files.sh
+source "$(dirname "$0")/bench-files.sh"
+make_files
 echo "load before: $(cat /proc/loadavg)"
 for f in $files; do
   for ((r = 0; r < reps; r++)); do

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "support/fixtures.h"
+#include "support/gate.h"
 
 namespace glass {
 namespace {
@@ -25,26 +26,7 @@ LoadOptions cpu(int64_t kv_size, int64_t n_ctx = 256) {
   return LoadOptions{.backend = "cpu", .n_ctx = n_ctx, .kv_size = kv_size, .n_threads = 2};
 }
 
-// A one-shot gate: wait() blocks until open().
-class Gate {
- public:
-  void open() {
-    {
-      std::lock_guard lk(mu_);
-      open_ = true;
-    }
-    cv_.notify_all();
-  }
-  void wait() {
-    std::unique_lock lk(mu_);
-    cv_.wait(lk, [&] { return open_; });
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool open_ = false;
-};
+using test::Gate;
 
 GenerateResult solo(const Model& model, const std::vector<int32_t>& prompt, const GenerateConfig& cfg) {
   auto s = model.new_session();

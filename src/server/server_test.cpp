@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "support/fixtures.h"
+#include "support/gate.h"
 
 namespace glass::server {
 namespace {
@@ -152,26 +153,7 @@ bool eventually(F done) {
   return done();
 }
 
-// A one-shot gate with bounded waits.
-class Gate {
- public:
-  void open() {
-    {
-      std::lock_guard lk(mu_);
-      open_ = true;
-    }
-    cv_.notify_all();
-  }
-  bool wait(std::chrono::seconds limit = 10s) {
-    std::unique_lock lk(mu_);
-    return cv_.wait_for(lk, limit, [&] { return open_; });
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool open_ = false;
-};
+using test::Gate;
 
 GenerateResult solo(const std::string& prompt, const GenerateConfig& cfg) {
   auto s = model()->new_session();
