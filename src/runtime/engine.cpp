@@ -546,7 +546,6 @@ Result<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const Model> mode
                                   "one plan call)",
                                   options.step_tokens, info.n_batch));
   auto impl = std::make_unique<Impl>();
-  impl->model = model;
   impl->m = &model->impl();
   impl->opt = options;
   if (impl->opt.max_running == 0) impl->opt.max_running = static_cast<int32_t>(info.n_seq_max);
@@ -554,6 +553,7 @@ Result<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const Model> mode
   auto session = model->new_session();
   if (!session) return session.error();
   impl->session = std::move(*session);
+  impl->model = std::move(model);
   impl->s = impl->session->impl_for_batch();
   impl->pool = impl->s->pool.get();
   impl->block = impl->pool->block_size();

@@ -222,7 +222,7 @@ void BlockPool::unpublish(int32_t block) {
 }
 
 Status BlockPool::check() const {
-  auto fail = [](std::string what) { return make_error(ErrorCode::Internal, "kv pool: " + what); };
+  auto fail = [](const std::string& what) { return make_error(ErrorCode::Internal, "kv pool: " + what); };
   int32_t used = 0, cached_unref = 0, in_lru = 0;
   for (int32_t b = 0; b < n_blocks_; ++b) {
     int32_t rc = refcount_[b];
