@@ -66,6 +66,20 @@ struct LoadOptions {
 struct ChatMessage {
   std::string role;  // "system", "user", "assistant", "tool"
   std::string content;
+  // Optional: a JSON object whose fields are added to the message the template sees, over role and
+  // content (transformers passes messages as dicts, so tool turns carry more than text):
+  // {"tool_calls": [{"id": ..., "type": "function", "function": {"name": ..., "arguments": {...}}}]}
+  // on an assistant turn, {"tool_call_id": ..., "name": ...} on a tool turn. Empty = none.
+  std::string extra_json;
+};
+
+// What a chat template renders besides the messages.
+struct ChatTemplateInputs {
+  bool add_generation_prompt = true;
+  // A JSON array of tool definitions ({"type": "function", "function": {"name", "description",
+  // "parameters"}}), the template's `tools`; empty = none (`tools` is then null, as transformers
+  // passes it).
+  std::string tools_json;
 };
 
 enum class GraphFormat { Text, Dot, Json };
@@ -127,6 +141,10 @@ class Model : public std::enable_shared_from_this<Model> {
   // parse or raises (the message names the construct and line).
   Result<std::string> apply_chat_template(const std::vector<ChatMessage>& messages,
                                           bool add_generation_prompt = true) const;
+  // The same with tools. Errors also: extra_json or tools_json that is not a JSON object / array
+  // (the message names the message index or "tools").
+  Result<std::string> apply_chat_template(const std::vector<ChatMessage>& messages,
+                                          const ChatTemplateInputs& inputs) const;
 
   // The model's graph as built, or as compiled for the prefill plan with the rewrites that fired.
   Result<std::string> graph(GraphFormat format, bool after_rewrites) const;

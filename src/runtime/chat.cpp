@@ -84,6 +84,11 @@ const std::string& Model::chat_template() const { return impl_->chat.source; }
 
 Result<std::string> Model::apply_chat_template(const std::vector<ChatMessage>& messages,
                                                bool add_generation_prompt) const {
+  return apply_chat_template(messages, ChatTemplateInputs{.add_generation_prompt = add_generation_prompt});
+}
+
+Result<std::string> Model::apply_chat_template(const std::vector<ChatMessage>& messages,
+                                               const ChatTemplateInputs& inputs) const {
   const ChatTemplateSlot& slot = impl_->chat;
   if (slot.source.empty())
     return make_error(ErrorCode::InvalidArgument,
@@ -93,11 +98,31 @@ Result<std::string> Model::apply_chat_template(const std::vector<ChatMessage>& m
   if (!slot.parsed)
     return make_error(slot.error->code, fmt::format("chat: the chat template of {} does not parse: {}",
                                                     impl_->info.path, slot.error->message));
-  nlohmann::ordered_json vars = nlohmann::ordered_json::object();
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const ChatMessage& m : messages) list.push_back({{"role", m.role}, {"content", m.content}});
+  using Json = nlohmann::ordered_json;  // key order as given: templates print tools with tojson
+  Json vars = Json::object();
+  Json list = Json::array();
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const ChatMessage& m = messages[i];
+    Json msg = {{"role", m.role}, {"content", m.content}};
+    if (!m.extra_json.empty()) {
+      Json extra = Json::parse(m.extra_json, nullptr, /*allow_exceptions=*/false);
+      if (extra.is_discarded() || !extra.is_object())
+        return make_error(ErrorCode::InvalidArgument,
+                          fmt::format("chat: messages[{}].extra_json is not a JSON object", i));
+      for (auto& [k, v] : extra.items()) msg[k] = std::move(v);
+    }
+    list.push_back(std::move(msg));
+  }
   vars["messages"] = std::move(list);
-  vars["add_generation_prompt"] = add_generation_prompt;
+  // transformers passes tools=None when there are none: templates test `tools is not none`.
+  vars["tools"] = nullptr;
+  if (!inputs.tools_json.empty()) {
+    Json tools = Json::parse(inputs.tools_json, nullptr, /*allow_exceptions=*/false);
+    if (tools.is_discarded() || !tools.is_array())
+      return make_error(ErrorCode::InvalidArgument, "chat: tools is not a JSON array");
+    if (!tools.empty()) vars["tools"] = std::move(tools);
+  }
+  vars["add_generation_prompt"] = inputs.add_generation_prompt;
   const tokenizer::Tokenizer& tok = *impl_->tokenizer;
   vars["bos_token"] = tok.bos_id() >= 0 ? tok.token_text(tok.bos_id()) : std::string();
   vars["eos_token"] = tok.eos_id() >= 0 ? tok.token_text(tok.eos_id()) : std::string();

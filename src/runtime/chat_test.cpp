@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "glass/llm.h"
@@ -163,6 +164,68 @@ TEST_F(ChatHf, TemplateComesFromTheDirectory) {
   ASSERT_TRUE(text2.ok());
   EXPECT_EQ(*text2, "user");
   fs::remove_all(dir);
+}
+
+class ChatTools : public test::WithSharedFixtures {};
+
+// Tools and tool turns reach the template as transformers passes them: `tools` as a top-level
+// variable, each message as a dict with its tool_calls / tool_call_id. Compared byte for byte with
+// the fixtures' Jinja2 renders (templates whose only special token is stories260K's own BOS "<s>").
+TEST_F(ChatTools, ToolsAndToolTurnsRenderAsTransformersDoes) {
+  std::ifstream cin(fixtures_ / "templates/contexts.json");
+  const auto contexts = nlohmann::ordered_json::parse(cin);
+  for (const char* name : {"qwen2_5_instruct", "mistral_nemo_2407"}) {
+    std::ifstream tin(fixtures_ / "templates" / (std::string(name) + ".jinja"), std::ios::binary);
+    const std::string source((std::istreambuf_iterator<char>(tin)), std::istreambuf_iterator<char>());
+    auto model = load(source);
+    ASSERT_TRUE(model);
+    for (const char* ctx : {"tools_available", "tool_call_roundtrip", "tool_calls_parallel"}) {
+      SCOPED_TRACE(std::string(name) + "__" + ctx);
+      const nlohmann::ordered_json* c = nullptr;
+      for (const auto& x : contexts["contexts"])
+        if (x["name"] == ctx) c = &x;
+      ASSERT_NE(c, nullptr);
+      std::vector<ChatMessage> messages;
+      for (const auto& m : (*c)["messages"]) {
+        ChatMessage msg{.role = m["role"].get<std::string>()};
+        nlohmann::ordered_json extra = nlohmann::ordered_json::object();
+        for (const auto& [k, v] : m.items()) {
+          if (k == "role") continue;
+          if (k == "content" && v.is_string())
+            msg.content = v.get<std::string>();
+          else
+            extra[k] = v;  // tool_calls, tool_call_id, name, and a null content
+        }
+        if (!extra.empty()) msg.extra_json = extra.dump();
+        messages.push_back(std::move(msg));
+      }
+      ChatTemplateInputs in{.add_generation_prompt = (*c)["add_generation_prompt"].get<bool>()};
+      if ((*c)["tools"].is_array()) in.tools_json = (*c)["tools"].dump();
+      auto text = model->apply_chat_template(messages, in);
+      ASSERT_TRUE(text.ok()) << text.error().message;
+      std::ifstream ein(fixtures_ / "templates/expected" / (std::string(name) + "__" + ctx + ".txt"),
+                        std::ios::binary);
+      const std::string expected((std::istreambuf_iterator<char>(ein)), std::istreambuf_iterator<char>());
+      ASSERT_FALSE(expected.empty());
+      EXPECT_EQ(*text, expected);
+    }
+  }
+}
+
+TEST(Chat, ToolInputsThatAreNotJsonAreErrorsNamingThem) {
+  auto model = load("{{ tools }}{{ messages[0].x }}");
+  ASSERT_TRUE(model);
+  auto bad_extra = model->apply_chat_template({{.role = "user", .content = "hi", .extra_json = "[1]"}},
+                                              ChatTemplateInputs{});
+  ASSERT_FALSE(bad_extra.ok());
+  EXPECT_NE(bad_extra.error().message.find("messages[0].extra_json"), std::string::npos);
+  auto bad_tools = model->apply_chat_template({{"user", "hi"}}, ChatTemplateInputs{.tools_json = "{}"});
+  ASSERT_FALSE(bad_tools.ok());
+  EXPECT_NE(bad_tools.error().message.find("tools"), std::string::npos);
+  auto ok = model->apply_chat_template({{.role = "user", .content = "hi", .extra_json = R"({"x": 7})"}},
+                                       ChatTemplateInputs{});
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(*ok, "None7");  // no tools: null, as transformers passes them
 }
 
 }  // namespace

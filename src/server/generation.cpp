@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <ctime>
+#include <deque>
+#include <mutex>
 #include <utility>
 
 namespace glass::server {
@@ -36,64 +40,152 @@ ApiError internal(const Error& e) {
   return ApiError{.status = 500, .message = e.message, .type = "server_error"};
 }
 
+// Pieces of every choice of one stream, in the order the engine made them. The engine hands them to
+// the submit callback on its thread; the content provider takes them here, so that n choices
+// interleave without a reader blocked on any one of them.
+struct PieceQueue {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::pair<int, std::string>> pieces;  // (choice, text)
+};
+
+struct ChoiceStream {
+  std::shared_ptr<RequestHandle> handle;
+  uint64_t inflight_id = 0;
+  ToolCallFilter filter;
+  size_t received = 0;  // bytes of the reply taken from the queue
+  bool ended = false;   // its end was taken from the engine
+};
+
 // One streamed reply: what the content provider and its releaser share.
 struct Stream {
   std::shared_ptr<Served> served;  // the engine outlives the response that reads from it
-  std::shared_ptr<RequestHandle> handle;
+  std::shared_ptr<PieceQueue> queue;
+  std::vector<ChoiceStream> choices;
   StreamEvents events;
+  ToolFamily tools = ToolFamily::None;
   Metrics* metrics = nullptr;
   Inflight* inflight = nullptr;
-  uint64_t inflight_id = 0;
   int64_t n_prompt = 0;
+  int64_t n_generated = 0;
+  size_t n_ended = 0;
   bool opened = false;
-  bool ended = false;  // the request's end was taken from the engine
 };
+
+void cancel_all(Stream& st) {
+  for (ChoiceStream& c : st.choices) c.handle->cancel();
+}
 
 // The client is gone: stop generating for it and tell httplib to drop the connection.
 bool client_gone(Stream& st) {
-  st.handle->cancel();
+  cancel_all(st);
   return false;
 }
 
 bool write(httplib::DataSink& sink, const std::string& s) { return sink.write(s.data(), s.size()); }
 
-// Called by httplib until done() or false. Each call writes one event, so a failed write (the client
-// closed the connection) is seen within a piece. Nothing may throw out of here: httplib calls it
-// outside its handler's try block, on a worker thread.
+// How long the provider waits for a piece before it looks for choices that ended (the engine
+// signals an end only through the handle).
+constexpr auto kPoll = std::chrono::milliseconds(5);
+
+// Choice i ended: what of its text the queue had not delivered, then its calls or its held-back
+// text, and its closing chunk. nullopt: the stream must end now (false: drop the connection).
+std::optional<bool> finish_choice(Stream& st, int i, std::string& out) {
+  ChoiceStream& c = st.choices[i];
+  Result<GenerateResult> r = c.handle->wait();
+  c.ended = true;
+  ++st.n_ended;
+  if (!r) {
+    cancel_all(st);
+    out += StreamEvents::error(error_body(internal(r.error()))) + StreamEvents::done();
+    return true;
+  }
+  // Prompt tokens once per request, however many choices share the prompt.
+  st.metrics->request_finished(i == 0 ? st.n_prompt : 0, *r);
+  if (r->finish == FinishReason::Cancelled) {  // the client left, or the server stops
+    cancel_all(st);
+    return false;
+  }
+  st.n_generated += static_cast<int64_t>(r->tokens.size());
+  // The pieces add up to the text; what the queue still holds for this choice is dropped once ended.
+  if (c.received <= r->text.size()) {
+    const std::string rest = c.filter.feed(std::string_view(r->text).substr(c.received));
+    if (!rest.empty()) out += st.events.piece(rest, i);
+  }
+  std::optional<ParsedReply> calls;
+  if (st.tools != ToolFamily::None) calls = parse_tool_calls(st.tools, r->text);
+  if (calls) {
+    out += st.events.tool_calls(calls->calls, i);
+  } else {
+    if (const std::string held = c.filter.held(); !held.empty()) out += st.events.piece(held, i);
+    out += st.events.closing(r->finish, i);
+  }
+  return std::nullopt;
+}
+
+// Called by httplib until done() or false. Each call writes what one piece or one end makes, so a
+// failed write (the client closed the connection) is seen within a piece. Nothing may throw out of
+// here: httplib calls it outside its handler's try block, on a worker thread.
 bool provide(Stream& st, httplib::DataSink& sink) {
   try {
     if (!st.opened) {
       st.opened = true;
-      const std::string first = st.events.opening();
+      std::string first;
+      for (size_t i = 0; i < st.choices.size(); ++i) first += st.events.opening(static_cast<int>(i));
       if (!first.empty() && !write(sink, first)) return client_gone(st);
       return true;
     }
-    if (std::optional<std::string> piece = st.handle->next_piece()) {
-      if (piece->empty()) return true;  // nothing to say (an empty write would end the stream)
-      if (!write(sink, st.events.piece(*piece))) return client_gone(st);
+    std::optional<std::pair<int, std::string>> piece;
+    {
+      std::unique_lock lk(st.queue->mu);
+      st.queue->cv.wait_for(lk, kPoll, [&] { return !st.queue->pieces.empty(); });
+      if (!st.queue->pieces.empty()) {
+        piece = std::move(st.queue->pieces.front());
+        st.queue->pieces.pop_front();
+      }
+    }
+    std::string out;
+    if (piece) {
+      ChoiceStream& c = st.choices[piece->first];
+      if (c.ended) return true;  // finish_choice took it from the result already
+      c.received += piece->second.size();
+      const std::string text = c.filter.feed(piece->second);
+      if (text.empty()) return true;  // nothing to say (an empty write would end the stream)
+      if (!write(sink, st.events.piece(text, piece->first))) return client_gone(st);
       return true;
     }
-    Result<GenerateResult> r = st.handle->wait();
-    st.ended = true;
-    if (!r) {
-      if (!write(sink, StreamEvents::error(error_body(internal(r.error()))))) return false;
-      if (!write(sink, StreamEvents::done())) return false;
+    // done() outside the queue's lock: the engine may hold its own while it calls into the queue.
+    for (size_t i = 0; i < st.choices.size(); ++i) {
+      if (st.choices[i].ended || !st.choices[i].handle->done()) continue;
+      if (auto end = finish_choice(st, static_cast<int>(i), out)) {
+        if (!*end) return false;
+        if (!write(sink, out)) return false;
+        sink.done();
+        return true;
+      }
+      break;  // one end per call
+    }
+    if (st.n_ended == st.choices.size()) {
+      if (st.events.include_usage()) out += st.events.usage({st.n_prompt, st.n_generated});
+      out += StreamEvents::done();
+      if (!write(sink, out)) return false;
       sink.done();
       return true;
     }
-    st.metrics->request_finished(st.n_prompt, *r);
-    if (r->finish == FinishReason::Cancelled) return false;  // the client left, or the server stops
-    std::string tail = st.events.closing(r->finish);
-    if (st.events.include_usage())
-      tail += st.events.usage({st.n_prompt, static_cast<int64_t>(r->tokens.size())});
-    tail += StreamEvents::done();
-    if (!write(sink, tail)) return false;
-    sink.done();
+    if (!out.empty() && !write(sink, out)) return client_gone(st);
     return true;
   } catch (...) {
-    st.handle->cancel();
+    cancel_all(st);
     return false;
   }
+}
+
+// The config of choice i: seed + i when a seed was given, so choices differ yet repeat.
+GenerateConfig choice_config(const GenerateConfig& c, int i) {
+  GenerateConfig out = c;
+  if (c.sampling.seed != SamplingConfig::kRandomSeed)
+    out.sampling.seed = c.sampling.seed + static_cast<uint64_t>(i);
+  return out;
 }
 
 }  // namespace
@@ -128,12 +220,13 @@ void respond_error(const ApiError& e, httplib::Response& res) {
 }
 
 std::optional<ApiError> chat_prompt(const Model& model, const std::vector<ChatMessage>& messages,
-                                    std::vector<int32_t>& out) {
+                                    const std::string& tools_json, std::vector<int32_t>& out) {
   if (model.chat_template().empty())
     return bad_field("messages",
                      "the model has no chat template; start glass serve with --chat-template-file (or use "
                      "/v1/completions)");
-  auto text = model.apply_chat_template(messages, /*add_generation_prompt=*/true);
+  auto text = model.apply_chat_template(
+      messages, ChatTemplateInputs{.add_generation_prompt = true, .tools_json = tools_json});
   if (!text) return bad_field("messages", text.error().message);
   auto plain = model.tokenize(*text, /*add_special=*/false, /*parse_special=*/true);
   auto with_special = model.tokenize(*text, /*add_special=*/true, /*parse_special=*/true);
@@ -151,48 +244,92 @@ std::optional<ApiError> chat_prompt(const Model& model, const std::vector<ChatMe
 }
 
 void respond_generation(const GenerationContext& ctx, Endpoint endpoint, std::vector<int32_t> prompt,
-                        GenerationFields fields, const char* prompt_param, httplib::Response& res) {
+                        GenerationFields fields, const char* prompt_param, httplib::Response& res,
+                        ToolFamily tools) {
   Served& served = *ctx.served;
   ReplyMeta meta{.endpoint = endpoint,
                  .id = new_reply_id(endpoint),
                  .created = static_cast<int64_t>(std::time(nullptr)),
                  .model = served.name};
+  if (endpoint != Endpoint::Chat) tools = ToolFamily::None;
   const auto n_prompt = static_cast<int64_t>(prompt.size());
-  auto submitted =
-      served.engine->submit(EngineRequest{.prompt = std::move(prompt), .config = std::move(fields.config)});
-  if (!submitted) return respond_error(submit_error(submitted.error(), prompt_param), res);
-  std::shared_ptr<RequestHandle> handle = std::move(*submitted);
-  const uint64_t inflight_id = ctx.inflight->add(handle);
+  const int n = std::max(1, fields.n);
+  auto queue = std::make_shared<PieceQueue>();
+  std::vector<std::shared_ptr<RequestHandle>> handles;
+  std::vector<uint64_t> inflight_ids;
+  for (int i = 0; i < n; ++i) {
+    PieceCallback on_piece;
+    if (fields.stream)
+      on_piece = [queue, i](std::string_view piece) {
+        {
+          std::lock_guard lk(queue->mu);
+          queue->pieces.emplace_back(i, std::string(piece));
+        }
+        queue->cv.notify_one();
+        return true;
+      };
+    auto submitted = served.engine->submit(
+        EngineRequest{.prompt = prompt, .config = choice_config(fields.config, i)}, std::move(on_piece));
+    if (!submitted) {
+      // All choices or none: those submitted already are not answered.
+      for (size_t k = 0; k < handles.size(); ++k) {
+        handles[k]->cancel();
+        ctx.inflight->remove(inflight_ids[k]);
+      }
+      return respond_error(submit_error(submitted.error(), prompt_param), res);
+    }
+    handles.push_back(std::move(*submitted));
+    inflight_ids.push_back(ctx.inflight->add(handles.back()));
+  }
 
   if (!fields.stream) {
     // The client cannot be watched while this thread waits (httplib 0.11 gives a handler no view of
     // its connection): a request whose client left runs to its end, bounded by max_tokens.
-    Result<GenerateResult> r = handle->wait();
-    ctx.inflight->remove(inflight_id);
-    if (!r) return respond_error(internal(r.error()), res);
-    if (r->finish == FinishReason::Cancelled) return respond_error(stopping(), res);
-    ctx.metrics->request_finished(n_prompt, *r);
-    res.set_content(reply_body(meta, r->text, r->finish, {n_prompt, static_cast<int64_t>(r->tokens.size())}),
-                    "application/json");
+    std::vector<ChoiceReply> choices;
+    Usage usage{.prompt_tokens = n_prompt};
+    std::optional<ApiError> failed;
+    for (int i = 0; i < n; ++i) {
+      Result<GenerateResult> r = handles[i]->wait();
+      ctx.inflight->remove(inflight_ids[i]);
+      if (failed) continue;
+      if (!r || r->finish == FinishReason::Cancelled) {
+        failed = !r ? internal(r.error()) : stopping();
+        for (int k = i + 1; k < n; ++k) handles[k]->cancel();
+        continue;
+      }
+      ctx.metrics->request_finished(i == 0 ? n_prompt : 0, *r);
+      usage.completion_tokens += static_cast<int64_t>(r->tokens.size());
+      ChoiceReply c{.text = std::move(r->text), .finish = r->finish};
+      if (tools != ToolFamily::None) c.tools = parse_tool_calls(tools, c.text);
+      choices.push_back(std::move(c));
+    }
+    if (failed) return respond_error(*failed, res);
+    res.set_content(reply_body(meta, choices, usage), "application/json");
     return;
   }
 
   auto st = std::make_shared<Stream>(Stream{.served = ctx.served,
-                                            .handle = handle,
+                                            .queue = std::move(queue),
+                                            .choices = {},
                                             .events = StreamEvents(std::move(meta), fields.include_usage),
+                                            .tools = tools,
                                             .metrics = ctx.metrics,
                                             .inflight = ctx.inflight,
-                                            .inflight_id = inflight_id,
                                             .n_prompt = n_prompt});
+  for (int i = 0; i < n; ++i)
+    st->choices.push_back(
+        ChoiceStream{.handle = handles[i], .inflight_id = inflight_ids[i], .filter = ToolCallFilter(tools)});
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");  // proxies (nginx) would otherwise hold events back
   res.set_chunked_content_provider(
       "text/event-stream", [st](size_t, httplib::DataSink& sink) { return provide(*st, sink); },
       // Runs when the response is destroyed, however the stream ended: one that ended before its
-      // request did (the client left before the first event, a write failed) cancels it.
+      // requests did (the client left before the first event, a write failed) cancels them.
       [st](bool) noexcept {
-        if (!st->ended) st->handle->cancel();
-        st->inflight->remove(st->inflight_id);
+        for (ChoiceStream& c : st->choices) {
+          if (!c.ended) c.handle->cancel();
+          st->inflight->remove(c.inflight_id);
+        }
       });
 }
 

@@ -17,6 +17,7 @@
 #include "server/metrics.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
+#include "server/tool_calls.h"
 
 namespace glass::server {
 
@@ -54,13 +55,16 @@ struct GenerationContext {
 
 // The prompt of a chat request: the conversation through the model's chat template, with BOS once
 // (from the template when it writes one, else from the tokenizer), as Session::chat does.
+// `tools_json` (a JSON array, or "") is the template's `tools`.
 std::optional<ApiError> chat_prompt(const Model& model, const std::vector<ChatMessage>& messages,
-                                    std::vector<int32_t>& out);
+                                    const std::string& tools_json, std::vector<int32_t>& out);
 
 // `prompt_param` names the request field the prompt came from ("prompt", "messages") for errors the
-// engine finds in it (too long for the context or the KV pool).
+// engine finds in it (too long for the context or the KV pool). fields.n choices are submitted as
+// as many engine requests. `tools` other than None: replies are read for tool calls in that syntax.
 void respond_generation(const GenerationContext& ctx, Endpoint endpoint, std::vector<int32_t> prompt,
-                        GenerationFields fields, const char* prompt_param, httplib::Response& res);
+                        GenerationFields fields, const char* prompt_param, httplib::Response& res,
+                        ToolFamily tools = ToolFamily::None);
 
 // Writes `e` as the response.
 void respond_error(const ApiError& e, httplib::Response& res);

@@ -10,11 +10,15 @@
 namespace glass::server {
 namespace {
 
-using Json = nlohmann::json;
+// Ordered: tools and tool-call arguments reach the template in the order the client wrote them
+// (templates print them with tojson, as Python dicts keep insertion order).
+using Json = nlohmann::ordered_json;
 using Err = std::optional<ApiError>;
 
 // Longer lists only cost time in the stop matcher on every token; OpenAI allows 4.
 constexpr size_t kMaxStopStrings = 16;
+// Each tool is rendered into every prompt; more than this is a client bug, not a toolbox.
+constexpr size_t kMaxTools = 128;
 
 Err parse_object(std::string_view body, Json& out) {
   try {
@@ -176,7 +180,6 @@ Err refuse_unsupported(const Json& obj) {
   if (auto e = refuse_unless(obj, "best_of", is_one, "only 1 is supported")) return e;
   if (auto e = refuse_unless(obj, "suffix", is_empty_text, "suffixes (insertion) are not supported"))
     return e;
-  if (auto e = refuse_unless(obj, "tools", is_empty_array, "tool calls are not supported yet")) return e;
   if (auto e = refuse_unless(obj, "functions", is_empty_array, "function calls are not supported yet"))
     return e;
   if (auto e = refuse_unless(obj, "response_format", is_text_format,
@@ -189,9 +192,8 @@ Err parse_fields(const Json& obj, const ModelLimits& limits, bool chat, Generati
   if (auto e = read_string(obj, "model", out.model)) return e;
   if (const Json* n = field(obj, "n")) {
     int64_t count = 0;
-    if (auto e = to_int(*n, "n", 1, std::numeric_limits<int32_t>::max(), count)) return e;
-    if (count != 1)
-      return bad_field("n", fmt::format("only 1 choice per request is supported, got {}", count));
+    if (auto e = to_int(*n, "n", 1, kMaxChoices, count)) return e;
+    out.n = static_cast<int32_t>(count);
   }
   if (auto e = refuse_unsupported(obj)) return e;
 
@@ -304,6 +306,118 @@ Err read_content(const Json& msg, const std::string& where, std::string& out) {
   return std::nullopt;
 }
 
+std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+Err read_optional_string(const Json& obj, const char* name, const std::string& where, Json& extra) {
+  const Json* v = field(obj, name);
+  if (!v) return std::nullopt;
+  if (!v->is_string())
+    return bad_field(fmt::format("{}.{}", where, name),
+                     fmt::format("must be a string, got {}", type_name(*v)));
+  extra[name] = *v;
+  return std::nullopt;
+}
+
+// An assistant turn's tool_calls: [{"id", "type": "function", "function": {"name", "arguments"}}],
+// arguments a JSON string (OpenAI) or an object. The template gets them as transformers' callers pass
+// them: arguments as an object where the string holds JSON, else the string as it is (a model may
+// have written broken JSON earlier; the template can still print it).
+Err read_tool_calls(const Json& msg, const std::string& where, Json& extra) {
+  const Json* v = field(msg, "tool_calls");
+  if (!v) return std::nullopt;
+  const std::string at = where + ".tool_calls";
+  if (!v->is_array()) return bad_field(at, fmt::format("must be an array, got {}", type_name(*v)));
+  if (v->empty()) return std::nullopt;
+  Json calls = Json::array();
+  for (size_t j = 0; j < v->size(); ++j) {
+    const Json& c = (*v)[j];
+    const std::string cat = fmt::format("{}[{}]", at, j);
+    if (!c.is_object()) return bad_field(cat, fmt::format("must be an object, got {}", type_name(c)));
+    Json call = Json::object();
+    if (const Json* id = field(c, "id")) {
+      if (!id->is_string()) return bad_field(cat + ".id", "must be a string");
+      call["id"] = *id;
+    }
+    if (const Json* type = field(c, "type"); type && !(type->is_string() && *type == "function"))
+      return bad_field(cat + ".type", "must be \"function\"");
+    call["type"] = "function";
+    const Json* fn = field(c, "function");
+    if (!fn || !fn->is_object())
+      return bad_field(cat + ".function", "must be an object {\"name\", \"arguments\"}");
+    const Json* name = field(*fn, "name");
+    if (!name || !name->is_string() || name->get_ref<const std::string&>().empty())
+      return bad_field(cat + ".function.name", "must be a non-empty string");
+    Json f = {{"name", *name}};
+    const Json* args = field(*fn, "arguments");
+    if (!args) {
+      f["arguments"] = Json::object();
+    } else if (args->is_object()) {
+      f["arguments"] = *args;
+    } else if (args->is_string()) {
+      Json parsed = Json::parse(args->get_ref<const std::string&>(), nullptr, /*allow_exceptions=*/false);
+      f["arguments"] = parsed.is_discarded() ? *args : std::move(parsed);
+    } else {
+      return bad_field(cat + ".function.arguments",
+                       fmt::format("must be a JSON string or an object, got {}", type_name(*args)));
+    }
+    call["function"] = std::move(f);
+    calls.push_back(std::move(call));
+  }
+  extra["tool_calls"] = std::move(calls);
+  return std::nullopt;
+}
+
+// What a tool turn carries besides its content, and an assistant turn's calls.
+Err read_tool_fields(const Json& msg, const std::string& role, const std::string& where, Json& extra) {
+  if (role == "assistant") return read_tool_calls(msg, where, extra);
+  if (field(msg, "tool_calls"))
+    return bad_field(where + ".tool_calls", "only assistant messages carry tool calls");
+  if (role != "tool") return std::nullopt;
+  if (auto e = read_optional_string(msg, "tool_call_id", where, extra)) return e;
+  return read_optional_string(msg, "name", where, extra);
+}
+
+// tools: [{"type": "function", "function": {"name", "description", "parameters"}}]; tool_choice:
+// "auto" or "none" (forcing a call needs constrained decoding, which glass does not have yet).
+Err read_tools(const Json& obj, std::string& out) {
+  const Json* v = field(obj, "tools");
+  bool use = true;
+  if (const Json* choice = field(obj, "tool_choice")) {
+    if (!choice->is_string() || (*choice != "auto" && *choice != "none"))
+      return bad_field("tool_choice",
+                       "only \"auto\" and \"none\" are supported (\"required\" and named functions need "
+                       "constrained decoding, which glass does not have yet)");
+    use = *choice == "auto";
+  }
+  if (const Json* p = field(obj, "parallel_tool_calls"); p && !p->is_boolean())
+    return bad_field("parallel_tool_calls", fmt::format("must be true or false, got {}", describe(*p)));
+  if (!v) return std::nullopt;
+  if (!v->is_array())
+    return bad_field("tools", fmt::format("must be an array of tools, got {}", type_name(*v)));
+  if (v->size() > kMaxTools)
+    return bad_field("tools", fmt::format("at most {} tools, got {}", kMaxTools, v->size()));
+  for (size_t i = 0; i < v->size(); ++i) {
+    const Json& t = (*v)[i];
+    const std::string at = fmt::format("tools[{}]", i);
+    if (!t.is_object()) return bad_field(at, fmt::format("must be an object, got {}", type_name(t)));
+    const Json* type = field(t, "type");
+    if (!type || !type->is_string() || *type != "function")
+      return bad_field(at + ".type", "must be \"function\"");
+    const Json* fn = field(t, "function");
+    if (!fn || !fn->is_object())
+      return bad_field(at + ".function", "must be an object {\"name\", \"description\", \"parameters\"}");
+    const Json* name = field(*fn, "name");
+    if (!name || !name->is_string() || name->get_ref<const std::string&>().empty())
+      return bad_field(at + ".function.name", "must be a non-empty string");
+    if (const Json* d = field(*fn, "description"); d && !d->is_string())
+      return bad_field(at + ".function.description", "must be a string");
+    if (const Json* p = field(*fn, "parameters"); p && !p->is_object())
+      return bad_field(at + ".function.parameters", "must be a JSON schema object");
+  }
+  if (use && !v->empty()) out = dump(*v);
+  return std::nullopt;
+}
+
 Err read_messages(const Json& obj, std::vector<ChatMessage>& out) {
   const Json* v = field(obj, "messages");
   if (!v) return bad_field("messages", "is required");
@@ -323,6 +437,9 @@ Err read_messages(const Json& obj, std::vector<ChatMessage>& out) {
                        fmt::format("must be system, developer, user, assistant or tool, got '{}'", r));
     ChatMessage msg{.role = std::move(r)};
     if (auto e = read_content(m, where, msg.content)) return e;
+    Json extra = Json::object();
+    if (auto e = read_tool_fields(m, msg.role, where, extra)) return e;
+    if (!extra.empty()) msg.extra_json = dump(extra);
     out.push_back(std::move(msg));
   }
   return std::nullopt;
@@ -343,6 +460,7 @@ std::optional<ApiError> parse_chat_request(std::string_view body, const ModelLim
   Json obj;
   if (auto e = parse_object(body, obj)) return e;
   if (auto e = read_messages(obj, out.messages)) return e;
+  if (auto e = read_tools(obj, out.tools_json)) return e;
   return parse_fields(obj, limits, /*chat=*/true, out.fields);
 }
 

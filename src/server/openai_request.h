@@ -3,8 +3,8 @@
 // engine takes. Everything a client sends passes through here first: a body that is not JSON, a
 // field of the wrong type or out of range comes back as a 400 ApiError naming the field, so the
 // handlers only ever see well-formed requests. Fields the API defines but glass does not serve yet
-// (n > 1, logprobs, tools, response_format other than text, ...) are refused the same way rather than
-// silently ignored; unknown fields are ignored, as OpenAI-compatible servers do (clients send extras).
+// (logprobs, tool_choice "required", response_format other than text, ...) are refused the same way rather
+// than silently ignored; unknown fields are ignored, as OpenAI-compatible servers do (clients send extras).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,9 +23,13 @@ struct ModelLimits {
 };
 
 // The fields both endpoints share.
+// The most choices one request may ask for (`n`): each is a sequence of its own in the engine.
+constexpr int32_t kMaxChoices = 8;
+
 struct GenerationFields {
   std::optional<std::string> model;  // absent: the served model
   GenerateConfig config;
+  int32_t n = 1;  // choices; choice i samples with seed + i when a seed is given
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
 };
@@ -39,7 +43,12 @@ struct CompletionRequest {
 
 struct ChatRequest {
   GenerationFields fields;
+  // Tool turns carry their tool_calls (arguments parsed into JSON objects where they are JSON, as
+  // transformers' templates expect) and tool_call_id / name in ChatMessage::extra_json.
   std::vector<ChatMessage> messages;
+  // `tools` as given (a JSON array), "" when absent, empty or tool_choice is "none": then the
+  // template does not see them and the reply is not read for calls.
+  std::string tools_json;
 };
 
 // Each returns the first problem found, or nullopt with `out` filled.

@@ -37,8 +37,8 @@ TEST(OpenAiRequest, CompletionFieldsReachTheConfig) {
   EXPECT_FLOAT_EQ(c.sampling.presence_penalty, 0.5f);
   EXPECT_FLOAT_EQ(c.sampling.frequency_penalty, -0.25f);
   ASSERT_EQ(c.sampling.logit_bias.size(), 2u);
-  EXPECT_EQ(c.sampling.logit_bias[0], (std::pair<int32_t, float>{13, 5.5f}));  // object keys in order
-  EXPECT_EQ(c.sampling.logit_bias[1], (std::pair<int32_t, float>{2, -100.0f}));
+  EXPECT_EQ(c.sampling.logit_bias[0], (std::pair<int32_t, float>{2, -100.0f}));  // as written
+  EXPECT_EQ(c.sampling.logit_bias[1], (std::pair<int32_t, float>{13, 5.5f}));
   EXPECT_TRUE(r.fields.stream);
   EXPECT_TRUE(r.fields.include_usage);
   EXPECT_EQ(r.fields.model, "m");
@@ -152,6 +152,118 @@ TEST(OpenAiResponse, ObjectsAndEventsHaveOpenAisShape) {
   EXPECT_TRUE(usage["choices"].empty());
   EXPECT_EQ(usage["usage"]["prompt_tokens"], 4);
   EXPECT_EQ(StreamEvents::done(), "data: [DONE]\n\n");
+}
+
+TEST(OpenAiRequest, ToolsAndToolTurnsReachTheTemplateAsTransformersPassesThem) {
+  ChatRequest r;
+  auto e = parse_chat_request(R"({"messages": [
+      {"role": "user", "content": "Weather in Paris?"},
+      {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+        "function": {"name": "get_weather", "arguments": "{\"zeta\": 1, \"city\": \"Paris\"}"}},
+        {"id": "call_2", "type": "function", "function": {"name": "broken", "arguments": "{not json"}}]},
+      {"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "content": "18C"}],
+      "tools": [{"type": "function", "function": {"name": "get_weather", "description": "d",
+        "parameters": {"type": "object", "properties": {"zeta": {}, "city": {"type": "string"}}}}}],
+      "tool_choice": "auto", "parallel_tool_calls": true, "n": 3})",
+                              kLimits, r);
+  ASSERT_FALSE(e) << e->message;
+  EXPECT_EQ(r.fields.n, 3);
+  ASSERT_EQ(r.messages.size(), 3u);
+  EXPECT_EQ(r.messages[0].extra_json, "");
+  // Arguments parsed into an object in the order written; a string that is not JSON stays a string.
+  EXPECT_EQ(r.messages[1].extra_json,
+            R"({"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":)"
+            R"({"zeta":1,"city":"Paris"}}},{"id":"call_2","type":"function","function":{"name":"broken",)"
+            R"("arguments":"{not json"}}]})");
+  EXPECT_EQ(r.messages[2].extra_json, R"({"tool_call_id":"call_1","name":"get_weather"})");
+  EXPECT_NE(r.tools_json.find(R"("properties":{"zeta":{},"city")"), std::string::npos) << r.tools_json;
+
+  ChatRequest none;
+  ASSERT_FALSE(parse_chat_request(R"({"messages": [{"role": "user", "content": "x"}], "tool_choice": "none",
+      "tools": [{"type": "function", "function": {"name": "f"}}]})",
+                                  kLimits, none));
+  EXPECT_EQ(none.tools_json, "");  // "none": the template does not see the tools
+  ChatRequest empty;
+  ASSERT_FALSE(
+      parse_chat_request(R"({"messages": [{"role": "user", "content": "x"}], "tools": []})", kLimits, empty));
+  EXPECT_EQ(empty.tools_json, "");
+
+  struct Case {
+    const char* body;
+    const char* param;
+  };
+  const Case cases[] = {
+      {R"({"messages": [{"role": "user", "content": "x"}], "tools": {}})", "tools"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "tools": [5]})", "tools[0]"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "retrieval"}]})",
+       "tools[0].type"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {}}]})",
+       "tools[0].function.name"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function",
+          "function": {"name": "f", "parameters": []}}]})",
+       "tools[0].function.parameters"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "tool_choice": "required"})", "tool_choice"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "tool_choice": {"type": "function",
+          "function": {"name": "f"}}})",
+       "tool_choice"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "parallel_tool_calls": 1})",
+       "parallel_tool_calls"},
+      {R"({"messages": [{"role": "assistant", "tool_calls": {}}]})", "messages[0].tool_calls"},
+      {R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": 5}}]}]})",
+       "messages[0].tool_calls[0].function.arguments"},
+      {R"({"messages": [{"role": "assistant", "tool_calls": [{"type": "x", "function": {"name": "f"}}]}]})",
+       "messages[0].tool_calls[0].type"},
+      {R"({"messages": [{"role": "user", "content": "x", "tool_calls": []}]})", "messages[0].tool_calls"},
+      {R"({"messages": [{"role": "tool", "content": "x", "tool_call_id": 5}]})", "messages[0].tool_call_id"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "n": 9})", "n"},
+  };
+  for (const Case& c : cases) {
+    ChatRequest bad;
+    auto err = parse_chat_request(c.body, kLimits, bad);
+    ASSERT_TRUE(err) << c.body;
+    EXPECT_EQ(err->status, 400) << c.body;
+    EXPECT_EQ(err->param, c.param) << c.body << ": " << err->message;
+  }
+}
+
+TEST(OpenAiResponse, ToolCallsAndChoicesHaveOpenAisShape) {
+  const ReplyMeta meta{.endpoint = Endpoint::Chat, .id = "chatcmpl-1", .created = 7, .model = "m"};
+  std::vector<ChoiceReply> choices = {
+      {.text = "t",
+       .finish = FinishReason::Stop,
+       .tools = ParsedReply{.content = "\n", .calls = {{"f", R"({"a":1})"}, {"g", "{}"}}}},
+      {.text = "plain", .finish = FinishReason::Length},
+  };
+  const Json body = Json::parse(reply_body(meta, choices, {3, 9}));
+  ASSERT_EQ(body["choices"].size(), 2u);
+  const Json& c0 = body["choices"][0];
+  EXPECT_EQ(c0["index"], 0);
+  EXPECT_EQ(c0["finish_reason"], "tool_calls");
+  EXPECT_TRUE(c0["message"]["content"].is_null());  // blank text before the calls
+  ASSERT_EQ(c0["message"]["tool_calls"].size(), 2u);
+  const Json& call = c0["message"]["tool_calls"][0];
+  EXPECT_EQ(call["id"].get<std::string>().rfind("call_", 0), 0u);
+  EXPECT_EQ(call["id"].get<std::string>().size(), 29u);
+  EXPECT_NE(call["id"], c0["message"]["tool_calls"][1]["id"]);
+  EXPECT_EQ(call["type"], "function");
+  EXPECT_EQ(call["function"]["name"], "f");
+  EXPECT_EQ(call["function"]["arguments"], R"({"a":1})");  // a JSON string, as OpenAI sends it
+  EXPECT_EQ(body["choices"][1]["index"], 1);
+  EXPECT_EQ(body["choices"][1]["message"]["content"], "plain");
+  EXPECT_EQ(body["choices"][1]["finish_reason"], "length");
+  EXPECT_EQ(body["usage"]["total_tokens"], 12);
+
+  const StreamEvents ev(meta, /*include_usage=*/false);
+  const std::string calls = ev.tool_calls(choices[0].tools->calls, 2);
+  const size_t split = calls.find("\n\ndata: ");
+  ASSERT_NE(split, std::string::npos);
+  const Json delta = Json::parse(calls.substr(6, split - 6));
+  EXPECT_EQ(delta["choices"][0]["index"], 2);
+  EXPECT_EQ(delta["choices"][0]["delta"]["tool_calls"][1]["index"], 1);
+  EXPECT_EQ(delta["choices"][0]["delta"]["tool_calls"][1]["function"]["name"], "g");
+  const Json end = Json::parse(calls.substr(split + 8));
+  EXPECT_EQ(end["choices"][0]["finish_reason"], "tool_calls");
+  EXPECT_EQ(Json::parse(ev.piece("x", 1).substr(6))["choices"][0]["index"], 1);
 }
 
 TEST(Metrics, HistogramBucketsAreCumulative) {

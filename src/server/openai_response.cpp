@@ -44,28 +44,74 @@ std::string new_reply_id(Endpoint endpoint) {
 
 const char* openai_finish_reason(FinishReason r) { return r == FinishReason::Length ? "length" : "stop"; }
 
-std::string reply_body(const ReplyMeta& meta, const std::string& text, FinishReason finish,
-                       const Usage& usage) {
-  Json choice = {{"index", 0}};
-  if (meta.endpoint == Endpoint::Chat) {
-    choice["message"] = {{"role", "assistant"}, {"content", text}};
-  } else {
-    choice["text"] = text;
+std::string new_tool_call_id() {
+  static constexpr std::string_view kChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  thread_local std::mt19937_64 rng = [] {
+    std::random_device rd;
+    return std::mt19937_64((uint64_t{rd()} << 32) ^ rd());
+  }();
+  std::string id = "call_";
+  for (int i = 0; i < 24; ++i) id += kChars[rng() % kChars.size()];
+  return id;
+}
+
+namespace {
+
+bool blank(std::string_view s) { return s.find_first_not_of(" \t\r\n") == std::string_view::npos; }
+
+Json tool_calls_json(const std::vector<ToolCall>& calls, bool with_index) {
+  Json out = Json::array();
+  for (size_t k = 0; k < calls.size(); ++k) {
+    Json c = Json::object();
+    if (with_index) c["index"] = k;
+    c["id"] = new_tool_call_id();
+    c["type"] = "function";
+    c["function"] = {{"name", calls[k].name}, {"arguments", calls[k].arguments}};
+    out.push_back(std::move(c));
   }
-  choice["logprobs"] = nullptr;
-  choice["finish_reason"] = openai_finish_reason(finish);
+  return out;
+}
+
+}  // namespace
+
+std::string reply_body(const ReplyMeta& meta, const std::vector<ChoiceReply>& choices, const Usage& usage) {
+  Json list = Json::array();
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const ChoiceReply& c = choices[i];
+    Json choice = {{"index", i}};
+    const char* finish = openai_finish_reason(c.finish);
+    if (meta.endpoint == Endpoint::Chat && c.tools) {
+      const std::string& content = c.tools->content;
+      choice["message"] = {{"role", "assistant"},
+                           {"content", blank(content) ? Json(nullptr) : Json(content)},
+                           {"tool_calls", tool_calls_json(c.tools->calls, /*with_index=*/false)}};
+      finish = "tool_calls";
+    } else if (meta.endpoint == Endpoint::Chat) {
+      choice["message"] = {{"role", "assistant"}, {"content", c.text}};
+    } else {
+      choice["text"] = c.text;
+    }
+    choice["logprobs"] = nullptr;
+    choice["finish_reason"] = finish;
+    list.push_back(std::move(choice));
+  }
   Json j = envelope(meta, /*chunk=*/false);
-  j["choices"] = Json::array({std::move(choice)});
+  j["choices"] = std::move(list);
   j["usage"] = usage_json(usage);
   return dump(j);
+}
+
+std::string reply_body(const ReplyMeta& meta, const std::string& text, FinishReason finish,
+                       const Usage& usage) {
+  return reply_body(meta, std::vector<ChoiceReply>{ChoiceReply{.text = text, .finish = finish}}, usage);
 }
 
 namespace {
 
 std::string event(const Json& j) { return "data: " + dump(j) + "\n\n"; }
 
-Json chunk(const ReplyMeta& m, bool include_usage, Json delta_or_text, const char* finish) {
-  Json choice = {{"index", 0}};
+Json chunk(const ReplyMeta& m, bool include_usage, Json delta_or_text, const char* finish, int index) {
+  Json choice = {{"index", index}};
   if (m.endpoint == Endpoint::Chat) {
     choice["delta"] = std::move(delta_or_text);
   } else {
@@ -81,20 +127,26 @@ Json chunk(const ReplyMeta& m, bool include_usage, Json delta_or_text, const cha
 
 }  // namespace
 
-std::string StreamEvents::opening() const {
+std::string StreamEvents::opening(int index) const {
   if (meta_.endpoint != Endpoint::Chat) return {};
-  return event(chunk(meta_, include_usage_, Json{{"role", "assistant"}, {"content", ""}}, nullptr));
+  return event(chunk(meta_, include_usage_, Json{{"role", "assistant"}, {"content", ""}}, nullptr, index));
 }
 
-std::string StreamEvents::piece(std::string_view text) const {
+std::string StreamEvents::piece(std::string_view text, int index) const {
   const std::string t(text);
   return event(chunk(meta_, include_usage_, meta_.endpoint == Endpoint::Chat ? Json{{"content", t}} : Json(t),
-                     nullptr));
+                     nullptr, index));
 }
 
-std::string StreamEvents::closing(FinishReason finish) const {
+std::string StreamEvents::closing(FinishReason finish, int index) const {
   return event(chunk(meta_, include_usage_, meta_.endpoint == Endpoint::Chat ? Json::object() : Json(""),
-                     openai_finish_reason(finish)));
+                     openai_finish_reason(finish), index));
+}
+
+std::string StreamEvents::tool_calls(const std::vector<ToolCall>& calls, int index) const {
+  return event(chunk(meta_, include_usage_, Json{{"tool_calls", tool_calls_json(calls, /*with_index=*/true)}},
+                     nullptr, index)) +
+         event(chunk(meta_, include_usage_, Json::object(), "tool_calls", index));
 }
 
 std::string StreamEvents::usage(const Usage& u) const {

@@ -168,8 +168,11 @@ struct Server::Impl {
     if (auto e = parse_chat_request(req.body, s->limits, r)) return respond_error(*e, res);
     if (auto e = check_model(*s, r.fields.model)) return respond_error(*e, res);
     std::vector<int32_t> ids;
-    if (auto e = chat_prompt(*s->model, r.messages, ids)) return respond_error(*e, res);
-    respond_generation(context(s), Endpoint::Chat, std::move(ids), std::move(r.fields), "messages", res);
+    if (auto e = chat_prompt(*s->model, r.messages, r.tools_json, ids)) return respond_error(*e, res);
+    // Read back only what the prompt offered, in the syntax the template taught.
+    const ToolFamily tools = r.tools_json.empty() ? ToolFamily::None : tool_family(s->model->chat_template());
+    respond_generation(context(s), Endpoint::Chat, std::move(ids), std::move(r.fields), "messages", res,
+                       tools);
   }
 
   void tokenize(const std::shared_ptr<Served>& s, const Request& req, Response& res) {

@@ -1,0 +1,216 @@
+#include "server/tool_calls.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+namespace glass::server {
+namespace {
+
+using Json = nlohmann::ordered_json;  // arguments keep the key order the model wrote
+
+constexpr std::string_view kHermesOpen = "<tool_call>";
+constexpr std::string_view kHermesClose = "</tool_call>";
+constexpr std::string_view kMistral = "[TOOL_CALLS]";
+constexpr std::string_view kMistralArgs = "[ARGS]";
+constexpr std::string_view kPythonTag = "<|python_tag|>";
+
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+bool contains(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
+
+Json parse_json(std::string_view s) {
+  return Json::parse(s.begin(), s.end(), nullptr, /*allow_exceptions=*/false);
+}
+
+std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+// Arguments as an object, or as a string holding one (some models write them that way, as OpenAI's
+// wire format does); absent: a call without arguments.
+std::optional<std::string> arguments_of(const Json& args) {
+  if (args.is_object()) return dump(args);
+  if (args.is_string()) {
+    const Json inner = parse_json(args.get_ref<const std::string&>());
+    if (!inner.is_discarded() && inner.is_object()) return dump(inner);
+  }
+  return std::nullopt;
+}
+
+// {"name": ..., <args_key>: {...}}
+std::optional<ToolCall> call_of(const Json& j, std::initializer_list<const char*> args_keys) {
+  if (!j.is_object()) return std::nullopt;
+  const auto name = j.find("name");
+  if (name == j.end() || !name->is_string() || name->get_ref<const std::string&>().empty())
+    return std::nullopt;
+  ToolCall call{.name = name->get<std::string>(), .arguments = "{}"};
+  for (const char* key : args_keys) {
+    const auto a = j.find(key);
+    if (a == j.end()) continue;
+    auto args = arguments_of(*a);
+    if (!args) return std::nullopt;
+    call.arguments = std::move(*args);
+    break;
+  }
+  return call;
+}
+
+// One call object or an array of them.
+bool calls_of(const Json& j, std::initializer_list<const char*> args_keys, std::vector<ToolCall>& out) {
+  if (j.is_array()) {
+    if (j.empty()) return false;
+    for (const Json& x : j) {
+      auto c = call_of(x, args_keys);
+      if (!c) return false;
+      out.push_back(std::move(*c));
+    }
+    return true;
+  }
+  auto c = call_of(j, args_keys);
+  if (!c) return false;
+  out.push_back(std::move(*c));
+  return true;
+}
+
+std::optional<ParsedReply> parse_hermes(std::string_view text) {
+  size_t pos = text.find(kHermesOpen);
+  if (pos == std::string_view::npos) return std::nullopt;
+  ParsedReply r{.content = std::string(text.substr(0, pos))};
+  while (pos < text.size()) {
+    if (text.substr(pos, kHermesOpen.size()) != kHermesOpen) return std::nullopt;  // text after a call
+    const size_t body = pos + kHermesOpen.size();
+    const size_t close = text.find(kHermesClose, body);
+    if (close == std::string_view::npos) return std::nullopt;  // cut off inside the call
+    const Json j = parse_json(trim(text.substr(body, close - body)));
+    if (j.is_discarded()) return std::nullopt;
+    auto c = call_of(j, {"arguments", "parameters"});
+    if (!c) return std::nullopt;
+    r.calls.push_back(std::move(*c));
+    pos = close + kHermesClose.size();
+    while (pos < text.size() && is_space(text[pos])) ++pos;
+  }
+  return r;
+}
+
+std::optional<ParsedReply> parse_llama3(std::string_view text) {
+  std::string_view s = trim(text);
+  if (s.substr(0, kPythonTag.size()) == kPythonTag) s = trim(s.substr(kPythonTag.size()));
+  if (s.empty() || (s.front() != '{' && s.front() != '[')) return std::nullopt;
+  const Json j = parse_json(s);
+  if (j.is_discarded()) return std::nullopt;
+  ParsedReply r;
+  if (!calls_of(j, {"parameters", "arguments"}, r.calls)) return std::nullopt;
+  return r;
+}
+
+std::optional<ParsedReply> parse_mistral(std::string_view text) {
+  size_t pos = text.find(kMistral);
+  if (pos == std::string_view::npos) return std::nullopt;
+  ParsedReply r{.content = std::string(text.substr(0, pos))};
+  std::string_view rest = trim(text.substr(pos + kMistral.size()));
+  if (!rest.empty() && rest.front() == '[') {  // Nemo: one JSON array of calls
+    const Json j = parse_json(rest);
+    if (j.is_discarded() || !j.is_array() || !calls_of(j, {"arguments", "parameters"}, r.calls))
+      return std::nullopt;
+    return r;
+  }
+  // Small 3.2: name[ARGS]{...}, each call after its own [TOOL_CALLS].
+  while (true) {
+    const size_t args = rest.find(kMistralArgs);
+    if (args == std::string_view::npos) return std::nullopt;
+    const std::string_view name = trim(rest.substr(0, args));
+    if (name.empty()) return std::nullopt;
+    for (char c : name)
+      if (is_space(c) || c == '{' || c == '[') return std::nullopt;
+    rest = rest.substr(args + kMistralArgs.size());
+    const size_t next = rest.find(kMistral);
+    const Json j = parse_json(trim(rest.substr(0, next)));
+    if (j.is_discarded() || !j.is_object()) return std::nullopt;
+    r.calls.push_back(ToolCall{.name = std::string(name), .arguments = dump(j)});
+    if (next == std::string_view::npos) return r;
+    rest = trim(rest.substr(next + kMistral.size()));
+  }
+}
+
+// The length of the longest suffix of `s` that is a proper prefix of `marker`: text that may yet
+// turn into the marker.
+size_t partial_marker(std::string_view s, std::string_view marker) {
+  for (size_t n = std::min(s.size(), marker.size() - 1); n > 0; --n)
+    if (s.substr(s.size() - n) == marker.substr(0, n)) return n;
+  return 0;
+}
+
+}  // namespace
+
+ToolFamily tool_family(std::string_view t) {
+  if (contains(t, kHermesOpen)) return ToolFamily::Hermes;
+  if (contains(t, kMistral)) return ToolFamily::Mistral;
+  // Llama 3.1 names <|python_tag|>; 3.2 only shows the {"name": ..., "parameters": ...} format.
+  if (contains(t, kPythonTag) || (contains(t, "<|start_header_id|>") && contains(t, "\"parameters\"")))
+    return ToolFamily::Llama3;
+  return ToolFamily::None;
+}
+
+std::optional<ParsedReply> parse_tool_calls(ToolFamily family, std::string_view text) {
+  try {
+    switch (family) {
+      case ToolFamily::Hermes:
+        return parse_hermes(text);
+      case ToolFamily::Llama3:
+        return parse_llama3(text);
+      case ToolFamily::Mistral:
+        return parse_mistral(text);
+      case ToolFamily::None:
+        break;
+    }
+  } catch (...) {
+    // Only allocation can throw here; the reply then stays text.
+  }
+  return std::nullopt;
+}
+
+std::string ToolCallFilter::feed(std::string_view piece) {
+  if (family_ == ToolFamily::None) return std::string(piece);
+  if (holding_) {
+    held_ += piece;
+    return {};
+  }
+  held_ += piece;
+  std::string out;
+  if (family_ == ToolFamily::Llama3) {
+    // Calls are the whole reply: decided by its first non-space text.
+    if (passed_text_) return std::exchange(held_, {});
+    const std::string_view h = held_;
+    size_t i = 0;
+    while (i < h.size() && is_space(h[i])) ++i;
+    if (i == h.size()) return {};
+    const std::string_view start = h.substr(i);
+    if (start.front() == '{' || start.front() == '[' || start.substr(0, kPythonTag.size()) == kPythonTag) {
+      holding_ = true;
+      return {};
+    }
+    if (kPythonTag.substr(0, start.size()) == start) return {};  // may still become the tag
+    passed_text_ = true;
+    return std::exchange(held_, {});
+  }
+  const std::string_view marker = family_ == ToolFamily::Hermes ? kHermesOpen : kMistral;
+  const size_t p = held_.find(marker);
+  if (p != std::string::npos) {
+    out = held_.substr(0, p);
+    held_.erase(0, p);
+    holding_ = true;
+    return out;
+  }
+  const size_t keep = partial_marker(held_, marker);
+  out = held_.substr(0, held_.size() - keep);
+  held_.erase(0, held_.size() - keep);
+  return out;
+}
+
+}  // namespace glass::server

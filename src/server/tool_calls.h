@@ -1,0 +1,53 @@
+#pragma once
+// Tool calls in generated text. Models trained for tools write their calls in the syntax their chat
+// template shows them, so the template text decides how a reply is read back:
+//   Hermes / Qwen   <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>  (one block per call)
+//   Llama 3.x       {"name": ..., "parameters": {...}} as the whole reply, after an optional <|python_tag|>
+//   Mistral         [TOOL_CALLS] [{"name": ..., "arguments": {...}}, ...]  (or, Small 3.2,
+//                   [TOOL_CALLS]name[ARGS]{...} per call)
+// A reply that does not parse as the family's calls is plain text: a model may write a marker in
+// prose, or be cut off by max_tokens inside a call, and either is the client's to read, not an error.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace glass::server {
+
+enum class ToolFamily { None, Hermes, Llama3, Mistral };
+
+// From markers the template text contains; None when it shows no tool-call syntax glass knows.
+ToolFamily tool_family(std::string_view chat_template);
+
+struct ToolCall {
+  std::string name;
+  std::string arguments;  // a JSON object, serialized (OpenAI sends arguments as a string)
+};
+
+struct ParsedReply {
+  std::string content;  // the text before the calls (may be empty)
+  std::vector<ToolCall> calls;
+};
+
+// The calls in `text`, or nullopt when it holds none that parse (then it is all content).
+std::optional<ParsedReply> parse_tool_calls(ToolFamily family, std::string_view text);
+
+// For streaming: passes text through until it may begin a tool call, then holds the rest back, so
+// that a reply that turns out to be calls is never streamed as content. What was passed is always
+// the content parse_tool_calls finds before the calls.
+class ToolCallFilter {
+ public:
+  explicit ToolCallFilter(ToolFamily family) : family_(family) {}
+  // The part of `piece` (with what was held) that can be streamed as content now.
+  std::string feed(std::string_view piece);
+  // Everything held back (for a reply that did not parse as calls after all).
+  std::string held() const { return held_; }
+
+ private:
+  ToolFamily family_;
+  bool holding_ = false;      // a marker was seen: hold everything from it on
+  bool passed_text_ = false;  // Llama 3: calls only count as the whole reply
+  std::string held_;
+};
+
+}  // namespace glass::server
