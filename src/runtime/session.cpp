@@ -87,10 +87,11 @@ Status Session::Impl::run_chunk(std::span<const int32_t> chunk, std::span<const 
   // Each sequence's new rows: blocks reserved (paged) or the run checked (dense) before any write.
   for (int32_t s : seq_of) chunk_new[static_cast<size_t>(s)] = 0;
   for (int32_t s : seq_of) ++chunk_new[static_cast<size_t>(s)];
+  for (int32_t s : seq_of) next_pos[static_cast<size_t>(s)] = -1;  // -1: not prepared yet
   int64_t S = 0;
   for (int32_t s : seq_of) {
     const auto i = static_cast<size_t>(s);
-    if (chunk_new[i] < 0) continue;  // done for this chunk
+    if (next_pos[i] >= 0) continue;  // prepared already (an earlier token of the chunk)
     const int64_t len = length(s), total = len + chunk_new[i];
     if (total > m->info.n_ctx)
       return make_error(ErrorCode::CapacityExceeded,
@@ -122,11 +123,11 @@ Status Session::Impl::run_chunk(std::span<const int32_t> chunk, std::span<const 
       std::fill(row + blocks.size(), row + MB, -1);
     }
     S = std::max(S, total);
-    chunk_new[i] = -1 - len;  // the sequence's next position, encoded as -1 - position
+    next_pos[i] = len;
   }
   for (size_t i = 0; i < chunk.size(); ++i) {
     const auto s = static_cast<size_t>(seq_of[i]);
-    const int64_t pos = -1 - chunk_new[s]--;
+    const int64_t pos = next_pos[s]++;
     tokens[i] = chunk[i];
     seq_ids[i] = seq_of[i];
     positions[i] = static_cast<int32_t>(pos);
@@ -280,6 +281,7 @@ Result<std::unique_ptr<Session>> Model::new_session() const {
   s->seqs[0].reserve_capacity(impl_->info.n_ctx);  // a session's own sequence grows without allocating
   s->dense_len.assign(n_seq, 0);
   s->chunk_new.assign(n_seq, 0);
+  s->next_pos.assign(n_seq, 0);
   s->last_index.assign(n_seq, -1);
   s->history.reserve(static_cast<size_t>(impl_->info.n_ctx));  // the token loop never allocates
   return std::make_unique<Session>(std::move(s));

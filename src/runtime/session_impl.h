@@ -61,9 +61,11 @@ struct Session::Impl {
   models::CacheGeometry cache;
   KvStorage storage = KvStorage::Paged;
   std::unique_ptr<runtime::BlockPool> pool;
-  std::vector<runtime::SequenceBlocks> seqs;   // per sequence id (paged)
-  std::vector<int64_t> dense_len;              // per sequence id (dense): tokens cached
-  std::vector<int64_t> chunk_new, last_index;  // per sequence id: an eval's bookkeeping
+  std::vector<runtime::SequenceBlocks> seqs;  // per sequence id (paged)
+  std::vector<int64_t> dense_len;             // per sequence id (dense): tokens cached
+  // Per sequence id, an eval's bookkeeping: tokens in the chunk, the next position to assign, the
+  // index of the call's last token.
+  std::vector<int64_t> chunk_new, next_pos, last_index;
   std::vector<std::pair<int32_t, int32_t>> copies;
   BoundPlan prefill, decode;
   SessionStats stats;
