@@ -44,6 +44,10 @@ struct LoadOptions {
   int64_t kv_size = 0;         // rows; 0 = n_ctx (one full-length sequence)
   int64_t kv_block_size = 16;  // rows per block
   int64_t n_seq_max = 64;      // sequences one step may hold (generate_batch's most prompts)
+  // Sliding-window layers (Gemma 2/3/3n's local layers) keep their rows in a pool of their own and
+  // give back the blocks that fell out of every later query's window. Its rows; 0 = enough for
+  // n_seq_max sequences' windows plus one step (n_batch), at most kv_size. Paged storage only.
+  int64_t kv_size_window = 0;
   KvStorage kv_storage = KvStorage::Paged;
   bool decompose = false;  // run composite ops through their reference decompositions (debugging)
   bool fuse = true;        // the backend's fusions (cpu: fused matmul epilogues); off for A/B
@@ -97,6 +101,7 @@ struct ModelInfo {
   int64_t kv_size = 0;        // rows of the KV cache pool
   int64_t kv_block_size = 0;  // rows per block
   int64_t n_seq_max = 0;      // sequences one step may hold
+  int64_t kv_size_window = 0;  // rows of the sliding-window layers' pool; 0 when the model has none
   uint64_t file_bytes = 0;
   uint64_t n_params = 0;      // weight elements, all tensors
   uint64_t weight_bytes = 0;  // weight storage, all tensors

@@ -31,6 +31,9 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
                  "token rows of the KV cache pool all sequences share (default: the context size)");
   cmd.add_option("--kv-block-size", o.load.kv_block_size, "token rows per KV cache block")
       ->capture_default_str();
+  cmd.add_option("--kv-size-window", o.load.kv_size_window,
+                 "token rows of the sliding-window layers' own pool (Gemma 2/3/3n; default: each sequence's "
+                 "window plus one batch)");
   cmd.add_option_function<std::string>(
          "--cache-type",
          [&o](const std::string& t) { o.load.cache_type = t == "f16" ? CacheType::F16 : CacheType::F32; },
@@ -115,12 +118,14 @@ std::shared_ptr<Model> load_or_report(const ModelOptions& o) {
     return nullptr;
   }
   const ModelInfo& info = (*model)->info();
-  fmt::print(stderr,
-             "glass: loaded {} ({:.1f} MiB) in {:.1f} ms\nglass: {}\nglass: backend {}, context {} ({} "
-             "cache of {} rows in blocks of {}), batch {}\n",
-             info.path, static_cast<double>(info.file_bytes) / (1024.0 * 1024.0), info.load_ms, info.summary,
-             info.backend, info.n_ctx, o.load.cache_type == CacheType::F16 ? "f16" : "f32", info.kv_size,
-             info.kv_block_size, info.n_batch);
+  fmt::print(
+      stderr,
+      "glass: loaded {} ({:.1f} MiB) in {:.1f} ms\nglass: {}\nglass: backend {}, context {} ({} "
+      "cache of {} rows{} in blocks of {}), batch {}\n",
+      info.path, static_cast<double>(info.file_bytes) / (1024.0 * 1024.0), info.load_ms, info.summary,
+      info.backend, info.n_ctx, o.load.cache_type == CacheType::F16 ? "f16" : "f32", info.kv_size,
+      info.kv_size_window > 0 ? fmt::format(", {} for the sliding-window layers", info.kv_size_window) : "",
+      info.kv_block_size, info.n_batch);
   return *model;
 }
 

@@ -11,7 +11,13 @@ namespace glass::cli {
 
 struct ModelOptions {
   std::string path;  // empty: the bundled default model
-  LoadOptions load;
+  // One sequence (its block table, the sliding-window pool sized for it), unless the command runs
+  // several: serve's -np and bench's -npl raise n_seq_max.
+  LoadOptions load = [] {
+    LoadOptions l;
+    l.n_seq_max = 1;
+    return l;
+  }();
 };
 
 void add_model_options(CLI::App& cmd, ModelOptions& o);

@@ -27,6 +27,11 @@ struct BuildOptions {
   int64_t kv_size = 0;         // cache rows of the pool all sequences share; 0 = n_ctx
   int64_t kv_block_size = 16;  // cache rows per block
   int64_t n_seq_max = 64;      // sequences one step may hold (rows of the block table)
+  // Sliding-window layers' own pool (families with such layers, paged storage): rows; 0 = enough
+  // for n_seq_max sequences' windows plus one step of n_batch tokens, at most kv_size.
+  int64_t kv_size_window = 0;
+  int64_t n_batch = 0;    // the caller's most tokens per step (0 = the default); sizes the window pool
+  bool kv_dense = false;  // dense storage: every layer's rows laid out per sequence, nothing given back
   // The weights are an HF checkpoint's, unconverted. llama.cpp's converter permutes Llama q/k rows
   // so that RoPE rotates interleaved pairs (x[2i], x[2i+1]); HF's rows rotate halves (x[i],
   // x[i + n_rot/2]). Families whose GGUF form was permuted build NeoX pairing instead when this is
@@ -46,6 +51,14 @@ struct CacheGeometry {
   int64_t n_blocks() const { return rows / block_size; }
 };
 CacheGeometry cache_geometry(const BuildOptions& opt, int64_t n_ctx);
+// The pool of the layers that see only the last `window` positions: rows each sequence's window
+// needs, its block 0 the null block that given-back table entries name (see runtime/kv_blocks.h).
+// Dense storage keeps the full geometry.
+CacheGeometry window_cache_geometry(const BuildOptions& opt, const CacheGeometry& full, int64_t window);
+
+// The most tokens one step evaluates: the caller's n_batch (default 512), at most the larger of
+// n_ctx and the pool (several sequences' tokens may share a step, never more rows than it holds).
+int64_t choose_batch(int64_t requested, int64_t n_ctx, int64_t kv_rows);
 
 enum class StateKind : uint8_t { Keys, Values };
 
@@ -56,7 +69,12 @@ struct ModelGraph {
   int64_t n_ctx_train = 0;
   int64_t n_layers = 0;
   CacheGeometry cache;
+  // Sliding-window layers' pool, when the graph has one (window > 0): its states are the ones
+  // state_windowed marks, written through the window_slots / window_block_tables inputs.
+  CacheGeometry window_cache;
+  int64_t window = 0;
   std::vector<StateKind> state_kinds;  // per graph.leaves(Op::State)
+  std::vector<bool> state_windowed;    // per graph.leaves(Op::State)
   std::string summary;                 // one line of hyper-parameters for logs
 };
 

@@ -1,6 +1,8 @@
 #include "models/blocks.h"
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace glass::models {
 
@@ -14,16 +16,20 @@ StateKind state_kind(const std::string& name) {
   return name.ends_with(".cache_k") ? StateKind::Keys : StateKind::Values;
 }
 
-Step declare_step(graph::Builder& b, const BuildOptions& opt, int64_t n_ctx) {
+Step declare_step(graph::Builder& b, const BuildOptions& opt, int64_t n_ctx, int64_t window) {
   const Shape per_token{Dim::symbol(Sym::T)};
+  auto pool = [&](const std::string& prefix, const CacheGeometry& g) {
+    return CacheInputs{b.input(prefix + "slots", per_token, DType::I32),
+                       b.input(prefix + "block_tables",
+                               Shape{Dim::constant(g.n_seq), Dim::constant(g.max_blocks)}, DType::I32),
+                       g};
+  };
   Step s;
-  s.cache = cache_geometry(opt, n_ctx);
   s.tokens = b.input("tokens", per_token, DType::I32);
   s.positions = b.input("positions", per_token, DType::I32);
   s.seq_ids = b.input("seq_ids", per_token, DType::I32);
-  s.slots = b.input("slots", per_token, DType::I32);
-  s.block_tables = b.input(
-      "block_tables", Shape{Dim::constant(s.cache.n_seq), Dim::constant(s.cache.max_blocks)}, DType::I32);
+  s.full = pool("", cache_geometry(opt, n_ctx));
+  if (window > 0) s.windowed = pool("window_", window_cache_geometry(opt, s.full.cache, window));
   s.output_rows = b.input("output_rows", Shape{Dim::symbol(Sym::O)}, DType::I32);
   return s;
 }
@@ -77,7 +83,7 @@ Tensor attend(graph::Builder& b, const std::string& layer, const QkvHeads& h, Te
               const AttentionShape& s, const Step& step, DType kv_dtype) {
   const Dim T = Dim::symbol(Sym::T);
   const Dim Hkv = Dim::constant(s.n_kv_heads), D = Dim::constant(s.head_dim);
-  const Shape cache_shape{Dim::constant(step.cache.rows), Hkv, D};
+  const Shape cache_shape{Dim::constant(step.full.cache.rows), Hkv, D};
 
   const Tensor q = b.rope(h.q, step.positions, s.rope, s.rope_freqs).named(layer + ".q_rope");
   const Tensor k = b.rope(h.k, step.positions, s.rope, s.rope_freqs).named(layer + ".k_rope");
@@ -85,14 +91,14 @@ Tensor attend(graph::Builder& b, const std::string& layer, const QkvHeads& h, Te
 
   const Tensor k_cache = b.state(layer + ".cache_k", cache_shape, kv_dtype);  // [C, n_kv_heads, head_dim]
   const Tensor v_cache = b.state(layer + ".cache_v", cache_shape, kv_dtype);
-  const Tensor k_all = b.kv_write(k_cache, k, step.slots).named(layer + ".cache_k.write");
-  const Tensor v_all = b.kv_write(v_cache, v, step.slots).named(layer + ".cache_v.write");
+  const Tensor k_all = b.kv_write(k_cache, k, step.full.slots).named(layer + ".cache_k.write");
+  const Tensor v_all = b.kv_write(v_cache, v, step.full.slots).named(layer + ".cache_v.write");
   b.update_state(k_cache, k_all);
   b.update_state(v_cache, v_all);
 
   graph::AttentionAttrs attn{1.0f / std::sqrt(static_cast<float>(s.head_dim)), Dim::symbol(Sym::S)};
-  attn.block_size = step.cache.block_size;
-  const Tensor o = b.attention(q, k_all, v_all, step.positions, step.seq_ids, step.block_tables, attn)
+  attn.block_size = step.full.cache.block_size;
+  const Tensor o = b.attention(q, k_all, v_all, step.positions, step.seq_ids, step.full.block_tables, attn)
                        .named(layer + ".attn");
   const Tensor flat = b.reshape(o, Shape{T, Dim::constant(s.n_heads * s.head_dim)});  // [T, n_heads*head_dim]
   return b.matmul(flat, wo).named(layer + ".attn_out");
@@ -144,13 +150,14 @@ Tensor project_heads(graph::Builder& b, Tensor x, Tensor w, int64_t n, int64_t h
 }
 
 KvCache write_kv(graph::Builder& b, const std::string& layer, const KvShape& s, Tensor k, Tensor v,
-                 const Step& step, DType kv_dtype) {
-  const Shape cache_shape{Dim::constant(step.cache.rows), Dim::constant(s.n_kv_heads),
+                 const Step& step, DType kv_dtype, int64_t window) {
+  const CacheInputs& pool = step.pool_for(window);
+  const Shape cache_shape{Dim::constant(pool.cache.rows), Dim::constant(s.n_kv_heads),
                           Dim::constant(s.head_dim)};
   const Tensor k_cache = b.state(layer + ".cache_k", cache_shape, kv_dtype);  // [C, n_kv_heads, head_dim]
   const Tensor v_cache = b.state(layer + ".cache_v", cache_shape, kv_dtype);
-  const KvCache out{b.kv_write(k_cache, k, step.slots).named(layer + ".cache_k.write"),
-                    b.kv_write(v_cache, v, step.slots).named(layer + ".cache_v.write")};
+  const KvCache out{b.kv_write(k_cache, k, pool.slots).named(layer + ".cache_k.write"),
+                    b.kv_write(v_cache, v, pool.slots).named(layer + ".cache_v.write")};
   b.update_state(k_cache, out.k);
   b.update_state(v_cache, out.v);
   return out;
@@ -159,8 +166,9 @@ KvCache write_kv(graph::Builder& b, const std::string& layer, const KvShape& s, 
 Tensor attend(graph::Builder& b, const std::string& layer, Tensor q, int64_t n_heads, int64_t head_dim,
               const KvCache& kv, const Step& step, graph::AttentionAttrs attrs, Tensor wo) {
   attrs.kv_len = Dim::symbol(Sym::S);
-  attrs.block_size = step.cache.block_size;
-  const Tensor o = b.attention(q, kv.k, kv.v, step.positions, step.seq_ids, step.block_tables, attrs)
+  const CacheInputs& pool = step.pool_for(attrs.window);
+  attrs.block_size = pool.cache.block_size;
+  const Tensor o = b.attention(q, kv.k, kv.v, step.positions, step.seq_ids, pool.block_tables, attrs)
                        .named(layer + ".attn");  // [T, n_heads, head_dim]
   const Tensor flat = b.reshape(o, Shape{Dim::symbol(Sym::T), Dim::constant(n_heads * head_dim)});
   return b.matmul(flat, wo).named(layer + ".attn_out");
@@ -175,8 +183,22 @@ Tensor geglu_ffn(graph::Builder& b, const std::string& layer, Tensor gate, Tenso
 
 namespace glass::models {
 
+void index_states(ModelGraph& m) {
+  // A state is the windowed pool's when its kv_write takes the window_slots input.
+  std::set<graph::NodeId> windowed;
+  for (const graph::Node& n : m.graph.nodes)
+    if (n.op == graph::Op::KvWrite && m.graph.node(n.inputs[2]).name == "window_slots")
+      windowed.insert(n.inputs[0]);
+  m.state_kinds.clear();
+  m.state_windowed.clear();
+  for (graph::NodeId id : m.graph.leaves(graph::Op::State)) {
+    m.state_kinds.push_back(state_kind(m.graph.node(id).name));
+    m.state_windowed.push_back(windowed.contains(id));
+  }
+}
+
 ModelGraph finish_model_graph(graph::Graph g, int64_t vocab_size, int64_t n_ctx_train, int64_t n_layers,
-                              const BuildOptions& opt, std::string summary) {
+                              const BuildOptions& opt, std::string summary, int64_t window) {
   ModelGraph m;
   m.graph = std::move(g);
   m.vocab_size = vocab_size;
@@ -184,8 +206,11 @@ ModelGraph finish_model_graph(graph::Graph g, int64_t vocab_size, int64_t n_ctx_
   m.n_ctx = choose_context(opt, n_ctx_train);
   m.cache = cache_geometry(opt, m.n_ctx);
   m.n_layers = n_layers;
-  for (graph::NodeId id : m.graph.leaves(graph::Op::State))
-    m.state_kinds.push_back(state_kind(m.graph.node(id).name));
+  index_states(m);
+  if (std::find(m.state_windowed.begin(), m.state_windowed.end(), true) != m.state_windowed.end()) {
+    m.window = window;
+    m.window_cache = window_cache_geometry(opt, m.cache, window);
+  }
   m.summary = std::move(summary);
   return m;
 }

@@ -10,19 +10,29 @@
 namespace glass::models {
 
 // What every layer of one step sees.
-struct Step {
-  graph::Tensor tokens;        // [T] i32
-  graph::Tensor positions;     // [T] i32
-  graph::Tensor seq_ids;       // [T] i32: the sequence each token belongs to
+// One pool of KV cache rows as a step addresses it.
+struct CacheInputs {
   graph::Tensor slots;         // [T] i32: cache rows this step writes
   graph::Tensor block_tables;  // [N, max_blocks] i32: each sequence's cache blocks, in position order
-  graph::Tensor output_rows;   // [O] i32: the tokens (indices into [0, T)) whose logits are wanted
-  CacheGeometry cache;         // the pool every layer's K/V cache state is declared with
+  CacheGeometry cache;         // the pool the K/V cache states of its layers are declared with
+};
+
+struct Step {
+  graph::Tensor tokens;       // [T] i32
+  graph::Tensor positions;    // [T] i32
+  graph::Tensor seq_ids;      // [T] i32: the sequence each token belongs to
+  graph::Tensor output_rows;  // [O] i32: the tokens (indices into [0, T)) whose logits are wanted
+  CacheInputs full;           // layers that attend to the whole causal prefix
+  // Sliding-window layers' own, smaller pool (window_slots, window_block_tables), whose blocks that
+  // fell out of every later query's window go back; declared when the family has such layers.
+  std::optional<CacheInputs> windowed;
+  // The pool of a layer attending over the last `window` positions (0: all of them).
+  const CacheInputs& pool_for(int64_t window) const { return window > 0 && windowed ? *windowed : full; }
 };
 
 // Declares the step inputs, the block tables among them, for a cache of opt's geometry whose
-// sequences reach n_ctx positions.
-Step declare_step(graph::Builder& b, const BuildOptions& opt, int64_t n_ctx);
+// sequences reach n_ctx positions; with window > 0, also the inputs of the sliding-window pool.
+Step declare_step(graph::Builder& b, const BuildOptions& opt, int64_t n_ctx, int64_t window = 0);
 
 // The kind of a state tensor declared by these blocks, from its name.
 StateKind state_kind(const std::string& state_name);
@@ -115,8 +125,9 @@ struct KvCache {
 struct KvShape {
   int64_t n_kv_heads, head_dim;
 };
+// `window`: the layer's attention window (0: global), which decides its pool.
 KvCache write_kv(graph::Builder& b, const std::string& layer, const KvShape& s, graph::Tensor k,
-                 graph::Tensor v, const Step& step, graph::DType kv_dtype);
+                 graph::Tensor v, const Step& step, graph::DType kv_dtype, int64_t window);
 
 // Attention of q [T, n_heads, head_dim] over `kv` (each token's own sequence's positions through
 // the block tables, causal, the attrs' window and softcap), then the output projection: [T, dim].
@@ -133,7 +144,11 @@ graph::Tensor geglu_ffn(graph::Builder& b, const std::string& layer, graph::Tens
 namespace glass::models {
 
 // The ModelGraph around a finished graph: cache capacity, state kinds, summary line.
+// Fills m.state_kinds and m.state_windowed from m.graph's states.
+void index_states(ModelGraph& m);
+
+// `window`: the sliding window of the layers in the windowed pool (declare_step's), 0 when none.
 ModelGraph finish_model_graph(graph::Graph g, int64_t vocab_size, int64_t n_ctx_train, int64_t n_layers,
-                              const BuildOptions& opt, std::string summary);
+                              const BuildOptions& opt, std::string summary, int64_t window = 0);
 
 }  // namespace glass::models

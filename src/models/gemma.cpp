@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace glass::models {
@@ -14,6 +15,10 @@ graph::RopeAttrs GemmaShape::rope(int64_t layer) const {
 
 int64_t GemmaShape::window(int64_t layer) const {
   return local[static_cast<size_t>(layer)] ? sliding_window : 0;
+}
+
+int64_t GemmaShape::local_window() const {
+  return std::find(local.begin(), local.end(), true) != local.end() ? sliding_window : 0;
 }
 
 float GemmaShape::attn_scale() const { return 1.0f / std::sqrt(static_cast<float>(head_dim)); }

@@ -24,6 +24,7 @@ struct GemmaShape {
 
   graph::RopeAttrs rope(int64_t layer) const;  // NeoX rotation with the layer kind's base
   int64_t window(int64_t layer) const;         // sliding_window for local layers, 0 for global
+  int64_t local_window() const;                // sliding_window when some layer is local, else 0
   float attn_scale() const;                    // 1 / sqrt(head_dim)
   std::string summary() const;
   Status validate(const char* arch) const;

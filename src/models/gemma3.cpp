@@ -42,7 +42,7 @@ Result<graph::Graph> build(const Gemma3Config& c, const WeightIndex& w, const Bu
   const GemmaShape& s = c.shape;
   graph::Builder b;
   const int64_t n_ctx = choose_context(opt, s.n_ctx_train);
-  const Step step = declare_step(b, opt, n_ctx);
+  const Step step = declare_step(b, opt, n_ctx, s.local_window());
   const GemmaWeights gw = declare_gemma_weights(b, w, s, /*qk_norm=*/true);
 
   // Embedding scaled by sqrt(dim).
@@ -61,7 +61,7 @@ Result<graph::Graph> build(const Gemma3Config& c, const WeightIndex& w, const Bu
     q = b.rope(q, step.positions, s.rope(i)).named(layer + ".q_rope");
     k = b.rope(k, step.positions, s.rope(i)).named(layer + ".k_rope");
     const Tensor v = project_heads(b, h, l.wv, s.n_kv_heads, s.head_dim).named(layer + ".v");
-    const KvCache kv = write_kv(b, layer, {s.n_kv_heads, s.head_dim}, k, v, step, opt.kv_dtype);
+    const KvCache kv = write_kv(b, layer, {s.n_kv_heads, s.head_dim}, k, v, step, opt.kv_dtype, s.window(i));
     const graph::AttentionAttrs attn{s.attn_scale(), {}, s.window(i)};
     const Tensor a = attend(b, layer, q, s.n_heads, s.head_dim, kv, step, attn, l.wo);
     x = (x + b.rms_norm(a, l.post_attn_norm, s.rms_eps).named(layer + ".post_attention_norm"))
@@ -90,7 +90,8 @@ Result<ModelGraph> gemma3_from_gguf(const formats::GgufFile& file, const WeightI
   if (!g) return g.error();
   return finish_model_graph(
       std::move(*g), c->shape.vocab_size, c->shape.n_ctx_train, c->shape.n_layers, opt,
-      fmt::format("{}: {}, final softcap {:g}", kArch, c->shape.summary(), c->final_softcap));
+      fmt::format("{}: {}, final softcap {:g}", kArch, c->shape.summary(), c->final_softcap),
+      c->shape.local_window());
 }
 
 }  // namespace glass::models

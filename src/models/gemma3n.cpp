@@ -134,7 +134,7 @@ Result<graph::Graph> build_gemma3n(const Gemma3nConfig& cfg, const WeightIndex& 
   const GemmaShape& s = cfg.shape;
   graph::Builder b;
   const int64_t n_ctx = choose_context(opt, s.n_ctx_train);
-  const Step step = declare_step(b, opt, n_ctx);
+  const Step step = declare_step(b, opt, n_ctx, s.local_window());
   const Gemma3nWeights gw = declare_gemma3n_weights(b, w, cfg);
   const Tensor ones =
       b.constant(std::vector<float>(static_cast<size_t>(s.head_dim), 1.0f), graph::make_shape({s.head_dim}));
@@ -165,7 +165,7 @@ Result<graph::Graph> build_gemma3n(const Gemma3nConfig& cfg, const WeightIndex& 
       const Tensor v = b.rms_norm(project_heads(b, h, g.wv, s.n_kv_heads, s.head_dim), ones, s.rms_eps)
                            .named(layer + ".v_norm");
       caches[static_cast<size_t>(i)] =
-          write_kv(b, layer, {s.n_kv_heads, s.head_dim}, k, v, step, opt.kv_dtype);
+          write_kv(b, layer, {s.n_kv_heads, s.head_dim}, k, v, step, opt.kv_dtype, s.window(i));
     }
     const graph::AttentionAttrs attn{1.0f, {}, s.window(i)};
     const Tensor a =

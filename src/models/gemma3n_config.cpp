@@ -115,7 +115,8 @@ Result<ModelGraph> gemma3n_from_gguf(const formats::GgufFile& file, const Weight
                             fmt::format("{}: {}, {} AltUp streams, LAuReL rank {}, per-layer inputs {}, {} "
                                         "cache-owning layers, final softcap {:g}",
                                         kArch, c->shape.summary(), c->n_altup, c->laurel_rank, c->ple_dim,
-                                        c->n_kv_layers, c->final_softcap));
+                                        c->n_kv_layers, c->final_softcap),
+                            c->shape.local_window());
 }
 
 }  // namespace glass::models

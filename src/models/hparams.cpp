@@ -130,8 +130,7 @@ ModelGraph decoder_model_graph(graph::Graph g, const DecoderConfig& c, const Bui
   m.n_ctx = choose_context(opt, c.n_ctx_train);
   m.cache = cache_geometry(opt, m.n_ctx);
   m.n_layers = c.n_layers;
-  for (graph::NodeId id : m.graph.leaves(graph::Op::State))
-    m.state_kinds.push_back(state_kind(m.graph.node(id).name));
+  index_states(m);
   m.summary =
       fmt::format("{}: {} layers, dim {}, {} heads ({} kv), head_dim {}, vocab {}, rope {} dims base {:g}{}",
                   c.arch, c.n_layers, c.dim, c.n_heads, c.n_kv_heads, c.head_dim, c.vocab_size, c.n_rot,

@@ -184,9 +184,7 @@ Result<ModelGraph> llama_from_gguf(const formats::GgufFile& file, const WeightIn
   m.n_ctx = choose_context(opt, c->n_ctx_train);
   m.cache = cache_geometry(opt, m.n_ctx);
   m.n_layers = c->n_layers;
-  for (graph::NodeId id : m.graph.leaves(graph::Op::State)) {
-    m.state_kinds.push_back(state_kind(m.graph.node(id).name));
-  }
+  index_states(m);
   m.summary = fmt::format(
       "llama: {} layers, dim {}, {} heads ({} kv), head_dim {}, ffn {}, vocab {}, rope {} dims base {:g}",
       c->n_layers, c->dim, c->n_heads, c->n_kv_heads, c->head_dim, c->ffn_dim, c->vocab_size, c->n_rot,

@@ -164,14 +164,11 @@ struct Engine::Impl {
 
 // Rows r can take this step without preempting: the free (or evictable) blocks, plus what is left
 // of its own last block.
-int64_t Engine::Impl::room(const Request& r) const {
-  const auto& sb = s->seqs[static_cast<size_t>(r.seq)];
-  return int64_t{pool->n_free()} * block + static_cast<int64_t>(sb.blocks().size()) * block - r.n_eval;
-}
+int64_t Engine::Impl::room(const Request& r) const { return s->room(r.seq, r.n_eval); }
 
 // Reserves n more tokens of r and adds them to the batch.
 bool Engine::Impl::take(Request& r, int64_t n) {
-  if (auto st = s->seqs[static_cast<size_t>(r.seq)].reserve(*pool, r.n_eval + n); !st) {
+  if (auto st = s->reserve(r.seq, r.n_eval + n); !st) {
     r.error = make_error(ErrorCode::Internal, "engine: " + st.error().message);  // room() said it fits
     return false;
   }
@@ -309,13 +306,11 @@ void Engine::Impl::plan() {
   while (budget > 0 && static_cast<int32_t>(running.size()) < opt.max_running && !queue.empty()) {
     Request& r = *queue.front();
     const auto id = static_cast<int32_t>(std::find(id_used.begin(), id_used.end(), 0) - id_used.begin());
-    runtime::SequenceBlocks& sb = s->seqs[static_cast<size_t>(id)];
-    const int64_t matched = opt.prefix_cache ? sb.match_prefix(*pool, r.tokens) : 0;
+    const int64_t matched = opt.prefix_cache ? s->match_prefix(id, r.tokens) : 0;
     const int64_t want = std::min(static_cast<int64_t>(r.tokens.size()) - matched, budget);
-    const int64_t fits =
-        int64_t{pool->n_free()} * block + static_cast<int64_t>(sb.blocks().size()) * block - matched;
+    const int64_t fits = s->room(id, matched);
     if (fits < want && !running.empty()) {
-      sb.release(*pool);
+      s->release(id);
       break;
     }
     std::unique_ptr<Request> owned = std::move(queue.front());
@@ -420,38 +415,50 @@ void Engine::Impl::step(std::unique_lock<std::mutex>& lk) {
 
 Status Engine::Impl::verify() const {
   auto fail = [](const std::string& what) { return make_error(ErrorCode::Internal, "engine: " + what); };
-  if (auto st = pool->check(); !st) return st;
-  std::vector<int32_t> refs(static_cast<size_t>(pool->n_blocks()), 0);
-  std::vector<uint8_t> held(s->seqs.size(), 0);
   if (static_cast<int32_t>(running.size()) > opt.max_running)
     return fail(fmt::format("{} sequences run, max_running is {}", running.size(), opt.max_running));
+  const size_t n_ids = s->groups[0].seqs.size();
+  std::vector<uint8_t> held(n_ids, 0);
   for (const auto& r : running) {
-    if (r->seq < 0 || r->seq >= static_cast<int32_t>(s->seqs.size()) || held[static_cast<size_t>(r->seq)])
+    if (r->seq < 0 || r->seq >= static_cast<int32_t>(n_ids) || held[static_cast<size_t>(r->seq)])
       return fail(fmt::format("a running request holds sequence id {}, invalid or shared", r->seq));
     held[static_cast<size_t>(r->seq)] = 1;
     if (!id_used[static_cast<size_t>(r->seq)])
       return fail(fmt::format("sequence id {} not marked used", r->seq));
-    const runtime::SequenceBlocks& sb = s->seqs[static_cast<size_t>(r->seq)];
-    if (sb.size() != r->n_eval)
-      return fail(
-          fmt::format("sequence {} caches {} tokens, its request counts {}", r->seq, sb.size(), r->n_eval));
     if (r->pending() < 1) return fail(fmt::format("sequence {} runs with no pending token", r->seq));
-    if (!std::equal(sb.tokens().begin(), sb.tokens().end(), r->tokens.begin()))
-      return fail(fmt::format("sequence {} caches tokens other than its request's", r->seq));
-    if (static_cast<int64_t>(sb.blocks().size()) * block < sb.size())
-      return fail(
-          fmt::format("sequence {}: {} blocks cannot hold {} tokens", r->seq, sb.blocks().size(), sb.size()));
-    for (int32_t b : sb.blocks()) ++refs[static_cast<size_t>(b)];
   }
-  for (size_t id = 0; id < s->seqs.size(); ++id)
-    if (!held[id] && (!s->seqs[id].blocks().empty() || (id < id_used.size() && id_used[id])))
-      return fail(fmt::format("sequence id {} holds blocks or is marked used with no request", id));
   for (const auto& r : queue)
     if (r->seq != -1 || r->n_eval != 0) return fail("a queued request holds a sequence");
-  for (int32_t b = 0; b < pool->n_blocks(); ++b)
-    if (refs[static_cast<size_t>(b)] != pool->refcount(b))
-      return fail(fmt::format("block {}: refcount {}, the block tables reference it {} times", b,
-                              pool->refcount(b), refs[static_cast<size_t>(b)]));
+  for (const KvGroup& g : s->groups) {
+    const runtime::BlockPool& gp = *g.pool;
+    const std::string what = g.window > 0 ? "sliding-window pool: " : "";
+    if (auto st = gp.check(); !st) return st;
+    std::vector<int32_t> refs(static_cast<size_t>(gp.n_blocks()), 0);
+    if (g.window > 0) refs[KvGroup::kNullBlock] = 1;  // the session's own
+    for (const auto& r : running) {
+      const runtime::SequenceBlocks& sb = g.seqs[static_cast<size_t>(r->seq)];
+      if (sb.size() != r->n_eval)
+        return fail(fmt::format("{}sequence {} caches {} tokens, its request counts {}", what, r->seq,
+                                sb.size(), r->n_eval));
+      if (!std::equal(sb.tokens().begin(), sb.tokens().end(), r->tokens.begin()))
+        return fail(fmt::format("{}sequence {} caches tokens other than its request's", what, r->seq));
+      if (static_cast<int64_t>(sb.blocks().size()) * block < sb.size())
+        return fail(fmt::format("{}sequence {}: {} blocks cannot hold {} tokens", what, r->seq,
+                                sb.blocks().size(), sb.size()));
+      // A windowed table holds the blocks its last query's window reaches, never fewer.
+      if (g.window > 0 && sb.first_live() * block > std::max<int64_t>(0, sb.size() - g.window + 1))
+        return fail(fmt::format("{}sequence {} gave back a block its window still sees", what, r->seq));
+      const auto live = sb.blocks().subspan(static_cast<size_t>(sb.first_live()));
+      for (int32_t b : live) ++refs[static_cast<size_t>(b)];
+    }
+    for (size_t id = 0; id < n_ids; ++id)
+      if (!held[id] && (!g.seqs[id].blocks().empty() || (id < id_used.size() && id_used[id])))
+        return fail(fmt::format("{}sequence id {} holds blocks or is marked used with no request", what, id));
+    for (int32_t b = 0; b < gp.n_blocks(); ++b)
+      if (refs[static_cast<size_t>(b)] != gp.refcount(b))
+        return fail(fmt::format("{}block {}: refcount {}, the block tables reference it {} times", what, b,
+                                gp.refcount(b), refs[static_cast<size_t>(b)]));
+  }
   return {};
 }
 
@@ -555,7 +562,7 @@ Result<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const Model> mode
   impl->session = std::move(*session);
   impl->model = std::move(model);
   impl->s = impl->session->impl_for_batch();
-  impl->pool = impl->s->pool.get();
+  impl->pool = impl->s->groups[0].pool.get();
   impl->block = impl->pool->block_size();
   impl->pool_rows = int64_t{impl->pool->n_blocks()} * impl->block;
   impl->vocab = info.vocab_size;

@@ -396,22 +396,22 @@ TEST(Engine, DestroyingTheEngineCancelsWhatIsLeft) {
   EXPECT_GE(r->tokens.size(), 1u);
 }
 
-TEST(Engine, RandomScheduleKeepsInvariantsAndSoloResults) {
-  // 10 blocks of 16 rows for up to 6 sequences: preemption, prefix sharing and cancels all mix.
-  auto model = bundled(cpu(/*kv_size=*/160, 128));
+// Random arrivals, cancels and waits over a small pool: preemption, prefix sharing and cancels all
+// mix; the invariants hold after every completion and every finished request equals its solo run.
+void random_schedule(const std::shared_ptr<Model>& model, size_t n_requests, const EngineOptions& eo,
+                     int prefix_len) {
   ASSERT_TRUE(model);
-  auto engine = Engine::create(model, {.max_running = 6, .max_queued = 1000, .step_tokens = 20});
+  auto engine = Engine::create(model, eo);
   ASSERT_TRUE(engine.ok());
   std::mt19937 rng(2024);
   std::vector<std::vector<int32_t>> prefixes;
-  for (int i = 0; i < 3; ++i) prefixes.push_back(random_prompt(rng, *model, 16 + 16 * i));
-  constexpr size_t kRequests = 160;
-  std::vector<Submitted> reqs(kRequests);
-  std::vector<bool> cancelled(kRequests, false);
+  for (int i = 0; i < 3; ++i) prefixes.push_back(random_prompt(rng, *model, prefix_len + prefix_len * i));
+  std::vector<Submitted> reqs(n_requests);
+  std::vector<bool> cancelled(n_requests, false);
   size_t submitted = 0, waited = 0;
-  while (waited < kRequests) {
+  while (waited < n_requests) {
     const int action = std::uniform_int_distribution<int>(0, 9)(rng);
-    if (submitted < kRequests && (action < 5 || waited == submitted)) {
+    if (submitted < n_requests && (action < 5 || waited == submitted)) {
       Submitted& q = reqs[submitted];
       const int len = std::uniform_int_distribution<int>(1, 60)(rng);
       if (action % 2 == 0) {
@@ -447,13 +447,37 @@ TEST(Engine, RandomScheduleKeepsInvariantsAndSoloResults) {
     }
   }
   const auto st = (*engine)->stats();
-  EXPECT_EQ(st.completed, static_cast<int64_t>(kRequests));
+  EXPECT_EQ(st.completed, static_cast<int64_t>(n_requests));
   EXPECT_GT(st.preempted, 0);
   EXPECT_GT(st.prefix_hit_tokens, 0);
   EXPECT_GT(st.cancelled, 0);
   EXPECT_EQ(st.blocks_used, 0);
   EXPECT_TRUE((*engine)->check_invariants().ok());
 }
+
+TEST(Engine, RandomScheduleKeepsInvariantsAndSoloResults) {
+  // 10 blocks of 16 rows for up to 6 sequences.
+  random_schedule(bundled(cpu(/*kv_size=*/160, 128)), 160,
+                  {.max_running = 6, .max_queued = 1000, .step_tokens = 20}, 16);
+}
+
+// Gemma 2 / 3: the sliding-window layers' pool gives back what fell out of the window (prompts and
+// shared prefixes run past it), and its prefix index serves a cached prefix only with the window's
+// blocks still there; a small window pool (kv_size_window) adds its own pressure.
+class EngineSlidingWindow : public test::WithSharedFixtures,
+                            public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(EngineSlidingWindow, RandomScheduleKeepsInvariantsAndSoloResults) {
+  LoadOptions lo = cpu(/*kv_size=*/160, 128);
+  lo.n_seq_max = 6;
+  lo.kv_size_window = 112;
+  auto m = load_llm((fixtures_ / "models/synthetic-arch" / (std::string(GetParam()) + ".gguf")).string(), lo);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_EQ((*m)->info().kv_size_window, 112 + 16);  // + the null block
+  random_schedule(*m, 80, {.max_running = 6, .max_queued = 1000, .step_tokens = 20}, 32);
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, EngineSlidingWindow, ::testing::Values("gemma2-f32", "gemma3-f32"));
 
 }  // namespace
 }  // namespace glass

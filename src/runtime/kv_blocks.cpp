@@ -164,6 +164,14 @@ int32_t BlockPool::lookup(uint64_t parent, std::span<const int32_t> tokens) {
   return lookup_hashed(hash_block(parent, tokens), parent, tokens);
 }
 
+bool BlockPool::contains(uint64_t parent, std::span<const int32_t> tokens) const {
+  GLASS_CHECK(tokens.size() == static_cast<size_t>(block_size_));
+  const int32_t b = index_find(hash_block(parent, tokens));
+  if (b < 0) return false;
+  const int32_t* stored = contents_.data() + static_cast<size_t>(b) * block_size_;
+  return parent_[b] == parent && std::equal(tokens.begin(), tokens.end(), stored);
+}
+
 int32_t BlockPool::lookup_hashed(uint64_t hash, uint64_t parent, std::span<const int32_t> tokens) {
   const int32_t b = index_find(hash);
   if (b < 0) {
@@ -397,20 +405,75 @@ void SequenceBlocks::truncate(BlockPool& pool, int64_t n) {
   n = std::min(n, n_tokens_);
   size_t keep = static_cast<size_t>((n + block_size_ - 1) / block_size_);
   while (table_.size() > keep) {
-    pool.release(table_.back());
+    if (table_.size() > first_live_) pool.release(table_.back());  // given-back entries hold nothing
     table_.pop_back();
   }
+  first_live_ = std::min(first_live_, table_.size());
   n_tokens_ = n;
   tokens_.resize(n);
   hashes_.resize(std::min(hashes_.size(), static_cast<size_t>(n / block_size_)));
 }
 
 void SequenceBlocks::release(BlockPool& pool) {
-  for (int32_t b : table_) pool.release(b);
+  for (size_t k = first_live_; k < table_.size(); ++k) pool.release(table_[k]);
   table_.clear();
   tokens_.clear();
   hashes_.clear();
   n_tokens_ = 0;
+  first_live_ = 0;
+}
+
+void SequenceBlocks::release_below(BlockPool& pool, int64_t n_dead, int32_t null_block) {
+  const auto upto = static_cast<size_t>(std::clamp<int64_t>(n_dead, 0, n_tokens_) / block_size_);
+  for (; first_live_ < upto; ++first_live_) {
+    pool.release(table_[first_live_]);
+    table_[first_live_] = null_block;
+  }
+}
+
+int64_t SequenceBlocks::rewind_windowed(BlockPool& pool, int64_t n, int64_t window) {
+  GLASS_CHECK(pool.block_size() == block_size_ && window > 0);
+  truncate(pool, n);
+  auto block_tokens = [&](size_t k) {
+    return std::span<const int32_t>(tokens_).subspan(k * block_size_, block_size_);
+  };
+  while (n_tokens_ > 0) {
+    // A query at position n_tokens_ sees back to n_tokens_ - window + 1.
+    const auto lo = static_cast<size_t>(std::max<int64_t>(0, n_tokens_ - window + 1) / block_size_);
+    if (lo >= first_live_) break;
+    bool cached = true;
+    for (size_t k = lo; k < first_live_ && cached; ++k)
+      cached = pool.contains(k == 0 ? 0 : hashes_[k - 1], block_tokens(k));
+    if (cached) {
+      for (size_t k = lo; k < first_live_; ++k)
+        table_[k] = pool.lookup(k == 0 ? 0 : hashes_[k - 1], block_tokens(k));
+      first_live_ = lo;
+      break;
+    }
+    truncate(pool, (n_tokens_ - 1) / block_size_ * block_size_);
+  }
+  return n_tokens_;
+}
+
+int64_t SequenceBlocks::match_prefix_windowed(BlockPool& pool, std::span<const int32_t> tokens, int64_t limit,
+                                              int64_t window, int32_t null_block) {
+  GLASS_CHECK(pool.block_size() == block_size_);
+  GLASS_CHECK(table_.empty() && n_tokens_ == 0);
+  limit = std::min(limit, static_cast<int64_t>(tokens.size())) / block_size_ * block_size_;
+  if (limit <= 0) return 0;
+  // Every block starts given back; rewind_windowed takes back the ones the window needs.
+  tokens_.assign(tokens.begin(), tokens.begin() + limit);
+  uint64_t parent = 0;
+  for (int64_t k = 0; k < limit / block_size_; ++k) {
+    parent =
+        pool.hash_block(parent, std::span<const int32_t>(tokens_).subspan(
+                                    static_cast<size_t>(k * block_size_), static_cast<size_t>(block_size_)));
+    hashes_.push_back(parent);
+    table_.push_back(null_block);
+  }
+  first_live_ = table_.size();
+  n_tokens_ = limit;
+  return rewind_windowed(pool, limit, window);
 }
 
 }  // namespace glass::runtime

@@ -51,6 +51,8 @@ class BlockPool {
   uint64_t hash_block(uint64_t parent, std::span<const int32_t> tokens) const;
   // The block holding exactly (parent, tokens), retained, or -1. Counts a hit or a miss.
   int32_t lookup(uint64_t parent, std::span<const int32_t> tokens);
+  // Whether lookup would find it; neither retains nor counts.
+  bool contains(uint64_t parent, std::span<const int32_t> tokens) const;
   // Records that the referenced, full block holds (parent, tokens) and returns its chain hash. When
   // another block already holds that hash the first one is kept and this block stays unpublished.
   uint64_t publish(int32_t block, uint64_t parent, std::span<const int32_t> tokens);
@@ -131,6 +133,21 @@ class SequenceBlocks {
   void truncate(BlockPool& pool, int64_t n);
   void release(BlockPool& pool);
 
+  // Sliding-window layers. A windowed sequence gives back the full blocks below `n_dead` (rows no
+  // later query's window reaches) and names null_block in their entries: a block of zeros nobody
+  // writes, so a kernel reading a whole key block past a window's edge reads finite rows it masks.
+  void release_below(BlockPool& pool, int64_t n_dead, int32_t null_block);
+  // Keeps at most n tokens such that the table holds every block a query at the new end sees
+  // (positions end - window + 1 .. end - 1), taking given-back blocks back from the prefix index
+  // while they are cached there; tries n, then each block boundary below it. Returns the tokens kept.
+  int64_t rewind_windowed(BlockPool& pool, int64_t n, int64_t window);
+  // For an empty sequence: match_prefix for a windowed table, up to `limit` tokens (a block
+  // multiple the full-attention table matched): only the blocks the window needs are held.
+  int64_t match_prefix_windowed(BlockPool& pool, std::span<const int32_t> tokens, int64_t limit,
+                                int64_t window, int32_t null_block);
+  // Entries [0, first_live()) were given back and name the null block.
+  int64_t first_live() const { return static_cast<int64_t>(first_live_); }
+
   // Room for a sequence of n tokens, so that growing to it never allocates (the token loop).
   void reserve_capacity(int64_t n);
 
@@ -145,6 +162,7 @@ class SequenceBlocks {
   int64_t n_tokens_ = 0;
   std::vector<int32_t> tokens_;
   std::vector<uint64_t> hashes_;  // chain hash of each full block, in order
+  size_t first_live_ = 0;         // entries below were given back (sliding-window tables)
 };
 
 }  // namespace glass::runtime

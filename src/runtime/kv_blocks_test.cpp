@@ -504,6 +504,58 @@ struct Rng {
   int64_t below(int64_t n) { return static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }
 };
 
+// A windowed table (window 5, blocks of 2): full blocks wholly below len - window + 1 go back and
+// name the null block; a rewind takes given-back blocks back from the prefix index while they are
+// cached there, and stops at an earlier block edge once one was evicted.
+TEST(SequenceBlocks, WindowedTableGivesBackAndRewinds) {
+  BlockPool pool(8, 2, kSalt);
+  const int32_t null_block = pool.allocate();
+  SequenceBlocks s(2);
+  const Toks t{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  ASSERT_TRUE(s.reserve(pool, 10).ok());
+  s.commit(pool, t);
+  s.release_below(pool, 10 - 5 + 1, null_block);  // positions 0..5 are out of a query at 10's window
+  EXPECT_EQ(s.first_live(), 3);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(s.blocks()[static_cast<size_t>(k)], null_block);
+  EXPECT_EQ(pool.n_used(), 1 + 2);  // the null block, blocks 3 and 4
+  EXPECT_POOL_OK(pool);
+  // Back to 7: a query at 7 sees 3..6, blocks 1..3; blocks 1 and 2 are still cached.
+  EXPECT_EQ(s.rewind_windowed(pool, 7, 5), 7);
+  EXPECT_EQ(s.first_live(), 1);
+  EXPECT_EQ(s.size(), 7);
+  EXPECT_POOL_OK(pool);
+  // Given back again, then block 1's rows evicted by other allocations: a rewind to 5 (needs
+  // blocks 0..2) falls back to 4 (needs 0..1), to 2, and to 0.
+  s.release_below(pool, 7 - 5 + 1, null_block);
+  EXPECT_EQ(s.first_live(), 1);
+  std::vector<int32_t> taken;
+  while (pool.n_free() > 0) taken.push_back(pool.allocate());
+  EXPECT_EQ(s.rewind_windowed(pool, 5, 5), 0);
+  EXPECT_EQ(s.blocks().size(), 0u);
+  for (int32_t b : taken) pool.release(b);
+  EXPECT_EQ(pool.n_used(), 1);
+  EXPECT_POOL_OK(pool);
+}
+
+// match_prefix_windowed holds only the window's blocks of a cached prefix.
+TEST(SequenceBlocks, WindowedPrefixMatchHoldsOnlyTheWindow) {
+  BlockPool pool(8, 2, kSalt);
+  const int32_t null_block = pool.allocate();
+  SequenceBlocks a(2), b(2);
+  const Toks t{1, 2, 3, 4, 5, 6, 7, 8, 9};
+  ASSERT_TRUE(a.reserve(pool, 8).ok());
+  a.commit(pool, std::span(t).first(8));
+  a.release(pool);  // all four blocks cached, unreferenced
+  EXPECT_EQ(b.match_prefix_windowed(pool, t, 8, 3, null_block), 8);
+  EXPECT_EQ(b.first_live(), 3);  // a query at 8 sees 6..8: only block 3 is held
+  EXPECT_EQ(pool.n_used(), 2);
+  ASSERT_TRUE(b.reserve(pool, 9).ok());
+  b.commit(pool, std::span(t).subspan(8));
+  b.release(pool);
+  EXPECT_EQ(pool.n_used(), 1);
+  EXPECT_POOL_OK(pool);
+}
+
 TEST(SequenceBlocks, RandomizedAgainstInvariants) {
   constexpr int32_t kBlocks = 64, kBs = 4, kSeqs = 8, kAlphabet = 3, kOps = 2000;
   BlockPool pool(kBlocks, kBs, kSalt);

@@ -20,8 +20,6 @@
 
 namespace glass {
 
-constexpr int64_t kDefaultBatch = 512;
-
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::~Model() = default;
 
@@ -56,15 +54,21 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   const auto t0 = std::chrono::steady_clock::now();
   auto impl = std::make_unique<Model::Impl>();
   impl->options = options;
-  if (options.kv_size < 0 || options.kv_block_size <= 0 || options.n_seq_max <= 0)
+  if (options.kv_size < 0 || options.kv_size_window < 0 || options.kv_block_size <= 0 ||
+      options.n_seq_max <= 0)
     return make_error(ErrorCode::InvalidArgument,
-                      "load: kv_size must not be negative, kv_block_size and n_seq_max must be positive");
-  models::BuildOptions build{options.n_ctx,
-                             options.min_ctx,
-                             options.cache_type == CacheType::F16 ? graph::DType::F16 : graph::DType::F32,
-                             options.kv_size,
-                             options.kv_block_size,
-                             options.n_seq_max};
+                      "load: kv_size and kv_size_window must not be negative, "
+                      "kv_block_size and n_seq_max must be positive");
+  models::BuildOptions build;
+  build.n_ctx = options.n_ctx;
+  build.min_ctx = options.min_ctx;
+  build.kv_dtype = options.cache_type == CacheType::F16 ? graph::DType::F16 : graph::DType::F32;
+  build.kv_size = options.kv_size;
+  build.kv_block_size = options.kv_block_size;
+  build.n_seq_max = options.n_seq_max;
+  build.kv_size_window = options.kv_size_window;
+  build.n_batch = options.n_batch;
+  build.kv_dense = options.kv_storage == KvStorage::Dense;
   auto format = detect_model_format(path);
   if (!format) return format.error();
   std::error_code ec;
@@ -111,9 +115,7 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
     if (!rewritten) return rewritten.error();
     impl->model_graph.graph = std::move(*rewritten);
     // A rewrite may add or drop state (e.g. a layer given its own KV cache): re-derive the kinds.
-    impl->model_graph.state_kinds.clear();
-    for (graph::NodeId id : impl->model_graph.graph.leaves(graph::Op::State))
-      impl->model_graph.state_kinds.push_back(models::state_kind(impl->model_graph.graph.node(id).name));
+    models::index_states(impl->model_graph);
   }
   impl->graph_hash = impl->model_graph.graph.hash();
   // HF checkpoints often pad the embedding past the tokenizer (llama.cpp's converter pads the
@@ -150,8 +152,8 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   info.n_layers = impl->model_graph.n_layers;
   info.kv_size = impl->model_graph.cache.rows;
   // A step never writes more rows than the pool holds (several sequences' tokens may share a step).
-  info.n_batch =
-      std::min(options.n_batch > 0 ? options.n_batch : kDefaultBatch, std::max(info.n_ctx, info.kv_size));
+  info.n_batch = models::choose_batch(options.n_batch, info.n_ctx, info.kv_size);
+  info.kv_size_window = impl->model_graph.window > 0 ? impl->model_graph.window_cache.rows : 0;
   info.kv_block_size = impl->model_graph.cache.block_size;
   info.n_seq_max = impl->model_graph.cache.n_seq;
   info.file_bytes = file_bytes;

@@ -8,6 +8,7 @@
 #endif
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "runtime/session_impl.h"
@@ -21,9 +22,14 @@ Status Session::Impl::bind(BoundPlan& bp, int64_t max_t) {
   bp.plan = *plan;
   bp.workspace = bp.plan->make_workspace();
   const graph::Graph& g = bp.plan->compiled_graph();
-  const std::map<std::string, void*> inputs{
-      {"tokens", tokens.data()}, {"positions", positions.data()},       {"seq_ids", seq_ids.data()},
-      {"slots", slots.data()},   {"block_tables", block_tables.data()}, {"output_rows", output_rows.data()}};
+  std::map<std::string, void*> inputs{
+      {"tokens", tokens.data()},         {"positions", positions.data()},
+      {"seq_ids", seq_ids.data()},       {"output_rows", output_rows.data()},
+      {"slots", groups[0].slots.data()}, {"block_tables", groups[0].block_tables.data()}};
+  if (groups.size() > 1) {
+    inputs.emplace("window_slots", groups[1].slots.data());
+    inputs.emplace("window_block_tables", groups[1].block_tables.data());
+  }
   for (graph::NodeId id : g.leaves(graph::Op::Input)) {
     const auto it = inputs.find(g.node(id).name);
     if (it == inputs.end())
@@ -45,35 +51,69 @@ Status Session::Impl::bind(BoundPlan& bp, int64_t max_t) {
 
 int64_t Session::Impl::length(int32_t seq) const {
   const auto i = static_cast<size_t>(seq);
-  return storage == KvStorage::Dense ? dense_len[i] : seqs[i].size();
+  return storage == KvStorage::Dense ? dense_len[i] : groups[0].seqs[i].size();
+}
+
+int64_t Session::Impl::room(int32_t seq, int64_t n_cached) const {
+  int64_t r = INT64_MAX;
+  for (const KvGroup& g : groups) {
+    const runtime::SequenceBlocks& sb = g.seqs[static_cast<size_t>(seq)];
+    r = std::min(r,
+                 (int64_t{g.pool->n_free()} + static_cast<int64_t>(sb.blocks().size())) * g.cache.block_size -
+                     n_cached);
+  }
+  return r;
+}
+
+Status Session::Impl::reserve(int32_t seq, int64_t n_total) {
+  for (KvGroup& g : groups)
+    if (auto st = g.seqs[static_cast<size_t>(seq)].reserve(*g.pool, n_total); !st) return st;
+  return {};
+}
+
+int64_t Session::Impl::match_prefix(int32_t seq, std::span<const int32_t> toks) {
+  const auto i = static_cast<size_t>(seq);
+  int64_t n = groups[0].seqs[i].match_prefix(*groups[0].pool, toks);
+  if (groups.size() > 1 && n > 0) {
+    KvGroup& w = groups[1];
+    n = w.seqs[i].match_prefix_windowed(*w.pool, toks, n, w.window, KvGroup::kNullBlock);
+    groups[0].seqs[i].truncate(*groups[0].pool, n);
+  }
+  return n;
 }
 
 void Session::Impl::release(int32_t seq) {
   const auto i = static_cast<size_t>(seq);
-  if (storage == KvStorage::Dense)
+  if (storage == KvStorage::Dense) {
     dense_len[i] = 0;
-  else
-    seqs[i].release(*pool);
+    return;
+  }
+  for (KvGroup& g : groups) g.seqs[i].release(*g.pool);
 }
 
 void Session::Impl::release_all() {
   for (int64_t s = 0; s < cache.n_seq; ++s) release(static_cast<int32_t>(s));
 }
 
-void Session::Impl::truncate(int32_t seq, int64_t n) {
+int64_t Session::Impl::truncate(int32_t seq, int64_t n) {
   const auto i = static_cast<size_t>(seq);
-  if (storage == KvStorage::Dense)
-    dense_len[i] = std::min(dense_len[i], n);
-  else
-    seqs[i].truncate(*pool, n);
+  if (storage == KvStorage::Dense) return dense_len[i] = std::min(dense_len[i], n);
+  groups[0].seqs[i].truncate(*groups[0].pool, n);
+  n = groups[0].seqs[i].size();
+  if (groups.size() > 1) {
+    KvGroup& w = groups[1];
+    n = w.seqs[i].rewind_windowed(*w.pool, n, w.window);
+    groups[0].seqs[i].truncate(*groups[0].pool, n);
+  }
+  return n;
 }
 
-void Session::Impl::copy_rows(int32_t src, int32_t dst, int64_t n) {
-  for (size_t k = 0; k < state_row_bytes.size(); ++k) {
+void Session::Impl::copy_rows(const KvGroup& g, int32_t src, int32_t dst, int64_t n) {
+  const auto B = static_cast<size_t>(g.cache.block_size);
+  for (size_t k : g.states) {
     auto* base = static_cast<std::byte*>(states[k]);
     const size_t rb = state_row_bytes[k];
-    std::memcpy(base + static_cast<size_t>(dst) * static_cast<size_t>(cache.block_size) * rb,
-                base + static_cast<size_t>(src) * static_cast<size_t>(cache.block_size) * rb,
+    std::memcpy(base + static_cast<size_t>(dst) * B * rb, base + static_cast<size_t>(src) * B * rb,
                 static_cast<size_t>(n) * rb);
   }
 }
@@ -103,24 +143,29 @@ Status Session::Impl::run_chunk(std::span<const int32_t> chunk, std::span<const 
                           fmt::format("session: a dense cache of {} rows holds {} sequences of {} positions; "
                                       "sequence {} does not fit (raise kv_size)",
                                       cache.rows, cache.n_blocks() / MB, MB * B, s));
-      int32_t* row = block_tables.data() + static_cast<size_t>(s) * static_cast<size_t>(MB);
-      for (int64_t b = 0; b < MB; ++b) row[b] = static_cast<int32_t>(int64_t{s} * MB + b);
+      for (KvGroup& g : groups) {
+        int32_t* row = g.block_tables.data() + i * static_cast<size_t>(MB);
+        for (int64_t b = 0; b < MB; ++b) row[b] = static_cast<int32_t>(int64_t{s} * MB + b);
+      }
     } else {
-      runtime::SequenceBlocks& sb = seqs[i];
-      if (auto st = sb.reserve(*pool, total); !st)
-        return make_error(
-            ErrorCode::CapacityExceeded,
-            fmt::format("session: the KV cache pool ({} blocks of {} rows) has no room for {} more "
-                        "tokens of sequence {}: {}",
-                        pool->n_blocks(), B, chunk_new[i], s, st.error().message));
-      copies.clear();
-      auto shared = sb.prepare_write(*pool, len, copies);
-      if (!shared) return shared.error();
-      for (const auto& [src, dst] : copies) copy_rows(src, dst, B);
-      const std::span<const int32_t> blocks = sb.blocks();
-      int32_t* row = block_tables.data() + static_cast<size_t>(s) * static_cast<size_t>(MB);
-      std::copy(blocks.begin(), blocks.end(), row);
-      std::fill(row + blocks.size(), row + MB, -1);
+      for (KvGroup& g : groups) {
+        runtime::SequenceBlocks& sb = g.seqs[i];
+        if (auto st = sb.reserve(*g.pool, total); !st)
+          return make_error(
+              ErrorCode::CapacityExceeded,
+              fmt::format("session: the {}KV cache pool ({} blocks of {} rows) has no room for {} "
+                          "more tokens of sequence {}: {}",
+                          g.window > 0 ? "sliding-window layers' " : "", g.pool->n_blocks(), B, chunk_new[i],
+                          s, st.error().message));
+        copies.clear();
+        auto shared = sb.prepare_write(*g.pool, len, copies);
+        if (!shared) return shared.error();
+        for (const auto& [src, dst] : copies) copy_rows(g, src, dst, B);
+        const std::span<const int32_t> blocks = sb.blocks();
+        int32_t* row = g.block_tables.data() + i * static_cast<size_t>(MB);
+        std::copy(blocks.begin(), blocks.end(), row);
+        std::fill(row + blocks.size(), row + MB, -1);
+      }
     }
     S = std::max(S, total);
     next_pos[i] = len;
@@ -131,8 +176,9 @@ Status Session::Impl::run_chunk(std::span<const int32_t> chunk, std::span<const 
     tokens[i] = chunk[i];
     seq_ids[i] = seq_of[i];
     positions[i] = static_cast<int32_t>(pos);
-    slots[i] = storage == KvStorage::Dense ? static_cast<int32_t>(int64_t{seq_of[i]} * MB * B + pos)
-                                           : seqs[s].row(pos);
+    for (KvGroup& g : groups)
+      g.slots[i] = storage == KvStorage::Dense ? static_cast<int32_t>(int64_t{seq_of[i]} * MB * B + pos)
+                                               : g.seqs[s].row(pos);
   }
   int64_t o = 0;
   for (size_t i = 0; i < chunk.size(); ++i)
@@ -154,7 +200,15 @@ Status Session::Impl::run_chunk(std::span<const int32_t> chunk, std::span<const 
     if (storage == KvStorage::Dense)
       ++dense_len[s];
     else
-      seqs[s].commit(*pool, chunk.subspan(i, 1));
+      for (KvGroup& g : groups) g.seqs[s].commit(*g.pool, chunk.subspan(i, 1));
+  }
+  // Rows below end - window + 1 are out of every later query's window: their full blocks go back.
+  if (storage == KvStorage::Paged && groups.size() > 1) {
+    KvGroup& w = groups[1];
+    for (int32_t s : seq_of) {
+      runtime::SequenceBlocks& sb = w.seqs[static_cast<size_t>(s)];
+      sb.release_below(*w.pool, sb.size() - w.window + 1, KvGroup::kNullBlock);
+    }
   }
   *n_out = o;
   stats.n_eval_calls++;
@@ -254,31 +308,50 @@ Result<std::unique_ptr<Session>> Model::new_session() const {
   auto s = std::make_unique<Session::Impl>();
   s->model = shared_from_this();
   s->m = impl_.get();
-  s->cache = impl_->model_graph.cache;
+  const models::ModelGraph& mg = impl_->model_graph;
+  s->cache = mg.cache;
   s->storage = impl_->options.kv_storage;
-  const graph::Graph& g = impl_->model_graph.graph;
+  s->groups.resize(mg.window > 0 ? 2 : 1);
+  s->groups[0].cache = mg.cache;
+  if (mg.window > 0) {
+    s->groups[1].cache = mg.window_cache;
+    s->groups[1].window = mg.window;
+  }
+  const graph::Graph& g = mg.graph;
   std::vector<size_t> state_bytes;
   for (graph::NodeId id : g.leaves(graph::Op::State)) {
     const graph::Node& n = g.node(id);
-    s->state_index.emplace(n.name, state_bytes.size());
+    const size_t k = state_bytes.size();
+    KvGroup& group = s->groups[mg.state_windowed[k] ? 1 : 0];
+    s->state_index.emplace(n.name, k);
+    group.states.push_back(k);
     state_bytes.push_back(
         *graph::dtype_bytes(n.dtype, static_cast<uint64_t>(graph::resolve(n.shape, {}).numel())));
-    s->state_row_bytes.push_back(state_bytes.back() / static_cast<size_t>(s->cache.rows));
+    s->state_row_bytes.push_back(state_bytes.back() / static_cast<size_t>(group.cache.rows));
   }
   if (!s->states.allocate(state_bytes))
     return make_error(ErrorCode::Internal, "session: no memory for the model's state (KV cache)");
   const auto batch = static_cast<size_t>(impl_->info.n_batch);
   const auto n_seq = static_cast<size_t>(s->cache.n_seq);
-  for (auto* v : {&s->tokens, &s->positions, &s->seq_ids, &s->slots, &s->output_rows}) v->assign(batch, 0);
-  s->block_tables.assign(n_seq * static_cast<size_t>(s->cache.max_blocks), -1);
+  for (auto* v : {&s->tokens, &s->positions, &s->seq_ids, &s->output_rows}) v->assign(batch, 0);
   s->last.assign(static_cast<size_t>(impl_->info.vocab_size), 0.0f);
   // The prefix cache's salt: what else decides a block's contents beside its tokens.
   const uint64_t salt =
       impl_->graph_hash ^ (impl_->options.cache_type == CacheType::F16 ? 0x9e3779b97f4a7c15ull : 0);
-  s->pool = std::make_unique<runtime::BlockPool>(static_cast<int32_t>(s->cache.n_blocks()),
-                                                 static_cast<int32_t>(s->cache.block_size), salt);
-  s->seqs.assign(n_seq, runtime::SequenceBlocks(static_cast<int32_t>(s->cache.block_size)));
-  s->seqs[0].reserve_capacity(impl_->info.n_ctx);  // a session's own sequence grows without allocating
+  for (KvGroup& group : s->groups) {
+    const auto B = static_cast<int32_t>(group.cache.block_size);
+    group.slots.assign(batch, 0);
+    group.block_tables.assign(n_seq * static_cast<size_t>(group.cache.max_blocks), -1);
+    group.pool = std::make_unique<runtime::BlockPool>(static_cast<int32_t>(group.cache.n_blocks()), B,
+                                                      salt ^ static_cast<uint64_t>(group.window));
+    if (group.window > 0 && s->storage == KvStorage::Paged) {
+      const int32_t null_block = group.pool->allocate();  // lowest first: block 0, held for good
+      if (null_block != KvGroup::kNullBlock)
+        return make_error(ErrorCode::Internal, "session: the sliding-window pool has no null block");
+    }
+    group.seqs.assign(n_seq, runtime::SequenceBlocks(B));
+    group.seqs[0].reserve_capacity(impl_->info.n_ctx);  // a session's own sequence grows without allocating
+  }
   s->dense_len.assign(n_seq, 0);
   s->chunk_new.assign(n_seq, 0);
   s->next_pos.assign(n_seq, 0);
@@ -332,8 +405,14 @@ Status Session::truncate(int64_t n) {
     return make_error(ErrorCode::InvalidArgument,
                       fmt::format("session: cannot keep {} of {} cached tokens", n, s.history.size()));
   s.history.resize(static_cast<size_t>(n));
-  s.truncate(0, n);
-  return {};
+  // The sliding-window pool may have given back the rows before n that a query at n still sees:
+  // they are evaluated again.
+  const int64_t kept = s.truncate(0, n);
+  if (kept == n) return {};
+  const std::span<const int32_t> again(s.history.data() + kept, static_cast<size_t>(n - kept));
+  if (again.size() > s.chunk_seq0.size()) s.chunk_seq0.assign(again.size(), 0);
+  return s.eval_tokens(again, std::span<const int32_t>(s.chunk_seq0.data(), again.size()),
+                       LogitRows::LastOfEachSequence, s.last);
 }
 
 std::span<const float> Session::last_logits() const { return impl_->last; }

@@ -48,21 +48,34 @@ class StateMemory {
 // Which tokens of an eval give logits: every one, or the last of each sequence the call names.
 enum class LogitRows { All, LastOfEachSequence };
 
+// One pool of KV cache rows and each sequence's block table into it: the full-attention layers'
+// (group 0), or the sliding-window layers' (group 1, when the model has them), whose sequences give
+// back the blocks out of every later query's window.
+struct KvGroup {
+  models::CacheGeometry cache;
+  int64_t window = 0;  // 0: the full-attention pool
+  std::unique_ptr<runtime::BlockPool> pool;
+  std::vector<runtime::SequenceBlocks> seqs;  // per sequence id (paged)
+  std::vector<int32_t> slots;                 // n_batch: the cache rows the step writes
+  std::vector<int32_t> block_tables;          // n_seq x max_blocks: the step's block tables
+  std::vector<size_t> states;                 // this pool's tensors, indices into Impl::states
+  // A windowed pool's block 0 stays zero and referenced: the given-back entries of its tables name it.
+  static constexpr int32_t kNullBlock = 0;
+};
+
 struct Session::Impl {
   std::shared_ptr<const Model> model;
   const Model::Impl* m = nullptr;
   StateMemory states;
   std::map<std::string, size_t> state_index;
-  std::vector<size_t> state_row_bytes;                     // per state: bytes of one cache row
-  std::vector<int32_t> tokens, positions, seq_ids, slots;  // n_batch each
-  std::vector<int32_t> output_rows;                        // n_batch: the rows whose logits are computed
-  std::vector<int32_t> block_tables;                       // n_seq x max_blocks: the step's block tables
-  std::vector<float> last;                                 // vocab: last row of the last eval
-  models::CacheGeometry cache;
+  std::vector<size_t> state_row_bytes;              // per state: bytes of one cache row
+  std::vector<int32_t> tokens, positions, seq_ids;  // n_batch each
+  std::vector<int32_t> output_rows;                 // n_batch: the rows whose logits are computed
+  std::vector<float> last;                          // vocab: last row of the last eval
+  models::CacheGeometry cache;                      // groups[0]'s: the pool's rows, n_seq, max_blocks
   KvStorage storage = KvStorage::Paged;
-  std::unique_ptr<runtime::BlockPool> pool;
-  std::vector<runtime::SequenceBlocks> seqs;  // per sequence id (paged)
-  std::vector<int64_t> dense_len;             // per sequence id (dense): tokens cached
+  std::vector<KvGroup> groups;     // [0] full attention, [1] sliding window (when the model has it)
+  std::vector<int64_t> dense_len;  // per sequence id (dense): tokens cached
   // Per sequence id, an eval's bookkeeping: tokens in the chunk, the next position to assign, the
   // index of the call's last token.
   std::vector<int64_t> chunk_new, next_pos, last_index;
@@ -82,13 +95,23 @@ struct Session::Impl {
   Status run_chunk(std::span<const int32_t> chunk, std::span<const int32_t> seqs, size_t first_index,
                    LogitRows rows, float* out, int64_t* n_out);
   int64_t length(int32_t seq) const;
-  // Gives back a sequence's cache rows (its blocks return to the pool).
+  // Paged: the tokens sequence seq (holding n_cached) can grow by without taking blocks other
+  // sequences hold, in every pool.
+  int64_t room(int32_t seq, int64_t n_cached) const;
+  // Paged: makes every pool's table of seq cover n_total tokens.
+  Status reserve(int32_t seq, int64_t n_total);
+  // Paged, for an empty sequence: takes the prompt's cached leading blocks (in every pool) and
+  // returns the tokens they cover (at least one token is left to evaluate).
+  int64_t match_prefix(int32_t seq, std::span<const int32_t> tokens);
+  // Gives back a sequence's cache rows (its blocks return to the pools).
   void release(int32_t seq);
   void release_all();
-  // Keeps the first n positions of a sequence.
-  void truncate(int32_t seq, int64_t n);
-  // Copies the first n rows of block src to block dst in every K/V state (copy-on-write).
-  void copy_rows(int32_t src, int32_t dst, int64_t n);
+  // Keeps at most the first n positions of a sequence and returns how many it kept: fewer when
+  // the sliding-window pool no longer holds the window before position n (the caller evaluates
+  // the rest again).
+  int64_t truncate(int32_t seq, int64_t n);
+  // Copies the first n rows of block src to block dst in every K/V state of group g (copy-on-write).
+  void copy_rows(const KvGroup& g, int32_t src, int32_t dst, int64_t n);
 };
 
 }  // namespace glass

@@ -42,6 +42,7 @@ Result<std::shared_ptr<Model>> load_with(const Reference& ref, const std::string
   opt.kv_block_size = layout.block_size;
   opt.n_seq_max = 2;
   opt.kv_size = 2 * (opt.n_ctx + layout.block_size);  // room for the other sequence's blocks
+  opt.kv_size_window = opt.kv_size;  // the fragmenting reserves both sequences' rows up front
   return load_llm(ref.model.string(), opt);
 }
 
@@ -54,8 +55,8 @@ Result<std::vector<float>> eval_with(const Model& model, const std::vector<int32
   const auto n = static_cast<int64_t>(tokens.size());
   if (layout.fragmented) {  // blocks handed out in turn: sequence 0 gets every other one
     for (int64_t at = layout.block_size; at < n + layout.block_size; at += layout.block_size) {
-      if (auto st = s.seqs[1].reserve(*s.pool, at); !st) return st.error();
-      if (auto st = s.seqs[0].reserve(*s.pool, std::min(at, n)); !st) return st.error();
+      if (auto st = s.reserve(1, at); !st) return st.error();
+      if (auto st = s.reserve(0, std::min(at, n)); !st) return st.error();
     }
     if (!layout.neighbour) s.release(1);
   }
@@ -125,6 +126,75 @@ TEST_F(KvStorageConformance, LogitsAreBitwiseEqualInEveryLayout) {
       }
   EXPECT_GE(models, 20u);
   EXPECT_GE(checked, 10 * models);
+}
+
+// Sliding-window layers keep only their window: with the window pool at its default size, a
+// sequence one token at a time holds at most the blocks its window reaches, and the logits stay
+// bitwise those of the dense cache. A rewind (Session::truncate) to a point whose window was given
+// back evaluates those rows again; the dense session then does the same steps, and every later
+// logit is bitwise equal again.
+TEST_F(KvStorageConformance, SlidingWindowLayersGiveBackTheirBlocks) {
+  size_t checked = 0, replays = 0;
+  for (const Reference& ref : find_references(fixtures_, "synthetic-arch")) {
+    if (ref.name.rfind("gemma", 0) != 0) continue;
+    for (const std::string& backend : available_backends())
+      for (int64_t block : {1, 4, 16}) {
+        LoadOptions opt;
+        opt.backend = backend;
+        opt.n_ctx = static_cast<int64_t>(ref.tokens.size()) + 1;
+        opt.n_batch = 8;
+        opt.n_seq_max = 1;
+        opt.kv_block_size = block;
+        auto model = load_llm(ref.model.string(), opt);
+        ASSERT_TRUE(model.ok()) << ref.name << ": " << model.error().message;
+        opt.kv_storage = KvStorage::Dense;
+        auto dense_model = load_llm(ref.model.string(), opt);
+        ASSERT_TRUE(dense_model.ok()) << ref.name << ": " << dense_model.error().message;
+        const ModelInfo& info = (*model)->info();
+        ASSERT_GT(info.kv_size_window, 0) << ref.name << " has no sliding-window pool";
+        auto session = (*model)->new_session();
+        auto dense = (*dense_model)->new_session();
+        ASSERT_TRUE(session.ok() && dense.ok());
+        Session::Impl& s = *(*session)->impl_for_batch();
+        ASSERT_EQ(s.groups.size(), 2u);
+        const KvGroup& w = s.groups[1];
+        const int64_t window = w.window;
+        // Between steps: the blocks of positions len - window + 1 .. len - 1, one more when they
+        // straddle a block edge, and the null block.
+        const int64_t most = (window - 1 + block - 1) / block + 1 + 1;
+        const auto vocab = static_cast<size_t>(info.vocab_size);
+        auto step = [&](size_t i, const char* when) {
+          ASSERT_TRUE((*session)->eval(std::span(&ref.tokens[i], 1)).ok());
+          ASSERT_TRUE((*dense)->eval(std::span(&ref.tokens[i], 1)).ok());
+          ASSERT_EQ(std::memcmp((*session)->last_logits().data(), (*dense)->last_logits().data(),
+                                vocab * sizeof(float)),
+                    0)
+              << ref.name << " @" << backend << " block " << block << ": " << when << ", position " << i
+              << " differs from dense";
+          ASSERT_LE(w.pool->n_used(), most) << ref.name << " block " << block << " position " << i;
+        };
+        for (size_t i = 0; i < ref.tokens.size(); ++i) step(i, "first pass");
+        EXPECT_GT(w.seqs[0].first_live(), 0) << ref.name << ": no block was given back";
+        const int64_t keep = static_cast<int64_t>(ref.tokens.size()) - window - 3;
+        ASSERT_GT(keep, 0);
+        const uint64_t before = (*session)->stats().n_tokens_evaluated;
+        ASSERT_TRUE((*session)->truncate(keep).ok());
+        EXPECT_EQ((*session)->n_past(), keep);
+        const auto replayed = static_cast<int64_t>((*session)->stats().n_tokens_evaluated - before);
+        replays += replayed > 0;
+        // The dense cache still holds those rows; it evaluates them again the same way.
+        ASSERT_TRUE((*dense)->truncate(keep - replayed).ok());
+        if (replayed > 0) {
+          const auto from = static_cast<size_t>(keep - replayed);
+          ASSERT_TRUE(
+              (*dense)->eval(std::span(ref.tokens).subspan(from, static_cast<size_t>(replayed))).ok());
+        }
+        for (auto i = static_cast<size_t>(keep); i < ref.tokens.size(); ++i) step(i, "after the rewind");
+        ++checked;
+      }
+  }
+  EXPECT_GE(checked, 3u * 3u);
+  EXPECT_GT(replays, 0u);  // some rewinds found their window given back, not all in the prefix index
 }
 
 }  // namespace
