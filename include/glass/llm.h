@@ -257,6 +257,29 @@ struct SamplingConfig {
   std::vector<std::string> order;
 };
 
+// A token and its log-probability at one generation step.
+struct TokenLogprob {
+  int32_t id = 0;
+  float logprob = 0.0f;
+};
+
+// One generated token's log-probabilities: log-softmax of the model's raw logits for that step,
+// before logit_bias, penalties, temperature or any truncation (vLLM's default "raw" logprobs), so a
+// value says what the model predicted, not what the sampler made of it.
+struct TokenLogprobs {
+  TokenLogprob token;  // the generated token
+  // The top_logprobs most likely tokens, most likely first (the lower id first on ties).
+  std::vector<TokenLogprob> top;
+};
+
+// Called with each generated token's log-probabilities as soon as it is sampled, before its text
+// reaches the piece callback; on the thread that generates (the engine's loop thread for Engine
+// requests). It must not throw.
+using LogprobsCallback = std::function<void(const TokenLogprobs& token)>;
+
+// The most alternatives per token GenerateConfig::top_logprobs may ask for (OpenAI's limit).
+inline constexpr int32_t kMaxTopLogprobs = 20;
+
 struct GenerateConfig {
   int32_t max_tokens = 128;
   SamplingConfig sampling;
@@ -266,6 +289,12 @@ struct GenerateConfig {
                                           // (not including) the match is returned, nothing after it
   // Set to true from any thread to cancel: the loop stops before its next decode step.
   std::shared_ptr<std::atomic<bool>> cancel;
+  // GenerateResult::logprobs: each generated token's log-probability and its top_logprobs most
+  // likely alternatives ([0, kMaxTopLogprobs]; more than 0 needs logprobs). Off, the token loop
+  // computes nothing extra and allocates nothing.
+  bool logprobs = false;
+  int32_t top_logprobs = 0;
+  LogprobsCallback on_logprobs;  // optional, with logprobs: each entry as it is made
 };
 
 // Why generation ended. Precedence when several apply to one token: cancelled (the consumer asked),
@@ -291,6 +320,7 @@ struct GenerateCounters {
 struct GenerateResult {
   std::vector<int32_t> tokens;  // generated ids (a stopping token excluded)
   std::string text;
+  std::vector<TokenLogprobs> logprobs;  // with config.logprobs: one per id of `tokens`, in order
   FinishReason finish = FinishReason::Length;
   uint64_t seed = 0;  // the sampler's seed (reproduces the run)
   GenerateTimings timings;

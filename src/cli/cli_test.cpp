@@ -1,5 +1,6 @@
 // The glass command end to end, run as a user runs it: `glass synth` writes a model, `glass
-// quantize` converts it, `glass bench` measures it with llama-bench's output format. The files are
+// quantize` converts it, `glass bench` measures it with llama-bench's output format, `glass run
+// --json --n-probs` reports token probabilities. The files are
 // read back with the GGUF reader, and bench's JSON is checked against llama-bench's field names and
 // against its own samples (mean, sample standard deviation, tokens per second).
 #include <gtest/gtest.h>
@@ -223,6 +224,51 @@ TEST_F(Cli, BatchedBenchJsonlHasLlamaBatchedBenchFields) {
   const Ran md = glass("bench -m tiny-q4_0.gguf -t 1 --npp 8 --ntg 2 --npl 2");
   ASSERT_EQ(md.status, 0) << md.err;
   EXPECT_NE(md.out.find("|     8 |      2 |    2 |     20 |"), std::string::npos) << md.out;
+}
+
+// --n-probs N (llama.cpp's n_probs) with --json: each generated token's log-probability and its N most
+// likely alternatives under "completion_probabilities"; greedy tokens are their step's most likely.
+TEST_F(Cli, RunJsonWithNProbsListsEachTokensAlternatives) {
+  const Ran r = glass("run -p 'Once upon a time' -n 8 --temp 0 -t 1 --json --n-probs 3");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& tokens = j["tokens"];
+  ASSERT_FALSE(tokens.empty());
+  const auto& probs = j["completion_probabilities"];
+  ASSERT_EQ(probs.size(), tokens.size()) << r.out;
+  for (size_t i = 0; i < probs.size(); ++i) {
+    const auto& e = probs[i];
+    EXPECT_EQ(e["id"], tokens[i]) << i;
+    EXPECT_TRUE(e["token"].is_string()) << i;
+    EXPECT_TRUE(e["bytes"].is_array()) << i;
+    const double lp = e["logprob"];
+    EXPECT_LE(lp, 0.0) << i;
+    const auto& top = e["top_logprobs"];
+    ASSERT_EQ(top.size(), 3u) << i;
+    EXPECT_EQ(top[0]["id"], e["id"]) << i;
+    EXPECT_EQ(top[0]["logprob"].get<double>(), lp) << i;
+    double mass = 0;
+    for (size_t k = 0; k < top.size(); ++k) {
+      if (k > 0) {
+        EXPECT_GE(top[k - 1]["logprob"].get<double>(), top[k]["logprob"].get<double>()) << i;
+      }
+      mass += std::exp(top[k]["logprob"].get<double>());
+    }
+    EXPECT_LE(mass, 1.0 + 1e-5) << i;
+  }
+  // Not asked: no such key, and the same tokens.
+  const Ran plain = glass("run -p 'Once upon a time' -n 8 --temp 0 -t 1 --json");
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  const auto p = nlohmann::json::parse(plain.out);
+  EXPECT_FALSE(p.contains("completion_probabilities"));
+  EXPECT_EQ(p["tokens"], tokens);
+  // Without --json there is nowhere to write them; more than 20 is out of range.
+  const Ran no_json = glass("run -p 'Once' -n 2 --n-probs 3");
+  EXPECT_NE(no_json.status, 0);
+  EXPECT_NE(no_json.err.find("--json"), std::string::npos) << no_json.err;
+  const Ran too_many = glass("run -p 'Once' -n 2 --json --n-probs 21");
+  EXPECT_NE(too_many.status, 0);
+  EXPECT_NE(too_many.err.find("--n-probs"), std::string::npos) << too_many.err;
 }
 
 TEST_F(Cli, BenchOfAMissingFileFailsNamingIt) {

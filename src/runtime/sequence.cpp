@@ -1,12 +1,61 @@
 #include "runtime/sequence.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace glass::runtime {
+namespace {
+
+// Ranks alternatives: the higher log-probability first, the lower id on ties (as greedy picks).
+bool more_likely(const TokenLogprob& a, const TokenLogprob& b) {
+  return a.logprob > b.logprob || (a.logprob == b.logprob && a.id < b.id);
+}
+
+// log-softmax of `logits` for `id` and the n most likely tokens: one pass for the maximum, one for
+// the normaliser (summed in double: a vocabulary of 150k terms), the top n kept in a heap of n whose
+// front is the least likely kept, so the cost is O(vocab log n) and nothing of vocabulary size is
+// sorted or allocated.
+TokenLogprobs log_softmax_top(std::span<const float> logits, int32_t id, int32_t n) {
+  float max = -std::numeric_limits<float>::infinity();
+  for (const float x : logits) max = std::max(max, x);
+  double sum = 0.0;
+  for (const float x : logits) sum += std::exp(static_cast<double>(x - max));
+  const auto log_z = static_cast<float>(static_cast<double>(max) + std::log(sum));
+  TokenLogprobs out;
+  out.token = {id, logits[static_cast<size_t>(id)] - log_z};
+  out.top.reserve(static_cast<size_t>(n));
+  if (n == 0) return out;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    const TokenLogprob c{static_cast<int32_t>(i), logits[i]};  // raw logits rank as their logprobs do
+    if (out.top.size() < static_cast<size_t>(n)) {
+      out.top.push_back(c);
+      std::push_heap(out.top.begin(), out.top.end(), more_likely);
+    } else if (more_likely(c, out.top.front())) {
+      std::pop_heap(out.top.begin(), out.top.end(), more_likely);
+      out.top.back() = c;
+      std::push_heap(out.top.begin(), out.top.end(), more_likely);
+    }
+  }
+  std::sort_heap(out.top.begin(), out.top.end(), more_likely);
+  for (TokenLogprob& t : out.top) t.logprob -= log_z;
+  return out;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<SequenceGen>> SequenceGen::create(const Model::Impl& m, const GenerateConfig& config) {
   if (config.max_tokens < 0)
     return make_error(ErrorCode::InvalidArgument, "generate: max_tokens must not be negative");
+  if (config.top_logprobs < 0 || config.top_logprobs > kMaxTopLogprobs)
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("generate: top_logprobs must be in [0, {}], got {}", kMaxTopLogprobs,
+                                  config.top_logprobs));
+  if (config.top_logprobs > 0 && !config.logprobs)
+    return make_error(ErrorCode::InvalidArgument,
+                      "generate: top_logprobs needs logprobs (the alternatives come with each token's own)");
   auto chain = SamplerChain::from_config(config.sampling, static_cast<size_t>(m.info.vocab_size),
                                          static_cast<size_t>(m.info.n_ctx));
   if (!chain.ok()) return chain.error();
@@ -22,6 +71,16 @@ SequenceGen::SequenceGen(const Model::Impl& m, const GenerateConfig& config, Sam
       stop_(config.stop) {
   result_.seed = chain_.seed();  // the drawn one when the config asked for a random seed
   if (config.max_tokens == 0) done_ = true;
+  if (config.logprobs) {
+    n_top_ = static_cast<int32_t>(std::min<int64_t>(config.top_logprobs, m.info.vocab_size));
+    // A sequence cannot pass its context, whatever max_tokens says.
+    result_.logprobs.reserve(static_cast<size_t>(std::min<int64_t>(config.max_tokens, m.info.n_ctx)));
+  }
+}
+
+void SequenceGen::record_logprobs(std::span<const float> logits, int32_t id) {
+  result_.logprobs.push_back(log_softmax_top(logits, id, n_top_));
+  if (config_.on_logprobs) config_.on_logprobs(result_.logprobs.back());
 }
 
 void SequenceGen::accept_prompt(std::span<const int32_t> prompt) {
@@ -57,6 +116,7 @@ std::optional<int32_t> SequenceGen::step(std::span<const float> logits, const Pi
     return std::nullopt;
   }
   result_.tokens.push_back(id);
+  if (config_.logprobs) record_logprobs(logits, id);
   const std::string piece = stop_.push(stream_.push(id));
   if (stop_.matched()) {
     emit(piece, on_piece);

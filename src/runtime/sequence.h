@@ -1,6 +1,7 @@
 #pragma once
 // One generated sequence's state, shared by generate() and generate_batch(): its sampler chain
-// (and RNG), streaming detokenizer, stop criteria and growing result.
+// (and RNG), streaming detokenizer, stop criteria and growing result (with each token's
+// log-probabilities when the config asks for them).
 #include <optional>
 #include <span>
 
@@ -27,6 +28,7 @@ class SequenceGen {
  private:
   SequenceGen(const Model::Impl& m, const GenerateConfig& config, SamplerChain chain);
   bool emit(const std::string& text, const PieceCallback& on_piece);
+  void record_logprobs(std::span<const float> logits, int32_t id);
 
   const Model::Impl& m_;
   const GenerateConfig& config_;
@@ -34,6 +36,7 @@ class SequenceGen {
   tokenizer::StreamingDecoder stream_;
   StopMatcher stop_;
   GenerateResult result_;
+  int32_t n_top_ = 0;  // alternatives per token: top_logprobs, at most the vocabulary
   bool done_ = false;
 };
 

@@ -8,7 +8,9 @@
 #include <ctime>
 #include <deque>
 #include <mutex>
+#include <span>
 #include <utility>
+#include <vector>
 
 namespace glass::server {
 namespace {
@@ -40,13 +42,21 @@ ApiError internal(const Error& e) {
   return ApiError{.status = 500, .message = e.message, .type = "server_error"};
 }
 
+// One choice's next piece of text, or the log probabilities of its newest token (which the engine
+// hands over before that token's text).
+struct Queued {
+  int choice = 0;
+  std::string text;
+  std::optional<TokenLogprobs> logprobs;
+};
+
 // Pieces of every choice of one stream, in the order the engine made them. The engine hands them to
 // the submit callback on its thread; the content provider takes them here, so that n choices
 // interleave without a reader blocked on any one of them.
 struct PieceQueue {
   std::mutex mu;
   std::condition_variable cv;
-  std::deque<std::pair<int, std::string>> pieces;  // (choice, text)
+  std::deque<Queued> pieces;
 };
 
 struct ChoiceStream {
@@ -55,6 +65,11 @@ struct ChoiceStream {
   ToolCallFilter filter;
   size_t received = 0;  // bytes of the reply taken from the queue
   bool ended = false;   // its end was taken from the engine
+  // Log probabilities of the tokens taken from the queue whose text has not been written yet (held
+  // back by the detokenizer, a stop string or the tool-call filter); the next chunk written carries them.
+  std::vector<TokenLogprobs> pending;
+  size_t logprobs_sent = 0;  // tokens whose log probabilities went out
+  int64_t text_offset = 0;   // completions: the characters of those tokens' texts
 };
 
 // One streamed reply: what the content provider and its releaser share.
@@ -107,18 +122,23 @@ std::optional<bool> finish_choice(Stream& st, int i, std::string& out) {
     return false;
   }
   st.n_generated += static_cast<int64_t>(r->tokens.size());
+  // The log probabilities not sent yet go with the first chunk written from here, taken from the
+  // result (the queue's copies are dropped with the rest of what it holds for this choice).
+  LogprobsChunk left{.text_offset = c.text_offset};
+  if (r->logprobs.size() > c.logprobs_sent) left.entries = std::span(r->logprobs).subspan(c.logprobs_sent);
+  auto take_left = [&left] { return std::exchange(left, LogprobsChunk{}); };
   // The pieces add up to the text; what the queue still holds for this choice is dropped once ended.
   if (c.received <= r->text.size()) {
     const std::string rest = c.filter.feed(std::string_view(r->text).substr(c.received));
-    if (!rest.empty()) out += st.events.piece(rest, i);
+    if (!rest.empty()) out += st.events.piece(rest, i, take_left());
   }
   std::optional<ParsedReply> calls;
   if (st.tools != ToolFamily::None) calls = parse_tool_calls(st.tools, r->text);
   if (calls) {
-    out += st.events.tool_calls(calls->calls, i);
+    out += st.events.tool_calls(calls->calls, i, take_left());
   } else {
-    if (const std::string held = c.filter.held(); !held.empty()) out += st.events.piece(held, i);
-    out += st.events.closing(r->finish, i);
+    if (const std::string held = c.filter.held(); !held.empty()) out += st.events.piece(held, i, take_left());
+    out += st.events.closing(r->finish, i, take_left());
   }
   return std::nullopt;
 }
@@ -135,10 +155,16 @@ bool provide(Stream& st, httplib::DataSink& sink) {
       if (!first.empty() && !write(sink, first)) return client_gone(st);
       return true;
     }
-    std::optional<std::pair<int, std::string>> piece;
+    std::optional<Queued> piece;
     {
       std::unique_lock lk(st.queue->mu);
       st.queue->cv.wait_for(lk, kPoll, [&] { return !st.queue->pieces.empty(); });
+      // Log probabilities wait in their choice for the text they come before.
+      while (!st.queue->pieces.empty() && st.queue->pieces.front().logprobs) {
+        Queued& q = st.queue->pieces.front();
+        if (ChoiceStream& c = st.choices[q.choice]; !c.ended) c.pending.push_back(std::move(*q.logprobs));
+        st.queue->pieces.pop_front();
+      }
       if (!st.queue->pieces.empty()) {
         piece = std::move(st.queue->pieces.front());
         st.queue->pieces.pop_front();
@@ -146,12 +172,18 @@ bool provide(Stream& st, httplib::DataSink& sink) {
     }
     std::string out;
     if (piece) {
-      ChoiceStream& c = st.choices[piece->first];
+      ChoiceStream& c = st.choices[piece->choice];
       if (c.ended) return true;  // finish_choice took it from the result already
-      c.received += piece->second.size();
-      const std::string text = c.filter.feed(piece->second);
+      c.received += piece->text.size();
+      const std::string text = c.filter.feed(piece->text);
       if (text.empty()) return true;  // nothing to say (an empty write would end the stream)
-      if (!write(sink, st.events.piece(text, piece->first))) return client_gone(st);
+      const LogprobsChunk lp{.entries = c.pending, .text_offset = c.text_offset};
+      if (!write(sink, st.events.piece(text, piece->choice, lp))) return client_gone(st);
+      if (!c.pending.empty()) {
+        c.logprobs_sent += c.pending.size();
+        c.text_offset += logprobs_text_length(*st.served->model, c.pending);
+        c.pending.clear();
+      }
       return true;
     }
     // done() outside the queue's lock: the engine may hold its own while it calls into the queue.
@@ -250,7 +282,8 @@ void respond_generation(const GenerationContext& ctx, Endpoint endpoint, std::ve
   ReplyMeta meta{.endpoint = endpoint,
                  .id = new_reply_id(endpoint),
                  .created = static_cast<int64_t>(std::time(nullptr)),
-                 .model = served.name};
+                 .model = served.name,
+                 .logprobs_model = fields.config.logprobs ? served.model.get() : nullptr};
   if (endpoint != Endpoint::Chat) tools = ToolFamily::None;
   const auto n_prompt = static_cast<int64_t>(prompt.size());
   const int n = std::max(1, fields.n);
@@ -263,13 +296,20 @@ void respond_generation(const GenerationContext& ctx, Endpoint endpoint, std::ve
       on_piece = [queue, i](std::string_view piece) {
         {
           std::lock_guard lk(queue->mu);
-          queue->pieces.emplace_back(i, std::string(piece));
+          queue->pieces.push_back(Queued{.choice = i, .text = std::string(piece)});
         }
         queue->cv.notify_one();
         return true;
       };
-    auto submitted = served.engine->submit(
-        EngineRequest{.prompt = prompt, .config = choice_config(fields.config, i)}, std::move(on_piece));
+    GenerateConfig config = choice_config(fields.config, i);
+    if (fields.stream && config.logprobs)
+      // No wake-up: the token's text follows at once (or, held back, with a later piece or the end).
+      config.on_logprobs = [queue, i](const TokenLogprobs& t) {
+        std::lock_guard lk(queue->mu);
+        queue->pieces.push_back(Queued{.choice = i, .logprobs = t});
+      };
+    auto submitted = served.engine->submit(EngineRequest{.prompt = prompt, .config = std::move(config)},
+                                           std::move(on_piece));
     if (!submitted) {
       // All choices or none: those submitted already are not answered.
       for (size_t k = 0; k < handles.size(); ++k) {
@@ -299,7 +339,7 @@ void respond_generation(const GenerationContext& ctx, Endpoint endpoint, std::ve
       }
       ctx.metrics->request_finished(i == 0 ? n_prompt : 0, *r);
       usage.completion_tokens += static_cast<int64_t>(r->tokens.size());
-      ChoiceReply c{.text = std::move(r->text), .finish = r->finish};
+      ChoiceReply c{.text = std::move(r->text), .finish = r->finish, .logprobs = std::move(r->logprobs)};
       if (tools != ToolFamily::None) c.tools = parse_tool_calls(tools, c.text);
       choices.push_back(std::move(c));
     }

@@ -158,9 +158,6 @@ Err refuse_unless(const Json& obj, const char* name, bool (*harmless)(const Json
   return bad_field(name, what);
 }
 
-bool is_false_or_zero(const Json& v) {
-  return (v.is_boolean() && !v.get<bool>()) || (v.is_number() && v.get<double>() == 0.0);
-}
 bool is_false(const Json& v) { return v.is_boolean() && !v.get<bool>(); }
 bool is_one(const Json& v) { return v.is_number() && v.get<double>() == 1.0; }
 bool is_empty_text(const Json& v) { return v.is_string() && v.get_ref<const std::string&>().empty(); }
@@ -171,11 +168,6 @@ bool is_text_format(const Json& v) {
 }
 
 Err refuse_unsupported(const Json& obj) {
-  if (auto e = refuse_unless(obj, "logprobs", is_false_or_zero, "log probabilities are not supported yet"))
-    return e;
-  if (auto e =
-          refuse_unless(obj, "top_logprobs", is_false_or_zero, "log probabilities are not supported yet"))
-    return e;
   if (auto e = refuse_unless(obj, "echo", is_false, "echoing the prompt is not supported yet")) return e;
   if (auto e = refuse_unless(obj, "best_of", is_one, "only 1 is supported")) return e;
   if (auto e = refuse_unless(obj, "suffix", is_empty_text, "suffixes (insertion) are not supported"))
@@ -185,6 +177,30 @@ Err refuse_unsupported(const Json& obj) {
   if (auto e = refuse_unless(obj, "response_format", is_text_format,
                              "only {\"type\": \"text\"} is supported (no JSON mode or schemas yet)"))
     return e;
+  return std::nullopt;
+}
+
+// Chat: `logprobs` true or false, and `top_logprobs` [0, 20], which needs logprobs true (as OpenAI
+// and vLLM answer). Completions: the legacy `logprobs`, an integer [0, 5] (OpenAI's limit): each
+// token's log-probability and its N most likely alternatives; false reads as absent.
+Err read_logprobs(const Json& obj, bool chat, GenerateConfig& c) {
+  std::optional<int64_t> top;
+  if (chat) {
+    if (auto e = read_bool(obj, "logprobs", "logprobs", c.logprobs)) return e;
+    if (auto e = read_int(obj, "top_logprobs", 0, kMaxTopLogprobs, top)) return e;
+    if (top && !c.logprobs) return bad_field("top_logprobs", "needs \"logprobs\": true");
+    c.top_logprobs = static_cast<int32_t>(top.value_or(0));
+    return std::nullopt;
+  }
+  if (field(obj, "top_logprobs"))
+    return bad_field(
+        "top_logprobs",
+        fmt::format("is a chat completions field; /v1/completions takes \"logprobs\": N (0 to {})",
+                    kMaxCompletionLogprobs));
+  if (const Json* v = field(obj, "logprobs"); v && is_false(*v)) return std::nullopt;
+  if (auto e = read_int(obj, "logprobs", 0, kMaxCompletionLogprobs, top)) return e;
+  c.logprobs = top.has_value();
+  c.top_logprobs = static_cast<int32_t>(top.value_or(0));
   return std::nullopt;
 }
 
@@ -218,6 +234,7 @@ Err parse_fields(const Json& obj, const ModelLimits& limits, bool chat, Generati
   if (seed) s.seed = *seed < 0 ? SamplingConfig::kRandomSeed : static_cast<uint64_t>(*seed);
   if (auto e = read_logit_bias(obj, limits, s.logit_bias)) return e;
   if (auto e = read_stop(obj, c.stop)) return e;
+  if (auto e = read_logprobs(obj, chat, c)) return e;
 
   constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
   if (auto e = read_int(obj, "max_tokens", 0, kIntMax, max_tokens)) return e;

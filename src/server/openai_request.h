@@ -3,7 +3,7 @@
 // engine takes. Everything a client sends passes through here first: a body that is not JSON, a
 // field of the wrong type or out of range comes back as a 400 ApiError naming the field, so the
 // handlers only ever see well-formed requests. Fields the API defines but glass does not serve yet
-// (logprobs, tool_choice "required", response_format other than text, ...) are refused the same way rather
+// (echo, tool_choice "required", response_format other than text, ...) are refused the same way rather
 // than silently ignored; unknown fields are ignored, as OpenAI-compatible servers do (clients send extras).
 #include <cstdint>
 #include <optional>
@@ -25,6 +25,9 @@ struct ModelLimits {
 // The fields both endpoints share.
 // The most choices one request may ask for (`n`): each is a sequence of its own in the engine.
 constexpr int32_t kMaxChoices = 8;
+// The most alternatives per token the legacy completions' `logprobs` may ask for (OpenAI's limit;
+// chat's top_logprobs goes to kMaxTopLogprobs).
+constexpr int32_t kMaxCompletionLogprobs = 5;
 
 struct GenerationFields {
   std::optional<std::string> model;  // absent: the served model

@@ -3,8 +3,16 @@
 // whole replies, and the server-sent events of a streamed one (`data: {...}\n\n` per chunk, then
 // `data: [DONE]\n\n`). Generated text may end inside a UTF-8 sequence (a reply cut by max_tokens
 // or a cancel); such bytes are written as U+FFFD rather than failing the JSON dump.
+//
+// Log probabilities, when the request asked for them (ReplyMeta::logprobs_model), take OpenAI's two
+// shapes: chat's `{"content": [{token, logprob, bytes, top_logprobs: [{token, logprob, bytes}]}],
+// "refusal": null}` and the legacy completions' `{text_offset, token_logprobs, tokens, top_logprobs:
+// [{token: logprob}]}` (the N most likely and the sampled token, so up to N + 1 keys, as OpenAI
+// documents). A token reads as its piece (Model::token_to_piece); a value JSON cannot hold is -9999.0,
+// OpenAI's "very unlikely".
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,6 +31,8 @@ struct ReplyMeta {
   std::string id;  // "cmpl-..." / "chatcmpl-..."
   int64_t created = 0;
   std::string model;
+  // Set when the request asked for log probabilities: the model whose pieces the tokens read as.
+  const Model* logprobs_model = nullptr;
 };
 
 // A fresh reply id with the endpoint's prefix.
@@ -43,7 +53,18 @@ struct ChoiceReply {
   // Set when the reply parsed as tool calls: the message gets tool_calls, content the text before
   // them (null when that is blank), finish_reason "tool_calls".
   std::optional<ParsedReply> tools;
+  std::vector<TokenLogprobs> logprobs;  // GenerateResult::logprobs, when the request asked
 };
+
+// The log probabilities one chunk of a stream carries: those of the tokens generated since the last
+// chunk that carried any, and (completions) where the first one's text starts in the reply.
+struct LogprobsChunk {
+  std::span<const TokenLogprobs> entries;
+  int64_t text_offset = 0;
+};
+
+// How far the tokens' texts move text_offset: their pieces' characters (code points).
+int64_t logprobs_text_length(const Model& model, std::span<const TokenLogprobs> entries);
 
 // The whole reply of a request that was not streamed.
 std::string reply_body(const ReplyMeta& meta, const std::vector<ChoiceReply>& choices, const Usage& usage);
@@ -61,11 +82,13 @@ class StreamEvents {
  public:
   StreamEvents(ReplyMeta meta, bool include_usage) : meta_(std::move(meta)), include_usage_(include_usage) {}
   std::string opening(int index = 0) const;  // "" for completions, which have no role chunk
-  std::string piece(std::string_view text, int index = 0) const;
-  std::string closing(FinishReason finish, int index = 0) const;
+  // `logprobs`: the chunk's share when the request asked for them (no entries: "logprobs": null).
+  std::string piece(std::string_view text, int index = 0, LogprobsChunk logprobs = {}) const;
+  std::string closing(FinishReason finish, int index = 0, LogprobsChunk logprobs = {}) const;
   // Chat only: the calls as one delta (each with its index, id, name and whole arguments), then the
   // closing chunk with finish_reason "tool_calls".
-  std::string tool_calls(const std::vector<ToolCall>& calls, int index = 0) const;
+  std::string tool_calls(const std::vector<ToolCall>& calls, int index = 0,
+                         LogprobsChunk logprobs = {}) const;
   std::string usage(const Usage& usage) const;
   bool include_usage() const { return include_usage_; }
   static std::string done() { return "data: [DONE]\n\n"; }

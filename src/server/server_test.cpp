@@ -187,7 +187,7 @@ TEST(Server, MalformedBodiesAre400NamingTheirField) {
       {c, R"({"prompt": "x", "stream": "yes"})", "stream"},
       {c, R"({"prompt": "x", "stream_options": 5})", "stream_options"},
       {c, R"({"prompt": "x", "n": 9})", "n"},
-      {c, R"({"prompt": "x", "logprobs": 5})", "logprobs"},
+      {c, R"({"prompt": "x", "logprobs": 6})", "logprobs"},
       {c, R"({"prompt": "x", "model": 5})", "model"},
       {c, R"({"max_tokens": 5})", "prompt"},
       {c, R"({"prompt": 5})", "prompt"},
