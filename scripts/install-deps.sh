@@ -6,9 +6,16 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libpcre2-dev libutf8proc-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
+# Test and benchmark tools, each taken as present when its command is (NodeSource's nodejs brings
+# its own npm and conflicts with Debian's npm package): node + npm run the openai npm client test
+# (scripts/test.sh installs the package into the build tree), wrk the server benchmarks.
+tools=(nodejs:node npm:npm wrk:wrk)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+for t in "${tools[@]}"; do
+  command -v "${t#*:}" >/dev/null || missing+=("${t%%:*}")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""

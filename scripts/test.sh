@@ -18,6 +18,18 @@ if [ "${1:-}" = "--sanitize" ]; then
          -DGLASS_WERROR=ON -DGLASS_SANITIZE=ON -DGLASS_BUILD_TOOLS=OFF)
 fi
 cmake -S . -B "$dir" -G Ninja "${flags[@]}"
+# The official openai npm client that glass_openai_client_test drives (src/server/CMakeLists.txt),
+# into the build tree; pinned to the last major that runs on node 20 (7.x wants node 22).
+# Offline or without npm the test reports itself skipped (failed with GLASS_REQUIRE_FIXTURES=1).
+openai_version=6.49.0
+if [[ $# -eq 0 || " $* " == *" glass_openai_client_test "* ]] && command -v npm >/dev/null; then
+  installed=$(node -p 'require(process.argv[1]).version' "$PWD/$dir/node/node_modules/openai/package.json" \
+                 2>/dev/null || true)
+  if [ "$installed" != "$openai_version" ]; then
+    npm install --prefix "$dir/node" --no-audit --no-fund --no-save --loglevel=error "openai@$openai_version" ||
+      echo "warning: npm install openai@$openai_version failed; glass_openai_client_test will skip" >&2
+  fi
+fi
 if [ $# -gt 0 ]; then
   cmake --build "$dir" --target "$@"
   labels=$(IFS='|'; echo "$*")

@@ -1,11 +1,23 @@
 // glass serve: an OpenAI-compatible HTTP server (src/server/) over one model. It listens first and
 // loads the model after, so that a supervisor polling /health sees 503 "loading" and then 200.
-// SIGINT / SIGTERM stop it: running requests are cancelled, connections closed, the engine stopped.
+// SIGINT / SIGTERM drain it: new generation requests get 503 and /health says "draining" while the
+// running ones get --shutdown-timeout seconds to finish; then whatever is left is cancelled, the
+// connections closed and the engine stopped, and it exits 0. A second signal stops at once.
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <csignal>
+#include <cstdint>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "cli/common.h"
 #include "server/server.h"
@@ -16,7 +28,88 @@ namespace {
 struct ServeOptions {
   ModelOptions model;
   server::ServerOptions server;
+  double shutdown_timeout = 10;  // seconds in-flight requests get after SIGTERM / SIGINT
 };
+
+// The model load_or_report opens for an empty -m (the bundled one).
+std::string model_path(const ModelOptions& o) {
+  if (!o.path.empty()) return o.path;
+  const std::filesystem::path rel = "models/stories260K.gguf";
+  std::error_code ec;
+  return std::filesystem::exists(rel, ec) ? rel.string()
+                                          : (std::filesystem::path(GLASS_SOURCE_DIR) / rel).string();
+}
+
+// Bytes one row of the KV pool takes: the model's state tensors whose rows are the pool's, from the
+// graph as built (a sliding-window layer's own pool does not grow with --kv-size and is left out).
+int64_t kv_bytes_per_row(const Model& m) {
+  auto text = m.graph(GraphFormat::Json, /*after_rewrites=*/false);
+  if (!text) return 0;
+  const auto g = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!g.is_object() || !g.contains("nodes")) return 0;
+  int64_t bytes = 0;
+  for (const auto& n : g["nodes"]) {
+    if (n.value("op", "") != "state" || !n.contains("shape") || n["shape"].empty()) continue;
+    const auto& shape = n["shape"];
+    if (!shape[0].is_number_integer() || shape[0].get<int64_t>() != m.info().kv_size) continue;
+    const std::string dtype = n.value("dtype", "");
+    int64_t row = dtype == "f32" ? 4 : (dtype == "f16" || dtype == "bf16") ? 2 : 0;
+    for (size_t i = 1; i < shape.size(); ++i)
+      row *= shape[i].is_number_integer() ? shape[i].get<int64_t>() : 0;
+    bytes += row;
+  }
+  return bytes;
+}
+
+// What this process may use: the machine's memory, or the container's cgroup limit when lower.
+uint64_t memory_limit() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  uint64_t bytes = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  for (const char* path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(path);
+    uint64_t limit = 0;
+    if (in >> limit && limit > 0 && (bytes == 0 || limit < bytes)) bytes = limit;  // "max" reads as no number
+  }
+  return bytes;
+}
+
+// Without --kv-size the pool holds `running` sequences of the full context (n_ctx x -np rows), so
+// that -np long requests run together instead of preempting each other, but at most half the memory
+// the weights leave, and at least one full-length sequence. The context and the row size come from
+// the model itself: it is opened once for them, without repacking weights and with one-token plans.
+bool size_kv_pool(ServeOptions& o, int32_t running) {
+  LoadOptions probe = o.model.load;
+  probe.kv_size = 0;
+  probe.n_batch = 1;
+  probe.n_threads = 1;
+  probe.repack_weights = false;
+  auto m = load_llm(model_path(o.model), probe);
+  if (!m) {
+    report(m.error());
+    return false;
+  }
+  const ModelInfo& info = (*m)->info();
+  const int64_t n_ctx = info.n_ctx;
+  const int64_t per_row = kv_bytes_per_row(**m);
+  const int64_t wanted = n_ctx * std::max<int32_t>(1, running);
+  int64_t rows = wanted;
+  const uint64_t memory = memory_limit();
+  if (per_row > 0 && memory > info.weight_bytes) {
+    const auto cap = static_cast<int64_t>((memory - info.weight_bytes) / 2 / static_cast<uint64_t>(per_row));
+    rows = std::max(n_ctx, std::min(wanted, cap));
+  }
+  o.model.load.n_ctx = n_ctx;  // the context the probe chose, whatever kv_size does to the defaults
+  o.model.load.kv_size = rows;
+  const std::string why = rows == wanted ? fmt::format("{} x {}: the context x --parallel", n_ctx, running)
+                                         : fmt::format(
+                                               "half the memory the weights leave; {} x {} wanted, "
+                                               "give --kv-size to choose",
+                                               n_ctx, running);
+  fmt::print(stderr, "glass: KV pool of {} rows, {:.1f} MiB ({})\n", rows,
+             static_cast<double>(rows * per_row) / (1024.0 * 1024.0), why);
+  return true;
+}
 
 int serve(ServeOptions o) {
   // Blocked before any thread starts, so every thread inherits the mask and the signals wait for
@@ -29,11 +122,15 @@ int serve(ServeOptions o) {
 
   if (o.server.engine.max_running > o.model.load.n_seq_max)
     o.model.load.n_seq_max = o.server.engine.max_running;
+  const int32_t running_wanted = o.server.engine.max_running > 0
+                                     ? o.server.engine.max_running
+                                     : static_cast<int32_t>(o.model.load.n_seq_max);
   auto server = server::Server::start(o.server);
   if (!server) return report(server.error());
   const std::string url = fmt::format("http://{}:{}", o.server.host, (*server)->port());
   fmt::print(stderr, "glass: listening on {} (/health answers 503 until the model is loaded)\n", url);
 
+  if (o.model.load.kv_size == 0 && !size_kv_pool(o, running_wanted)) return 1;
   auto model = load_or_report(o.model);
   if (!model) return 1;
   if (model->chat_template().empty())
@@ -46,14 +143,44 @@ int serve(ServeOptions o) {
                                                       : static_cast<int>(model->info().n_seq_max);
   fmt::print(stderr,
              "glass: serving {} at {}: up to {} sequences at once in a KV pool of {} rows (--kv-size), {} "
-             "waiting; Ctrl-C stops\n",
+             "waiting; Ctrl-C or SIGTERM drains and stops\n",
              o.server.alias.empty() ? model->info().path : o.server.alias, url, running,
              model->info().kv_size, o.server.engine.max_queued);
 
   int sig = 0;
   sigwait(&signals, &sig);
-  fmt::print(stderr, "glass: {}: stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
-  (*server)->stop();
+  const auto t0 = std::chrono::steady_clock::now();
+  fmt::print(
+      stderr,
+      "glass: {}: draining: {} request(s) in flight get up to {} s to finish, new ones get 503 (a second "
+      "signal stops at once)\n",
+      sig == SIGINT ? "SIGINT" : "SIGTERM", (*server)->active_requests(), o.shutdown_timeout);
+  std::atomic<bool> drained{false};
+  size_t left = 0;
+  std::thread drainer([&] {
+    left = (*server)->shutdown(std::chrono::milliseconds(static_cast<int64_t>(o.shutdown_timeout * 1000)));
+    drained = true;
+  });
+  // The drain's end is polled so that a second signal can still cut it short.
+  bool forced = false;
+  while (!drained.load()) {
+    timespec tick{.tv_sec = 0, .tv_nsec = 50'000'000};
+    if (sigtimedwait(&signals, nullptr, &tick) > 0) {
+      fmt::print(stderr, "glass: second signal: stopping now\n");
+      forced = true;
+      (*server)->stop();
+      break;
+    }
+  }
+  drainer.join();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (forced)
+    fmt::print(stderr, "glass: stopped at once after {:.1f} s\n", seconds);
+  else if (left > 0)
+    fmt::print(stderr, "glass: {} request(s) still open after {:.1f} s were cancelled; stopped\n", left,
+               seconds);
+  else
+    fmt::print(stderr, "glass: drained in {:.1f} s; stopped\n", seconds);
   return 0;
 }
 
@@ -85,6 +212,17 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--threads-http", o->server.http_threads,
                   "connections served at once (default: 2 x --parallel + 8, at least 16)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option(
+         "--shutdown-timeout", o->shutdown_timeout,
+         "seconds requests in flight get to finish after SIGTERM / SIGINT (new ones get 503 meanwhile); "
+         "then they are cancelled")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  // serve sizes the pool for --parallel, where the other commands default to one context.
+  cmd->get_option("--kv-size")
+      ->description(
+          "token rows of the KV cache pool all sequences share (default: context x --parallel, so that many "
+          "full-length sequences fit, at most half the memory the weights leave)");
   cmd->callback([o, &exit_code] { exit_code = serve(*o); });
 }
 

@@ -1,18 +1,30 @@
 #include "server/server.h"
 
+#include <dirent.h>
 #include <fmt/format.h>
 #include <httplib.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <condition_variable>
+#include <cstdlib>
 #include <ctime>
 #include <exception>
 #include <filesystem>
+#include <functional>
+#include <list>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
 #include <thread>
+#include <unordered_set>
 
 #include "server/generation.h"
 #include "server/metrics.h"
@@ -87,6 +99,96 @@ ApiError http_error(const Request& req, int status, size_t max_body) {
   }
 }
 
+ApiError draining_error() {
+  return ApiError{.status = 503,
+                  .message = "the server is shutting down; send the request to another replica",
+                  .type = "unavailable_error"};
+}
+
+// How often a non-streamed request's connection is looked at while its handler waits.
+constexpr auto kWatchInterval = std::chrono::milliseconds(20);
+
+// The port of a socket address (-1 for families httplib does not serve).
+int port_of(const sockaddr_storage& a) {
+  if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(&a)->sin_port);
+  if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6*>(&a)->sin6_port);
+  return -1;
+}
+
+// Whether `a` is ip:port in the numeric form httplib gives Request::remote_addr / local_addr.
+bool is_endpoint(const sockaddr_storage& a, socklen_t len, const std::string& ip, int port) {
+  if (port_of(a) != port) return false;
+  char host[NI_MAXHOST] = {};
+  if (getnameinfo(reinterpret_cast<const sockaddr*>(&a), len, host, sizeof(host), nullptr, 0,
+                  NI_NUMERICHOST) != 0)
+    return false;
+  return ip == host;
+}
+
+// Calls f(fd, local, peer) for each connected socket of the process, until f returns true.
+template <class F>
+void for_each_connection(F f) {
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return;
+  while (const dirent* e = readdir(dir)) {
+    char* end = nullptr;
+    const long fd = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || fd == dirfd(dir)) continue;
+    struct stat st {};
+    if (fstat(static_cast<int>(fd), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+    sockaddr_storage local{}, peer{};
+    socklen_t local_len = sizeof(local), peer_len = sizeof(peer);
+    if (getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&local), &local_len) != 0 ||
+        getpeername(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0)
+      continue;
+    if (f(static_cast<int>(fd), local, local_len, peer, peer_len)) break;
+  }
+  closedir(dir);
+}
+
+// The socket `req` arrived on, found by its two addresses among the process's descriptors, or -1.
+// httplib 0.11 hands a handler no view of its connection (only a content provider's
+// DataSink::is_writable sees it, and a provider runs after the status line is sent, too late for a
+// reply whose status depends on how generation ends). While the handler runs, its connection stays
+// open, so the one descriptor with these two addresses is that connection's and cannot be reused.
+int connection_fd(const Request& req) {
+  if (req.remote_port <= 0 || req.local_port <= 0) return -1;
+  int found = -1;
+  for_each_connection([&](int fd, const sockaddr_storage& local, socklen_t local_len,
+                          const sockaddr_storage& peer, socklen_t peer_len) {
+    if (!is_endpoint(peer, peer_len, req.remote_addr, req.remote_port) ||
+        !is_endpoint(local, local_len, req.local_addr, req.local_port))
+      return false;
+    found = fd;
+    return true;
+  });
+  return found;
+}
+
+// Shuts down every connection accepted on `port`, once the server stopped. httplib 0.11's worker
+// on an idle keep-alive connection does not look at the server while it waits for the next request,
+// so without this stopping waits out the keep-alive timeout (5 s). Only accepted sockets have the
+// listening port as their own; the process's client sockets to it have it as their peer's.
+void shutdown_connections(int port) {
+  for_each_connection(
+      [port](int fd, const sockaddr_storage& local, socklen_t, const sockaddr_storage&, socklen_t) {
+        if (port_of(local) == port) shutdown(fd, SHUT_RDWR);
+        return false;
+      });
+}
+
+// Whether the client of `fd` has closed or reset its connection, as httplib's own is_socket_alive
+// judges it: readable with nothing to read is the end of the stream. Bytes waiting (a pipelined
+// next request) count as alive; a client that half-closes after its request counts as gone.
+bool client_left(int fd) {
+  pollfd p{.fd = fd, .events = POLLIN | POLLRDHUP, .revents = 0};
+  if (poll(&p, 1, 0) <= 0) return false;
+  if ((p.revents & (POLLERR | POLLHUP | POLLRDHUP | POLLNVAL)) != 0) return true;
+  char byte = 0;
+  const ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 }  // namespace
 
 struct Server::Impl {
@@ -100,8 +202,27 @@ struct Server::Impl {
   Inflight inflight;
 
   mutable std::mutex mu;
-  std::shared_ptr<Served> served;  // null while the model loads
+  std::condition_variable changed;  // active emptied, or stopping
+  std::shared_ptr<Served> served;   // null while the model loads
+  bool draining = false;            // shutdown(): refuse new generation requests
   bool stopped = false;
+  // Generation requests between their handler's start and the logger's call after their last byte
+  // (keyed by the Request, which lives on its worker's stack for that whole time).
+  std::unordered_set<const Request*> active;
+  std::mutex stop_mu;  // held through stop(), so a concurrent caller returns only once it is done
+
+  // A non-streamed request whose handler waits in respond_generation: its connection is watched and
+  // its own Inflight cancelled when the client leaves (or when the server stops).
+  struct Watched {
+    int fd = -1;
+    Inflight inflight;
+    bool gone = false;
+  };
+  std::mutex watch_mu;
+  std::condition_variable watch_cv;
+  std::list<Watched*> watched;
+  bool watching_stopped = false;  // stop(): the watcher exits, every watched request is cancelled
+  std::thread watcher;
 
   std::shared_ptr<Served> current() const {
     std::lock_guard lk(mu);
@@ -109,11 +230,17 @@ struct Server::Impl {
   }
 
   using ServedHandler = void (Impl::*)(const std::shared_ptr<Served>&, const Request&, Response&);
+  using ServedFunction = std::function<void(const std::shared_ptr<Served>&, const Request&, Response&)>;
+
+  httplib::Server::Handler route(ServedHandler h) {
+    return route(ServedFunction([this, h](const std::shared_ptr<Served>& s, const Request& req,
+                                          Response& res) { (this->*h)(s, req, res); }));
+  }
 
   // The checks every endpoint but /health makes: the key (once the body is read, so that a refused
   // request leaves a keep-alive connection readable), then the model being loaded.
-  httplib::Server::Handler route(ServedHandler h) {
-    return [this, h](const Request& req, Response& res) {
+  httplib::Server::Handler route(ServedFunction h) {
+    return [this, h = std::move(h)](const Request& req, Response& res) {
       if (!authorized(req, opt.api_key)) {
         res.set_header("WWW-Authenticate", "Bearer");
         return respond_error(
@@ -124,12 +251,84 @@ struct Server::Impl {
       }
       std::shared_ptr<Served> s = current();
       if (!s) return respond_error(loading(), res);
-      (this->*h)(s, req, res);
+      h(s, req, res);
     };
   }
 
-  GenerationContext context(const std::shared_ptr<Served>& s) {
-    return GenerationContext{.served = s, .metrics = &metrics, .inflight = &inflight};
+  // route() for the endpoints that generate: refused while draining, counted as active until their
+  // response's last byte is written.
+  httplib::Server::Handler generation_route(ServedHandler h) {
+    return route(
+        ServedFunction([this, h](const std::shared_ptr<Served>& s, const Request& req, Response& res) {
+          if (!begin_generation(req)) {
+            // httplib writes the header itself when the request asked for it.
+            if (req.get_header_value("Connection") != "close") res.set_header("Connection", "close");
+            return respond_error(draining_error(), res);
+          }
+          (this->*h)(s, req, res);
+        }));
+  }
+
+  // Registers the generation request `req` as active, unless the server drains (then false).
+  bool begin_generation(const Request& req) {
+    std::lock_guard lk(mu);
+    if (draining || stopped) return false;
+    active.insert(&req);
+    return true;
+  }
+
+  // After a response's last byte (httplib's logger): the end of an active request.
+  void response_done(const Request& req) {
+    std::lock_guard lk(mu);
+    if (active.erase(&req) > 0 && active.empty()) changed.notify_all();
+  }
+
+  void watch_loop() {
+    std::unique_lock lk(watch_mu);
+    while (!watching_stopped) {
+      watch_cv.wait_for(lk, kWatchInterval);
+      if (watching_stopped) break;
+      for (Watched* w : watched)
+        if (!w->gone && w->fd >= 0 && client_left(w->fd)) {
+          w->gone = true;
+          w->inflight.cancel_all();
+        }
+    }
+    for (Watched* w : watched) w->inflight.cancel_all();
+  }
+
+  // Answers one validated generation request. A stream notices its client leaving by itself (a
+  // write fails); a non-streamed reply is written only at the end, so its connection is watched
+  // meanwhile and the request cancelled in the engine when the client has gone.
+  void generate(const std::shared_ptr<Served>& s, const Request& req, Endpoint endpoint,
+                std::vector<int32_t> ids, GenerationFields fields, const char* prompt_param, Response& res,
+                ToolFamily tools = ToolFamily::None) {
+    if (fields.stream)
+      return respond_generation(GenerationContext{.served = s, .metrics = &metrics, .inflight = &inflight},
+                                endpoint, std::move(ids), std::move(fields), prompt_param, res, tools);
+    // respond_generation waits for every handle of a non-streamed request and removes them from
+    // the Inflight before it returns, so this one may end with the handler.
+    Watched w;
+    w.fd = connection_fd(req);
+    {
+      std::lock_guard lk(watch_mu);
+      if (watching_stopped) w.inflight.cancel_all();
+      watched.push_back(&w);
+    }
+    respond_generation(GenerationContext{.served = s, .metrics = &metrics, .inflight = &w.inflight}, endpoint,
+                       std::move(ids), std::move(fields), prompt_param, res, tools);
+    bool gone = false;
+    {
+      std::lock_guard lk(watch_mu);
+      watched.remove(&w);
+      gone = w.gone;
+    }
+    // Nobody reads this reply; 499 (nginx's "client closed request") keeps it apart from shutdown's
+    // 503 in glass_requests_total.
+    if (gone)
+      respond_error(
+          ApiError{.status = 499, .message = "the client closed the connection", .type = "client_error"},
+          res);
   }
 
   void models(const std::shared_ptr<Served>& s, const Request&, Response& res) {
@@ -160,7 +359,7 @@ struct Server::Impl {
       ids = std::move(*t);
     }
     if (ids.empty()) return respond_error(bad_field("prompt", "is empty"), res);
-    respond_generation(context(s), Endpoint::Completion, std::move(ids), std::move(r.fields), "prompt", res);
+    generate(s, req, Endpoint::Completion, std::move(ids), std::move(r.fields), "prompt", res);
   }
 
   void chat(const std::shared_ptr<Served>& s, const Request& req, Response& res) {
@@ -171,8 +370,7 @@ struct Server::Impl {
     if (auto e = chat_prompt(*s->model, r.messages, r.tools_json, ids)) return respond_error(*e, res);
     // Read back only what the prompt offered, in the syntax the template taught.
     const ToolFamily tools = r.tools_json.empty() ? ToolFamily::None : tool_family(s->model->chat_template());
-    respond_generation(context(s), Endpoint::Chat, std::move(ids), std::move(r.fields), "messages", res,
-                       tools);
+    generate(s, req, Endpoint::Chat, std::move(ids), std::move(r.fields), "messages", res, tools);
   }
 
   void tokenize(const std::shared_ptr<Served>& s, const Request& req, Response& res) {
@@ -195,14 +393,22 @@ struct Server::Impl {
   }
 
   void install_routes() {
+    // 503 while draining too: a readiness probe then takes the replica out of its Service.
     http.Get("/health", [this](const Request&, Response& res) {
-      const bool ready = current() != nullptr;
-      res.status = ready ? 200 : 503;
-      respond_json({{"status", ready ? "ok" : "loading"}}, res);
+      std::string status = "loading";
+      {
+        std::lock_guard lk(mu);
+        if (draining || stopped)
+          status = "draining";
+        else if (served)
+          status = "ok";
+      }
+      res.status = status == "ok" ? 200 : 503;
+      respond_json({{"status", status}}, res);
     });
     http.Get("/v1/models", route(&Impl::models));
-    http.Post("/v1/completions", route(&Impl::completions));
-    http.Post("/v1/chat/completions", route(&Impl::chat));
+    http.Post("/v1/completions", generation_route(&Impl::completions));
+    http.Post("/v1/chat/completions", generation_route(&Impl::chat));
     http.Post("/tokenize", route(&Impl::tokenize));
     http.Post("/detokenize", route(&Impl::detokenize));
     http.Get("/metrics", route(&Impl::metrics_text));
@@ -225,7 +431,10 @@ struct Server::Impl {
       respond_error(ApiError{.status = 500, .message = what, .type = "server_error"}, res);
     });
     // After the response was written: the status it went out with.
-    http.set_logger([this](const Request&, const Response& res) { metrics.response_written(res.status); });
+    http.set_logger([this](const Request& req, const Response& res) {
+      metrics.response_written(res.status);
+      response_done(req);
+    });
   }
 };
 
@@ -266,6 +475,7 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& options) {
                                     "of this machine?)",
                                     options.host, options.port));
     s.listener = std::thread([p = &s] { p->http.listen_after_bind(); });
+    s.watcher = std::thread([p = &s] { p->watch_loop(); });
     // stop() only reaches a listener that runs: wait for it, boundedly.
     for (int i = 0; i < 5000 && !s.http.is_running(); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -273,6 +483,12 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& options) {
       // Unreachable in practice (the thread was not scheduled for 5 s). The thread may still start
       // and then read `s`, so it is left to it rather than destroyed under it.
       s.listener.detach();
+      {
+        std::lock_guard lk(s.watch_mu);
+        s.watching_stopped = true;
+      }
+      s.watch_cv.notify_all();
+      s.watcher.join();
       static_cast<void>(impl.release());
       return make_error(ErrorCode::Internal, "server: the listener did not start");
     }
@@ -308,14 +524,28 @@ Status Server::attach(std::shared_ptr<const Model> model) {
 }
 
 void Server::stop() {
+  std::lock_guard stopping(impl_->stop_mu);
   {
     std::lock_guard lk(impl_->mu);
     if (impl_->stopped) return;
     impl_->stopped = true;
   }
+  impl_->changed.notify_all();  // a shutdown() waiting for the drain stops waiting
   // Cancelled first, so that streams end and their connections let the workers go.
   impl_->inflight.cancel_all();
+  {
+    std::lock_guard lk(impl_->watch_mu);
+    impl_->watching_stopped = true;
+  }
+  impl_->watch_cv.notify_all();
+  if (impl_->watcher.joinable()) impl_->watcher.join();  // it cancels the non-streamed requests
   impl_->http.stop();
+  {
+    // What was cancelled writes its end first (bounded), so that only idle connections are cut.
+    std::unique_lock lk(impl_->mu);
+    impl_->changed.wait_for(lk, std::chrono::seconds(1), [&] { return impl_->active.empty(); });
+  }
+  shutdown_connections(impl_->port);
   if (impl_->listener.joinable()) impl_->listener.join();
   std::shared_ptr<Served> last;
   {
@@ -323,6 +553,23 @@ void Server::stop() {
     last = std::move(impl_->served);
   }
   last.reset();  // the engine stops here, with no connection left to read from it
+}
+
+size_t Server::shutdown(std::chrono::milliseconds grace) {
+  size_t open = 0;
+  {
+    std::unique_lock lk(impl_->mu);
+    impl_->draining = true;
+    impl_->changed.wait_for(lk, grace, [&] { return impl_->active.empty() || impl_->stopped; });
+    open = impl_->active.size();
+  }
+  stop();
+  return open;
+}
+
+size_t Server::active_requests() const {
+  std::lock_guard lk(impl_->mu);
+  return impl_->active.size();
 }
 
 Engine* Server::engine() const {

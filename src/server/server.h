@@ -4,11 +4,12 @@
 //   auto server = glass::server::Server::start({.port = 8080});   // listening; /health says 503
 //   (*server)->attach(model);                                      // serving; /health says 200
 //   ...
-//   (*server)->stop();
+//   (*server)->shutdown(std::chrono::seconds(10));                // drain, then stop
 //
 // Endpoints: GET /health, GET /v1/models, POST /v1/completions, POST /v1/chat/completions (both
 // streamed as server-sent events with "stream": true), POST /tokenize, POST /detokenize, GET /metrics
 // (Prometheus text). Every error is an OpenAI error object; see docs/api.md ("Server").
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -46,8 +47,20 @@ class Server {
   Status attach(std::shared_ptr<const Model> model);
 
   // Stops listening, cancels the requests running (streams end without their [DONE]), waits for the
-  // connections to close and the engine to stop. Idempotent.
+  // connections to close and the engine to stop. Idempotent; a second caller returns once the first
+  // is done.
   void stop();
+
+  // Drains, then stop(): from now on /health answers 503 {"status": "draining"} and generation
+  // requests get 503 with "Connection: close", while those already taken (queued, running or still
+  // writing their response) get up to `grace` to end. The port stays open meanwhile (httplib 0.11
+  // cannot close its listener without ending open streams), so a load balancer sees 503s rather than
+  // refused connections. Returns how many generation requests were still open at the deadline (they
+  // are cancelled). stop() from another thread ends the wait at once.
+  size_t shutdown(std::chrono::milliseconds grace);
+
+  // Generation requests being answered: from their handler's start to their response's last byte.
+  size_t active_requests() const;
 
   // The engine serving requests (null before attach), for tests and monitoring.
   Engine* engine() const;
