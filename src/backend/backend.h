@@ -25,6 +25,10 @@ struct CompileOptions {
   graph::Bindings max;                // bucket maxima: T (tokens per step) and S (cache rows)
   bool decompose_composites = false;  // run composites through their reference decompositions
   bool fuse = true;                   // backends' fusion rewrites and fused kernels (off: for A/B)
+  // Every row computed the same way whatever else its step holds, so a request's logits do not
+  // depend on its batch (the cpu backend: one attention score order and no split decode; matmuls
+  // without the k-quant packed path or F16/BF16 repacking). Costs speed; see docs/performance.md.
+  bool batch_invariant = false;
 };
 
 // One step's data. Inputs and states follow graph.leaves(Op::Input / Op::State) order; outputs follow

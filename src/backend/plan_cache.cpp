@@ -11,7 +11,8 @@ Result<std::shared_ptr<Plan>> PlanCache::get(const Backend& backend, const graph
                     options.max[graph::Sym::S],
                     options.max[graph::Sym::O],
                     options.decompose_composites,
-                    options.fuse};
+                    options.fuse,
+                    options.batch_invariant};
   std::lock_guard lock(mu_);
   if (auto it = plans_.find(key); it != plans_.end()) return it->second;
   auto plan = backend.compile(g, weights, options);

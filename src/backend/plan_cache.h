@@ -20,6 +20,7 @@ struct PlanKey {
   int64_t max_o = 0;
   bool decomposed = false;
   bool fused = true;
+  bool batch_invariant = false;
   auto operator<=>(const PlanKey&) const = default;
 };
 

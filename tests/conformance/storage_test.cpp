@@ -4,9 +4,11 @@
 // paged over a fragmented pool (the sequence's blocks interleaved with another sequence's, so none
 // is contiguous with the next), also with another sequence evaluated in the same steps (against a
 // dense run with the same neighbour).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
 
 #include "references.h"
 #include "runtime/session_impl.h"
@@ -195,6 +197,70 @@ TEST_F(KvStorageConformance, SlidingWindowLayersGiveBackTheirBlocks) {
   }
   EXPECT_GE(checked, 3u * 3u);
   EXPECT_GT(replays, 0u);  // some rewinds found their window given back, not all in the prefix index
+}
+
+// Batch invariance (LoadOptions::batch_invariant): a sequence's logits are bitwise the same whether
+// its tokens come one per step, 2 or 7 at a time, all at once, or with another sequence's token in
+// every step: what else a step holds never changes a row's arithmetic.
+TEST_F(KvStorageConformance, BatchInvariantLogitsDoNotDependOnTheStep) {
+  size_t checked = 0;
+  std::string differ;
+  for (const char* set : {"stories260K", "synthetic", "synthetic-arch"})
+    for (const Reference& ref : find_references(fixtures_, set)) {
+      LoadOptions opt;
+      opt.backend = "cpu";
+      opt.n_ctx = static_cast<int64_t>(ref.tokens.size()) + 1;
+      opt.n_batch = opt.n_ctx;
+      opt.n_seq_max = 2;
+      opt.kv_size = 2 * (opt.n_ctx + 16);
+      opt.batch_invariant = true;
+      auto model = load_llm(ref.model.string(), opt);
+      if (!model && model.error().code == ErrorCode::Unsupported) continue;
+      ASSERT_TRUE(model.ok()) << ref.name << ": " << model.error().message;
+      const Layout alone{"paged 16", KvStorage::Paged, 16, false, false};
+      const Layout neighbour{"paged 16, with a neighbour", KvStorage::Paged, 16, false, true};
+      auto want = eval_with(**model, ref.tokens, alone, 1);
+      ASSERT_TRUE(want.ok()) << want.error().message;
+      for (const Layout* layout : {&alone, &neighbour})
+        for (int64_t chunk : {int64_t{1}, int64_t{2}, int64_t{7}, static_cast<int64_t>(ref.tokens.size())}) {
+          if (layout == &alone && chunk == 1) continue;
+          auto got = eval_with(**model, ref.tokens, *layout, chunk);
+          ASSERT_TRUE(got.ok()) << got.error().message;
+          if (std::memcmp(got->data(), want->data(), got->size() * sizeof(float)) != 0)
+            differ += fmt::format(" {} ({}, chunk {})", ref.name, layout->name, chunk);
+          ++checked;
+        }
+    }
+  EXPECT_GE(checked, 20u * 7u);
+  EXPECT_EQ(differ, "") << "logits depend on the step:" << differ;
+}
+
+// The same over a long sequence, where a decode step alone would split its keys over the threads
+// (flash-decoding ranges merged, or one kv head cut between two threads): under batch_invariant it
+// does not, so one token at a time equals 61 at a time. Without the flag the two differ (checked
+// here too, so that the test keeps reaching the split path).
+TEST_F(KvStorageConformance, BatchInvariantHoldsWhereDecodeWouldSplitItsKeys) {
+  const auto refs = find_references(fixtures_, "stories260K");
+  ASSERT_FALSE(refs.empty());
+  std::vector<int32_t> tokens{1};
+  std::mt19937 rng(5);
+  while (tokens.size() < 500) tokens.push_back(std::uniform_int_distribution<int32_t>(3, 511)(rng));
+  for (int threads : {2, 3})
+    for (bool invariant : {true, false}) {
+      LoadOptions opt;
+      opt.backend = "cpu";
+      opt.n_threads = threads;
+      opt.n_ctx = 512;
+      opt.batch_invariant = invariant;
+      auto model = load_llm(refs[0].model.string(), opt);
+      ASSERT_TRUE(model.ok()) << model.error().message;
+      const Layout alone{"paged 16", KvStorage::Paged, 16, false, false};
+      auto one = eval_with(**model, tokens, alone, 1);
+      auto many = eval_with(**model, tokens, alone, 61);
+      ASSERT_TRUE(one.ok() && many.ok());
+      const bool equal = std::memcmp(one->data(), many->data(), one->size() * sizeof(float)) == 0;
+      EXPECT_EQ(equal, invariant) << threads << " threads, batch_invariant " << invariant;
+    }
 }
 
 }  // namespace

@@ -80,11 +80,12 @@ class CpuWorkspace final : public Workspace {
 class CpuPlan final : public Plan {
  public:
   CpuPlan(graph::Graph g, graph::RewriteLog log, graph::Bindings max, Isa isa,
-          std::shared_ptr<ThreadPool> pool, std::shared_ptr<WeightRepacks> repacks)
+          std::shared_ptr<ThreadPool> pool, std::shared_ptr<WeightRepacks> repacks, bool batch_invariant)
       : g_(std::move(g)),
         log_(std::move(log)),
         max_(max),
         isa_(isa),
+        batch_invariant_(batch_invariant),
         pool_(std::move(pool)),
         repacks_(std::move(repacks)) {}
 
@@ -119,6 +120,7 @@ class CpuPlan final : public Plan {
   graph::RewriteLog log_;
   graph::Bindings max_;
   Isa isa_;
+  bool batch_invariant_;
   std::shared_ptr<ThreadPool> pool_;
   std::shared_ptr<WeightRepacks> repacks_;
   std::vector<Step> steps_;
@@ -336,6 +338,9 @@ Result<const char*> CpuPlan::use_repacked(Step& s, const Node& nd) {
   const kernels::MatmulKernel& mk = fused ? *fk->mk : *static_cast<const kernels::MatmulKernel*>(s.data);
   const size_t n_weights = nd.op == Op::MatMulSwiGlu || nd.op == Op::MatMulGeGlu ? 2 : 1;
   if (mk.repacked == nullptr) return static_cast<const char*>(nullptr);
+  // The F16/BF16 16-row layout sums k in another order than the prefill kernel (batch_invariant).
+  if (batch_invariant_ && (mk.weight == graph::DType::F16 || mk.weight == graph::DType::BF16))
+    return static_cast<const char*>(nullptr);
   for (size_t j = 1; j <= n_weights; ++j) {
     const Node& w = *s.in_node[j];
     if (s.in[j].kind != Location::Fixed || w.op != Op::Parameter || w.shape.size() != 2)
@@ -533,7 +538,8 @@ Status CpuPlan::run(const StepArgs& args, Workspace& workspace, StepStats& stats
                   s.data,
                   s.prepared != 0 ? prepared_.data() + (s.prepared - 1) : nullptr,
                   s.converted >= 0 ? arena + s.converted : nullptr,
-                  s.convert_now};
+                  s.convert_now,
+                  batch_invariant_};
     for (size_t k = 0; k < s.node->inputs.size(); ++k)
       ka.in[k] =
           TensorView{ptr(s.in[k]), graph::resolve(s.in_node[k]->shape, args.bind), s.in_node[k]->dtype};
@@ -602,7 +608,7 @@ Result<std::unique_ptr<Plan>> CpuBackend::compile(const graph::Graph& g, const W
     }
   }
   auto plan = std::make_unique<CpuPlan>(std::move(lowered->graph), std::move(lowered->log), options.max, isa_,
-                                        pool_, repacks_);
+                                        pool_, repacks_, options.batch_invariant);
   if (auto st = plan->build(weights); !st) return st.error();
   return std::unique_ptr<Plan>(std::move(plan));
 }

@@ -43,6 +43,7 @@ struct KernelArgs {
   const float* prepared = nullptr;   // per-node constants computed at compile (KernelChoice::prepare)
   std::byte* converted = nullptr;    // input 0 converted (KernelChoice::convert), shared between nodes
   bool convert_now = true;           // false: an earlier node already wrote `converted` this step
+  bool batch_invariant = false;      // CompileOptions::batch_invariant
 };
 
 using KernelFn = Status (*)(const KernelArgs&);

@@ -242,7 +242,9 @@ Status attention(const KernelArgs& a) {
     }
   runs[2 * n_runs - 1] = T;
 
-  if (n_runs == 1 && T == 1) {  // one sequence's decode step: split its keys when they are many
+  // One sequence's decode step: split its keys when they are many (not under batch_invariant: the
+  // merged ranges round differently from one pass, so the token would depend on being alone).
+  if (n_runs == 1 && T == 1 && !a.batch_invariant) {
     AttentionJob job0;
     if (!run_job(base, q_seq, table.i32(), MB, C, 0, 1, job0)) return bad_table(0);
     if (const int64_t splits = decode_splits(Hkv, job0.S, a.pool.size()); splits > 1) {
@@ -275,6 +277,7 @@ Status attention(const KernelArgs& a) {
         }
         AttentionJob job;
         run_job(base, q_seq, table.i32(), MB, C, runs[2 * r], runs[2 * r + 1], job);
+        job.invariant = a.batch_invariant;
         ops.attention(job, j % Hkv, runs[2 * r], runs[2 * r + 1], scratch);
       }
     });
@@ -285,14 +288,17 @@ Status attention(const KernelArgs& a) {
     if (t1 - t0 <= rows) continue;
     AttentionJob job;
     if (!run_job(base, q_seq, table.i32(), MB, C, t0, t1, job)) return bad_table(t0);
+    job.invariant = a.batch_invariant;
     const AttentionJob unpacked = job;
     float* packed = threads_scratch + static_cast<size_t>(a.pool.size()) * per_thread;
     const int64_t kb = (job.S + kKeyBlockFloats - 1) / kKeyBlockFloats, block = attention_block_floats(D);
-    parallel_for(a.pool, Hkv * kb, 4, [&](int64_t b0, int64_t b1, int) {
-      for (int64_t b = b0; b < b1; ++b)
-        ops.attention_pack(unpacked, b / kb, (b % kb) * kKeyBlockFloats, packed + b * block);
-    });
-    job.packed = packed;
+    if (!job.invariant) {  // batch_invariant: every job reads the rows as they lie
+      parallel_for(a.pool, Hkv * kb, 4, [&](int64_t b0, int64_t b1, int) {
+        for (int64_t b = b0; b < b1; ++b)
+          ops.attention_pack(unpacked, b / kb, (b % kb) * kKeyBlockFloats, packed + b * block);
+      });
+      job.packed = packed;
+    }
     // Latest query blocks first: under a causal mask they read the most keys, and handing them out
     // first lets the cheap early blocks fill the gaps at the end instead of the costly ones.
     const int64_t blocks = (t1 - t0 + rows - 1) / rows, jobs = Hkv * blocks;

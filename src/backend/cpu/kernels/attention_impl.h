@@ -393,7 +393,7 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
   // 7) reads K rows directly: packing (transposing) every key block for one or two uses cost more
   // than the scores themselves (Qwen2.5-0.5B-like Q4_0, -d 1024: see docs/performance.md).
 #if defined(__AVX512F__)
-  const bool direct = R <= 2 * kRowBlock && j.packed == nullptr && D % 16 == 0;
+  const bool direct = (j.invariant || R <= 2 * kRowBlock) && j.packed == nullptr && D % 16 == 0;
 #else
   constexpr bool direct = false;
 #endif

@@ -45,7 +45,7 @@ void product(const KernelArgs& a, const MatmulKernel& mk, const std::byte* act, 
     });
     return;
   }
-  if (mk.packed_gemm != nullptr && d.M >= kPackMinM) {
+  if (use_packed(a, mk, d.M)) {
     const size_t per_thread = mk.packed_bytes(d.K);
     parallel_for(a.pool, (d.N + kPackRows - 1) / kPackRows, 1, [&](int64_t g0, int64_t g1, int thread) {
       std::byte* buf = a.scratch + static_cast<size_t>(thread) * per_thread;

@@ -126,6 +126,13 @@ inline constexpr int64_t kTileActs = 64;
 inline constexpr int64_t kPackMinM = 16;
 inline constexpr int64_t kPackRows = 16;
 
+// Whether m activation rows take the packed prefill path. Not for k-quants under batch_invariant:
+// the packed path scales each 16- or 32-weight chunk in f32, the gemm each 256-weight super-block, so
+// a row's result would depend on how many rows its step holds.
+inline bool use_packed(const KernelArgs& a, const MatmulKernel& mk, int64_t m) {
+  return mk.packed_gemm != nullptr && m >= kPackMinM && !(a.batch_invariant && mk.act == ActType::Q8_K);
+}
+
 // Decode tasks: one share of the op's weight rows per thread, at least kMinDecodeTaskRows (four
 // 16-row groups: the decode kernels walk four at a time), claimed dynamically so a thread that
 // starts late takes fewer. Each task starts its memory streams cold and walks four of them in

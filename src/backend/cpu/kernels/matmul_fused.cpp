@@ -84,7 +84,7 @@ void fused_product(const KernelArgs& a, const MatmulKernel& mk, const std::array
     });
     return;
   }
-  if (mk.packed_gemm != nullptr && M >= kPackMinM) {
+  if (use_packed(a, mk, M)) {
     parallel_for(a.pool, (N + kPackRows - 1) / kPackRows, 1, [&](int64_t g0, int64_t g1, int thread) {
       const std::array<float*, NW> t = tiles_of(thread);
       std::byte* buf = a.scratch + static_cast<size_t>(thread) * per_thread;

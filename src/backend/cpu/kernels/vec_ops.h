@@ -31,6 +31,9 @@ struct AttentionJob {
   // ([R, D], [R], [R]) for attention() to merge, instead of writing out.
   int64_t s_begin = 0, s_end = 0;
   float* partial = nullptr;
+  // batch_invariant: every query row's scores in the decode path's order (K rows as they lie, 16
+  // products summed at once), however many rows the job holds; never packed.
+  bool invariant = false;
 };
 
 // Floats of one packed block of kKeyBlock cache rows: K transposed [D, kKeyBlock], then V as f32

@@ -4,6 +4,7 @@
 // (vec.h's kLanes), summed at the end (the ref sums in double: the difference is far inside the stated
 // tolerances).
 #include <cmath>
+#include <cstring>
 
 #include "backend/cpu/kernels/vec.h"
 #include "backend/cpu/kernels/vec_ops.h"
@@ -30,19 +31,30 @@ void rms_norm_row(const float* x, const float* w, float* y, int64_t n, float eps
   for (; i < n; ++i) y[i] = x[i] * scale * w[i];
 }
 
-// SiLU as llama.cpp: x / (1 + e^-x) with its vector e^x, libm's for the tail elements.
+// SiLU: x / (1 + e^-x) with the vector e^x, for the tail elements too (through a padded vector, where
+// llama.cpp takes libm's): a fused matmul applies it per tile of columns, so which columns are a
+// tail depends on the tiling, and an element's value must not (batch invariance).
 inline f32v silu_v(f32v g) { return g / (splat(1.0f) + vexp(-g)); }
 
 void swiglu_row(const float* g, const float* u, float* y, int64_t n) {
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) store(y + i, silu_v(load(g + i)) * load(u + i));
-  for (; i < n; ++i) y[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+  if (i == n) return;
+  alignas(64) float tg[kLanes] = {}, tu[kLanes] = {}, ty[kLanes];
+  std::memcpy(tg, g + i, static_cast<size_t>(n - i) * sizeof(float));
+  std::memcpy(tu, u + i, static_cast<size_t>(n - i) * sizeof(float));
+  store(ty, silu_v(load(tg)) * load(tu));
+  std::memcpy(y + i, ty, static_cast<size_t>(n - i) * sizeof(float));
 }
 
 void silu_row(const float* g, float* y, int64_t n) {
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) store(y + i, silu_v(load(g + i)));
-  for (; i < n; ++i) y[i] = g[i] / (1.0f + std::exp(-g[i]));
+  if (i == n) return;
+  alignas(64) float tg[kLanes] = {}, ty[kLanes];
+  std::memcpy(tg, g + i, static_cast<size_t>(n - i) * sizeof(float));
+  store(ty, silu_v(load(tg)));
+  std::memcpy(y + i, ty, static_cast<size_t>(n - i) * sizeof(float));
 }
 
 void add_row(const float* a, const float* b, float* y, int64_t n) {

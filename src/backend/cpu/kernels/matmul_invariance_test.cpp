@@ -1,0 +1,79 @@
+// Batch invariance of the cpu matmul: a row's result does not depend on how many other rows its
+// step holds. Each row computed alone (a plan compiled for one token, as the decode plan is) is
+// compared bitwise with the same row among M - 1 others (a plan for 64). Where it holds today is
+// pinned here so that it cannot regress; where it does not (below), a request's logits depend on
+// its batch (docs/performance.md, batch invariance):
+//   - F16 / BF16 with repacked weights: the 16-row decode layout and the prefill kernel sum k in
+//     different orders, at every M >= 2;
+//   - k-quants from M = 16, where the packed prefill path scales each 16- or 32-weight chunk in f32
+//     instead of each 256-weight super-block;
+//   - legacy quants without repacking, from M = 4.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <cstring>
+
+#include "backend/cpu/cpu_test_support.h"
+#include "graph/builder.h"
+
+namespace glass::backend::cpu {
+namespace {
+
+using graph::DType;
+
+struct Expectation {
+  DType type;
+  bool repack;
+  int64_t invariant_below;  // rows per step up to which a row equals its solo result (INT64_MAX: every M)
+};
+
+TEST(CpuMatmulBatchInvariance, RowsEqualTheirSoloResultWhereTheKernelsAgree) {
+  constexpr int64_t kAll = INT64_MAX;
+  const Expectation cases[] = {
+      {DType::F32, false, kAll},  {DType::F32, true, kAll},  {DType::F16, false, kAll},
+      {DType::BF16, false, kAll}, {DType::Q8_0, true, kAll}, {DType::Q4_0, true, kAll},
+      {DType::Q4_1, true, kAll},  {DType::Q5_0, true, kAll}, {DType::Q5_1, true, kAll},
+      {DType::Q2_K, true, 16},    {DType::Q3_K, true, 16},   {DType::Q4_K, true, 16},
+      {DType::Q5_K, true, 16},    {DType::Q6_K, true, 16},   {DType::Q4_K, false, 16},
+      {DType::Q6_K, false, 16},   {DType::Q8_0, false, 4},   {DType::Q4_0, false, 4},
+  };
+  const int64_t N = 96, K = 512, kMaxM = 64;
+  const auto xs = test::random_floats(static_cast<size_t>(kMaxM * K), 12);
+  for (const Expectation& c : cases) {
+    SCOPED_TRACE(fmt::format("{} repack {}", graph::dtype_name(c.type), c.repack));
+    graph::Builder b;
+    auto x =
+        b.input("x", graph::Shape{graph::Dim::symbol(graph::Sym::T), graph::Dim::constant(K)}, DType::F32);
+    b.output("y", b.matmul(x, b.parameter("w", graph::make_shape({N, K}), c.type)));
+    auto g = b.finish();
+    ASSERT_TRUE(g.ok());
+    const auto wdata = testing::random_weights(c.type, N, K, 11);
+    const std::map<std::string, const void*> weights{{"w", wdata.data()}};
+    CpuBackend cpu({2, std::nullopt, c.repack});
+    std::vector<float> alone(static_cast<size_t>(kMaxM * N));
+    for (int64_t m = 0; m < kMaxM; ++m) {
+      test::GraphRun run;
+      run.inputs["x"] = std::vector<float>(xs.begin() + m * K, xs.begin() + (m + 1) * K);
+      run.bind = testing::bindings(1, 0);
+      ASSERT_TRUE(testing::run_on(cpu, *g, run, testing::bindings(1, 0), weights).ok());
+      std::memcpy(alone.data() + m * N, run.outputs[0].data(), N * sizeof(float));
+    }
+    size_t compared = 0;
+    for (int64_t M : {2, 3, 4, 5, 7, 15, 16, 17, 33, 64}) {
+      if (M >= c.invariant_below) continue;
+      test::GraphRun run;
+      run.inputs["x"] = std::vector<float>(xs.begin(), xs.begin() + M * K);
+      run.bind = testing::bindings(M, 0);
+      ASSERT_TRUE(testing::run_on(cpu, *g, run, testing::bindings(kMaxM, 0), weights).ok());
+      EXPECT_EQ(std::memcmp(run.outputs[0].data(), alone.data(), static_cast<size_t>(M * N) * sizeof(float)),
+                0)
+          << "M = " << M;
+      ++compared;
+    }
+    EXPECT_GE(compared, 2u);
+  }
+}
+
+}  // namespace
+}  // namespace glass::backend::cpu
