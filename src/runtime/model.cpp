@@ -26,13 +26,19 @@ Model::~Model() = default;
 const ModelInfo& Model::info() const { return impl_->info; }
 
 Result<std::shared_ptr<backend::Plan>> Model::Impl::plan(int64_t max_t) const {
+  return plan(max_t, model_graph.graph, graph_hash);
+}
+
+Result<std::shared_ptr<backend::Plan>> Model::Impl::plan(int64_t max_t, const graph::Graph& g,
+                                                         uint64_t hash) const {
   backend::CompileOptions opt;
   opt.max[graph::Sym::T] = max_t;
   opt.max[graph::Sym::S] = info.n_ctx;
   opt.max[graph::Sym::O] = max_t;  // logits of every token at most
   opt.decompose_composites = options.decompose;
   opt.fuse = options.fuse;
-  return plans.get(*backend, model_graph.graph, graph_hash, weight_resolver(), opt);
+  opt.batch_invariant = options.batch_invariant;
+  return plans.get(*backend, g, hash, weight_resolver(), opt);
 }
 
 backend::WeightResolver Model::Impl::weight_resolver() const {

@@ -33,6 +33,8 @@ struct Model::Impl {
 
   // The plan for steps of at most max_t tokens (decode: 1; prefill: n_batch), compiled on first use.
   Result<std::shared_ptr<backend::Plan>> plan(int64_t max_t) const;
+  // The same for another graph over these weights (a session's captures: Session::set_capture).
+  Result<std::shared_ptr<backend::Plan>> plan(int64_t max_t, const graph::Graph& g, uint64_t hash) const;
   backend::WeightResolver weight_resolver() const;
 };
 

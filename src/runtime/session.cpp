@@ -17,7 +17,7 @@ namespace glass {
 
 Status Session::Impl::bind(BoundPlan& bp, int64_t max_t) {
   if (bp.plan) return {};
-  auto plan = m->plan(max_t);
+  auto plan = capture_graph ? m->plan(max_t, *capture_graph, capture_hash) : m->plan(max_t);
   if (!plan) return plan.error();
   bp.plan = *plan;
   bp.workspace = bp.plan->make_workspace();
@@ -45,6 +45,7 @@ Status Session::Impl::bind(BoundPlan& bp, int64_t max_t) {
     bp.kinds.push_back(m->model_graph.state_kinds[it->second]);
   }
   bp.args.outputs = {last.data()};  // replaced per run by where the caller wants the logits
+  for (std::vector<float>& rows : capture_step) bp.args.outputs.push_back(rows.data());
   bp.stats.state_rows_written.assign(bp.args.states.size(), 0);
   return {};
 }
@@ -195,6 +196,7 @@ Status Session::Impl::run_chunk(std::span<const int32_t> chunk, std::span<const 
   if (auto st = bp.plan->run(bp.args, *bp.workspace, bp.stats); !st) return st;
   for (uint64_t r : bp.stats.state_rows_written) after += r;
   stats.kv_rows_written += after - before;
+  if (!captured.empty()) keep_captures(bp.args.bind, o);
   for (size_t i = 0; i < chunk.size(); ++i) {
     const auto s = static_cast<size_t>(seq_of[i]);
     if (storage == KvStorage::Dense)
@@ -245,6 +247,7 @@ Status Session::Impl::eval_tokens(std::span<const int32_t> toks, std::span<const
     return make_error(ErrorCode::InvalidArgument,
                       fmt::format("session: logits buffer holds {} floats, {} rows need {}", out.size(), want,
                                   want * vocab));
+  begin_captures();
   int64_t written = 0;
   for (int64_t done = 0; done < n;) {
     const int64_t c = std::min(n - done, m->info.n_batch);

@@ -6,6 +6,7 @@
 // live sequence and a finished one gives its blocks back.
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -85,8 +86,18 @@ struct Session::Impl {
   backend::OpProfile profile;       // Session::set_profiling
   std::vector<int32_t> history;     // ids of sequence 0, in order (Session::eval)
   std::vector<int32_t> chunk_seq0;  // zeros: the sequence ids of Session::eval
+  // Session::set_capture (runtime/session_capture.cpp): the graph with the captured nodes as extra
+  // outputs (none: the model's graph), per capture its node, one plan call's rows and the eval's.
+  std::optional<graph::Graph> capture_graph;
+  uint64_t capture_hash = 0;
+  std::vector<graph::NodeId> capture_nodes;
+  std::vector<std::vector<float>> capture_step;
+  std::vector<Session::Captured> captured;
 
   Status bind(BoundPlan& bp, int64_t max_t);
+  // An eval call starts its captures empty; each plan call appends its rows (n_out logits rows).
+  void begin_captures();
+  void keep_captures(const graph::Bindings& bind, int64_t n_out);
   // Evaluates tokens[i] of sequence seqs[i] at that sequence's next position. `out` receives one
   // row of logits per token that `rows` names, in token order: every token, or the last of each
   // sequence. Splits into n_batch chunks; nothing else is computed or copied.
