@@ -2,7 +2,8 @@
 # Builds glass with warnings as errors and runs the whole test suite with ctest.
 #   scripts/test.sh              Release build in build-test/
 #   scripts/test.sh --sanitize   AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/
-#   scripts/test.sh [--sanitize] EXE...   only the named test executables (e.g. glass_backend_test)
+#   scripts/test.sh [--sanitize] EXE...   only the named test executables (e.g. glass_backend_test;
+#                                         glass_python_test: the Python package's pytest suite)
 # Tests needing ../shared/fixtures skip when it is absent; GLASS_REQUIRE_FIXTURES=1 makes them fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,25 @@ if [ "${1:-}" = "--sanitize" ]; then
   # (the glass command is built: its tests run it).
   flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
          -DGLASS_WERROR=ON -DGLASS_SANITIZE=ON -DGLASS_BUILD_TOOLS=OFF)
+fi
+# The Python package (python/) and its pytest suite, in the Release build: with pybind11 and an
+# interpreter that has numpy and pytest (python3 on PATH, else Debian's /usr/bin/python3). Without
+# them glass_python_test reports itself skipped, except with GLASS_REQUIRE_FIXTURES=1 (CI), where
+# the package is configured anyway so that what is missing fails the run.
+if [ "$dir" = build-test ]; then
+  python=""
+  for py in "$(command -v python3 || true)" /usr/bin/python3; do
+    if [ -n "$py" ] && "$py" -c 'import numpy, pytest' 2>/dev/null; then python=$py; break; fi
+  done
+  pybind11=no
+  for f in /usr/lib/cmake/pybind11 /usr/share/cmake/pybind11 /usr/local/lib/cmake/pybind11; do
+    if [ -f "$f/pybind11Config.cmake" ]; then pybind11=yes; fi
+  done
+  if [ -n "$python" ] && [ $pybind11 = yes ]; then
+    flags+=(-DGLASS_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$python")
+  elif [ "${GLASS_REQUIRE_FIXTURES:-}" = 1 ]; then
+    flags+=(-DGLASS_BUILD_PYTHON=ON)
+  fi
 fi
 cmake -S . -B "$dir" -G Ninja "${flags[@]}"
 # The official openai npm client that glass_openai_client_test drives (src/server/CMakeLists.txt),

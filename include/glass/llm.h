@@ -34,7 +34,7 @@ enum class KvStorage : uint8_t {
 };
 
 struct LoadOptions {
-  std::string backend = "ref";  // compute backend by name
+  std::string backend = "cpu";  // compute backend by name: "cpu", or "ref" (the reference interpreter)
   int64_t n_ctx = 0;    // positions one sequence may reach; 0 = min(training context, 4096), at least min_ctx
   int64_t min_ctx = 0;  // lower bound for the default n_ctx (e.g. prompt + tokens to generate)
   int64_t n_batch = 0;  // most tokens per prefill call; 0 = min(512, the larger of n_ctx and kv_size)
@@ -51,7 +51,10 @@ struct LoadOptions {
   KvStorage kv_storage = KvStorage::Paged;
   bool decompose = false;  // run composite ops through their reference decompositions (debugging)
   bool fuse = true;        // the backend's fusions (cpu: fused matmul epilogues); off for A/B
-  int n_threads = 0;       // compute threads (cpu backend); 0 = one per hardware thread
+  // A request's logits do not depend on what else its steps hold (bitwise: alone or among others, in
+  // any chunking of its prompt), at some cost in speed (docs/performance.md, batch invariance).
+  bool batch_invariant = false;
+  int n_threads = 0;  // compute threads (cpu backend); 0 = one per hardware thread
   // cpu backend: the kernel tier, "avx512", "avx2" or "scalar"; empty = the best this CPU runs. A
   // tier the CPU lacks is an error, not a fallback.
   std::string isa;
@@ -98,9 +101,9 @@ struct ModelInfo {
   int64_t n_ctx_train = 0;
   int64_t n_layers = 0;
   int64_t n_batch = 0;
-  int64_t kv_size = 0;        // rows of the KV cache pool
-  int64_t kv_block_size = 0;  // rows per block
-  int64_t n_seq_max = 0;      // sequences one step may hold
+  int64_t kv_size = 0;         // rows of the KV cache pool
+  int64_t kv_block_size = 0;   // rows per block
+  int64_t n_seq_max = 0;       // sequences one step may hold
   int64_t kv_size_window = 0;  // rows of the sliding-window layers' pool; 0 when the model has none
   uint64_t file_bytes = 0;
   uint64_t n_params = 0;      // weight elements, all tensors
@@ -155,6 +158,13 @@ class Model : public std::enable_shared_from_this<Model> {
   Result<std::string> graph(GraphFormat format, bool after_rewrites) const;
   // Plans compiled so far (one per plan key; flat while generating).
   uint64_t plans_compiled() const;
+
+  // Analysis: a weight by its GGUF name ("blk.0.attn_q.weight"; tensor_names() lists them, sorted)
+  // dequantized to f32, row-major, with its dims (outermost first) in `shape` when given. A copy:
+  // the weights the backend runs are untouched. Errors: an unknown name (InvalidArgument), a
+  // storage type without a dequantization (Unsupported).
+  Result<std::vector<float>> tensor_f32(std::string_view name, std::vector<int64_t>* shape = nullptr) const;
+  std::vector<std::string> tensor_names() const;
 
   const Impl& impl() const { return *impl_; }
 
@@ -225,6 +235,24 @@ class Session {
   void clear_profile();
   // What was collected, the most time first.
   std::vector<KernelTime> profile() const;
+
+  // Analysis: graph nodes (by name, as `glass graph` prints them: "blk.3.ffn_out") whose values the
+  // evals that follow keep in captured(). The session then runs plans of its own, compiled at its
+  // next eval for the graph with these nodes as extra outputs (so no rewrite fuses them away); the
+  // model's plans and this session's KV cache are kept. Empty: the model's plans again. Errors
+  // (InvalidArgument, nothing changed): a name no node has, a node that is not f32 or has no row per
+  // token (first dimension T, or O for the nodes after the model's logits-row selection).
+  Status set_capture(const std::vector<std::string>& names);
+  struct Captured {
+    std::string name;
+    // [rows, ...]: T nodes give a row per token evaluated, O nodes one per logits row (the last
+    // token's, or every token's when eval is given all_logits).
+    std::vector<int64_t> shape;
+    std::vector<float> values;
+  };
+  // The captured nodes over the last eval / eval_batch call (all of its chunks), in set_capture's
+  // order. Keeping them copies their rows (and may allocate); without captures nothing is copied.
+  const std::vector<Captured>& captured() const;
   const Model& model() const;
   Impl* impl_for_batch() { return impl_.get(); }  // runtime internals (batched generation)
 

@@ -31,6 +31,9 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
                  "token rows of the KV cache pool all sequences share (default: the context size)");
   cmd.add_option("--kv-block-size", o.load.kv_block_size, "token rows per KV cache block")
       ->capture_default_str();
+  cmd.add_flag("--batch-invariant", o.load.batch_invariant,
+               "a sequence's logits do not depend on what else its steps hold (slower; see "
+               "docs/performance.md)");
   cmd.add_option("--kv-size-window", o.load.kv_size_window,
                  "token rows of the sliding-window layers' own pool (Gemma 2/3/3n; default: each sequence's "
                  "window plus one batch)");
@@ -40,8 +43,7 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
          "KV cache element type: f32 (exact) or f16 (half the memory; llama.cpp's default)")
       ->check(CLI::IsMember({"f32", "f16"}))
       ->default_str("f32");
-  // The command defaults to the fast backend; the API's LoadOptions default stays "ref".
-  cmd.add_option("--backend", o.load.backend, "compute backend: cpu or ref")->default_val("cpu");
+  cmd.add_option("--backend", o.load.backend, "compute backend: cpu or ref")->capture_default_str();
   cmd.add_option("-t,--threads", o.load.n_threads,
                  "compute threads (cpu backend; default: one per hardware thread)");
   cmd.add_option("--isa", o.load.isa,

@@ -31,7 +31,7 @@ TEST_P(LlamaHfReference, EveryLogitInEveryModeMatchesTheGgufReference) {
   auto expected = formats::read_npy_f32(ref_dir / "logits.npy");
   ASSERT_TRUE(expected.ok()) << expected.error().message;
   for (bool decompose : {false, true}) {
-    LoadOptions opt;
+    LoadOptions opt{.backend = "ref"};
     opt.decompose = decompose;
     auto model = load_llm((fixtures_ / "models" / GetParam()).string(), opt);
     ASSERT_TRUE(model.ok()) << model.error().message;
@@ -53,7 +53,7 @@ TEST_P(LlamaHfReference, EveryLogitInEveryModeMatchesTheGgufReference) {
 TEST_P(LlamaHfReference, GreedyTextMatchesLlamaCpp) {
   std::ifstream in(fixtures_ / "reference/stories260K/greedy.json");
   const auto doc = nlohmann::json::parse(in);
-  auto model = load_llm((fixtures_ / "models" / GetParam()).string(), {});
+  auto model = load_llm((fixtures_ / "models" / GetParam()).string(), {.backend = "ref"});
   ASSERT_TRUE(model.ok()) << model.error().message;
   ASSERT_GE(doc.at("cases").size(), 3u);
   for (const auto& c : doc.at("cases")) {

@@ -31,7 +31,7 @@ Reference read_reference(const std::filesystem::path& json_path, const std::file
 // Logits for every position, feeding `chunk` tokens per eval call (decode: first 1, then 1 each).
 std::vector<float> run_logits(const std::string& model_path, const std::vector<int32_t>& ids, int64_t chunk,
                               bool decompose = false) {
-  LoadOptions opt;
+  LoadOptions opt{.backend = "ref"};
   opt.decompose = decompose;
   auto model = load_llm(model_path, opt);
   EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
@@ -103,7 +103,7 @@ class LlamaGreedy : public test::WithSharedFixtures {};
 TEST_F(LlamaGreedy, ReproducesRecordedContinuations) {
   std::ifstream in(fixtures_ / "reference/stories260K/greedy.json");
   const auto doc = nlohmann::json::parse(in);
-  auto model = load_llm((fixtures_ / "models/stories260K.gguf").string(), {});
+  auto model = load_llm((fixtures_ / "models/stories260K.gguf").string(), {.backend = "ref"});
   ASSERT_TRUE(model.ok()) << model.error().message;
   ASSERT_GE(doc.at("cases").size(), 3u);
   for (const auto& c : doc.at("cases")) {
@@ -130,7 +130,7 @@ TEST_F(LlamaGreedy, ReproducesRecordedContinuations) {
 // Loading rules, on tiny files that differ from a valid one in one place.
 TEST(LlamaLoad, TinyModelLoadsAndRuns) {
   auto path = test::write_tiny_llama({}, "tiny_ok.gguf");
-  auto model = load_llm(path.string(), {});
+  auto model = load_llm(path.string(), {.backend = "ref"});
   ASSERT_TRUE(model.ok()) << model.error().message;
   EXPECT_EQ((*model)->info().n_ctx, 32);
   EXPECT_EQ((*model)->info().summary.find("llama: 1 layers, dim 8, 2 heads (1 kv), head_dim 4"), 0u)
@@ -153,7 +153,7 @@ class LlamaBadLoad : public ::testing::TestWithParam<BadLoad> {};
 TEST_P(LlamaBadLoad, FailsAtLoadNamingTheProblem) {
   const BadLoad& c = GetParam();
   auto path = test::write_tiny_llama(c.spec, "tiny_bad.gguf");
-  auto model = load_llm(path.string(), {});
+  auto model = load_llm(path.string(), {.backend = "ref"});
   ASSERT_FALSE(model.ok());
   EXPECT_NE(model.error().message.find(c.expect), std::string::npos) << model.error().message;
 }

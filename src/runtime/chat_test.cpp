@@ -21,7 +21,7 @@ constexpr const char* kTemplate =
     "{% if add_generation_prompt %}assistant:{% endif %}";
 
 std::shared_ptr<Model> load(std::string chat_template) {
-  LoadOptions opt;
+  LoadOptions opt{.backend = "ref"};
   opt.chat_template = std::move(chat_template);
   auto m = load_llm((test::source_dir() / "models/stories260K.gguf").string(), opt);
   EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
@@ -151,14 +151,14 @@ TEST_F(ChatHf, TemplateComesFromTheDirectory) {
   in.close();
   config["chat_template"] = "{{ bos_token }}[{{ messages[0].content }}]";
   std::ofstream(dir / "tokenizer_config.json") << config.dump();
-  auto model = load_llm(dir.string(), {});
+  auto model = load_llm(dir.string(), {.backend = "ref"});
   ASSERT_TRUE(model.ok()) << model.error().message;
   auto text = (*model)->apply_chat_template({{"user", "Hi"}}, true);
   ASSERT_TRUE(text.ok()) << text.error().message;
   EXPECT_EQ(*text, "<s>[Hi]");
 
   std::ofstream(dir / "chat_template.jinja") << "{{ messages[0].role }}";
-  auto jinja = load_llm(dir.string(), {});
+  auto jinja = load_llm(dir.string(), {.backend = "ref"});
   ASSERT_TRUE(jinja.ok()) << jinja.error().message;
   auto text2 = (*jinja)->apply_chat_template({{"user", "Hi"}}, true);
   ASSERT_TRUE(text2.ok());

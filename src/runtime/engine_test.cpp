@@ -152,8 +152,23 @@ TEST_P(EngineWeightTypes, ThirtyTwoRequestsEqualSoloRuns) {
 INSTANTIATE_TEST_SUITE_P(Types, EngineWeightTypes,
                          ::testing::Values("f32", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1"));
 
+// Every weight type with LoadOptions::batch_invariant: the tokens of 32 requests equal their solo runs
+// for the types whose default kernels do not guarantee it too (F16, BF16 and the k-quants).
+class EngineBatchInvariant : public EngineWeightTypes {};
+
+TEST_P(EngineBatchInvariant, ThirtyTwoRequestsEqualSoloRuns) {
+  const std::string path =
+      (fixtures_ / "models/synthetic" / (std::string("llama-gqa-") + GetParam() + ".gguf")).string();
+  LoadOptions lo = cpu(/*kv_size=*/32 * 112);
+  lo.batch_invariant = true;
+  many_threads_equal_solo(lo, 32, path);
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, EngineBatchInvariant,
+                         ::testing::Values("f16", "bf16", "q2_k", "q3_k_m", "q4_k_m", "q5_k_m", "q6_k"));
+
 TEST(Engine, RequestsEqualSoloRunsOnRef) {
-  many_threads_equal_solo(LoadOptions{.n_ctx = 256, .kv_size = 12 * 112}, 12);
+  many_threads_equal_solo(LoadOptions{.backend = "ref", .n_ctx = 256, .kv_size = 12 * 112}, 12);
 }
 
 TEST(Engine, SharedSystemPromptIsTakenFromThePrefixCache) {

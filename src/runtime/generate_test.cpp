@@ -10,7 +10,7 @@
 namespace glass {
 namespace {
 
-std::shared_ptr<Model> load(const std::string& path, LoadOptions opt = {}) {
+std::shared_ptr<Model> load(const std::string& path, LoadOptions opt = {.backend = "ref"}) {
   auto m = load_llm(path, opt);
   EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
   return m.ok() ? *m : nullptr;
@@ -39,7 +39,7 @@ std::vector<GenerateResult> one_by_one(const Model& model, const std::vector<std
 }
 
 void expect_batch_equals_sequential(const std::string& path, bool greedy) {
-  auto model = load(path, LoadOptions{.n_ctx = 256});
+  auto model = load(path, LoadOptions{.backend = "ref", .n_ctx = 256});
   ASSERT_TRUE(model);
   const auto ps = prompts(*model);
   std::vector<GenerateConfig> cfgs(ps.size());
@@ -120,7 +120,7 @@ TEST(Generate, StopTokenIdEndsWithoutEmittingIt) {
 }
 
 TEST(Generate, CancelFromAnotherThreadStopsWithinOneStep) {
-  auto model = load(bundled(), LoadOptions{.n_ctx = 2048});
+  auto model = load(bundled(), LoadOptions{.backend = "ref", .n_ctx = 2048});
   ASSERT_TRUE(model);
   GenerateConfig cfg;
   cfg.max_tokens = 1000000;

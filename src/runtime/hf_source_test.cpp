@@ -20,7 +20,7 @@ namespace {
 
 std::vector<float> all_logits(const std::string& path, const std::vector<int32_t>& ids,
                               const std::string& mode, const GraphRewrite& rewrite = {}) {
-  auto model = load_llm_rewritten(path, {}, rewrite);
+  auto model = load_llm_rewritten(path, {.backend = "ref"}, rewrite);
   EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
   if (!model.ok()) return {};
   auto m = verify::parse_mode(mode, static_cast<int64_t>(ids.size()));
@@ -63,7 +63,7 @@ TEST(HfLoad, InterleavedPairingOnHfWeightsDiffers) {
 
 TEST(HfLoad, ReportsWhatItLoaded) {
   const auto tiny = test::write_tiny_hf_llama({}, "tiny_hf_info");
-  auto model = load_llm(tiny.dir.string(), {});
+  auto model = load_llm(tiny.dir.string(), {.backend = "ref"});
   ASSERT_TRUE(model.ok()) << model.error().message;
   const ModelInfo& info = (*model)->info();
   EXPECT_EQ(info.architecture, "llama");
@@ -81,7 +81,7 @@ TEST(HfLoad, ReportsWhatItLoaded) {
 
 void expect_load_error(const std::filesystem::path& path, std::initializer_list<std::string_view> parts,
                        ErrorCode code = ErrorCode::InvalidFile) {
-  auto model = load_llm(path.string(), {});
+  auto model = load_llm(path.string(), {.backend = "ref"});
   ASSERT_FALSE(model.ok()) << path;
   EXPECT_EQ(model.error().code, code) << model.error().message;
   for (auto p : parts)
@@ -149,7 +149,7 @@ TEST(HfLoadErrors, CorruptSafetensorsNamesTheFile) {
 // HF embeddings are often padded past the tokenizer (Qwen2.5: 151936 rows, 151665 tokens).
 TEST(HfLoad, EmbeddingRowsBeyondTheTokenizerAreAllowed) {
   const auto tiny = test::write_tiny_hf_llama({.vocab_rows = 12}, "hf_padded_vocab");
-  auto model = load_llm(tiny.dir.string(), {});
+  auto model = load_llm(tiny.dir.string(), {.backend = "ref"});
   ASSERT_TRUE(model.ok()) << model.error().message;
   EXPECT_EQ((*model)->info().vocab_size, 12);
   EXPECT_EQ((*model)->token_to_piece(11), "");
@@ -170,7 +170,7 @@ TEST(HfLoadErrors, ArchitectureErrorsNameTheConfig) {
 TEST(HfLoad, GenerationConfigEosIdsStopGeneration) {
   const auto tiny = test::write_tiny_hf_llama({}, "hf_eos_list");
   test::write_text(tiny.dir / "generation_config.json", R"({"eos_token_id": [2, 7]})");
-  auto model = load_llm(tiny.dir.string(), {});
+  auto model = load_llm(tiny.dir.string(), {.backend = "ref"});
   ASSERT_TRUE(model.ok()) << model.error().message;
   EXPECT_TRUE((*model)->is_end_of_generation(7));
   EXPECT_TRUE((*model)->is_end_of_generation(2));

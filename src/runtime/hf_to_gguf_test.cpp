@@ -38,7 +38,7 @@ Json read_json(const std::filesystem::path& p) {
 }
 
 std::vector<float> logits(const std::string& path, const Ids& ids) {
-  LoadOptions lo;
+  LoadOptions lo{.backend = "ref"};
   lo.min_ctx = static_cast<int64_t>(ids.size());
   auto model = load_llm(path, lo);
   EXPECT_TRUE(model.ok()) << path << ": " << (model.ok() ? "" : model.error().message);
@@ -116,9 +116,9 @@ TEST_F(HfToGguf, TensorsAreStories260KGgufBitForBit) {
 TEST_F(HfToGguf, TokenizesAsTheHfTokenizer) {
   const Json cases = read_json(fixtures_ / "reference" / "stories260K" / "tokenizer_cases.json")["cases"];
   ASSERT_EQ(cases.size(), 20u);
-  auto gguf = load_llm(convert("stories260K-hf", "f32").string(), {});
+  auto gguf = load_llm(convert("stories260K-hf", "f32").string(), {.backend = "ref"});
   ASSERT_TRUE(gguf.ok()) << gguf.error().message;
-  auto hf = load_llm((fixtures_ / "models" / "stories260K-hf").string(), {});
+  auto hf = load_llm((fixtures_ / "models" / "stories260K-hf").string(), {.backend = "ref"});
   ASSERT_TRUE(hf.ok()) << hf.error().message;
   for (const Json& c : cases) {
     const std::string text = c["text"];
@@ -242,7 +242,7 @@ TEST_F(HfToGguf, QuantizedConversionsLoadAndGenerate) {
     EXPECT_GE(m.min_pearson, std::string(type) == "q8_0" ? 0.99 : 0.6) << type;
     RecordProperty(std::string(type) + "_min_pearson", std::to_string(m.min_pearson));
 
-    auto model = load_llm(out.string(), {});
+    auto model = load_llm(out.string(), {.backend = "ref"});
     ASSERT_TRUE(model.ok()) << model.error().message;
     auto session = (*model)->new_session();
     ASSERT_TRUE(session.ok());

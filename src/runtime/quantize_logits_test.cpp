@@ -36,7 +36,7 @@ TEST_F(QuantizedLogits, CloseToLlamaCppAndToF32) {
     auto q = formats::quantize_gguf(fixtures_ / "models" / "synthetic" / "llama-gqa-f32.gguf", out, o);
     ASSERT_TRUE(q.ok()) << q.error().message;
 
-    LoadOptions lo;
+    LoadOptions lo{.backend = "ref"};
     lo.min_ctx = static_cast<int64_t>(tokens.size());
     lo.n_batch = static_cast<int64_t>(tokens.size());
     auto model = load_llm(out.string(), lo);

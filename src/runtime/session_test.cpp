@@ -12,7 +12,7 @@
 namespace glass {
 namespace {
 
-std::shared_ptr<Model> bundled(LoadOptions opt = {}) {
+std::shared_ptr<Model> bundled(LoadOptions opt = {.backend = "ref"}) {
   auto m = load_llm((test::source_dir() / "models/stories260K.gguf").string(), opt);
   EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
   return m.ok() ? *m : nullptr;
@@ -193,7 +193,7 @@ TEST(Session, SessionsAreIndependentAndResetRestarts) {
 }
 
 TEST(Session, RefusesBadInputBeforeRunning) {
-  auto model = bundled(LoadOptions{.n_ctx = 8});
+  auto model = bundled(LoadOptions{.backend = "ref", .n_ctx = 8});
   ASSERT_TRUE(model);
   auto s = model->new_session();
   const std::vector<int32_t> bad{1, 512};
@@ -209,7 +209,7 @@ TEST(Session, RefusesBadInputBeforeRunning) {
 }
 
 TEST(Generate, SeededSamplingRepeatsAndStopsAtContextEnd) {
-  auto model = bundled(LoadOptions{.n_ctx = 24});
+  auto model = bundled(LoadOptions{.backend = "ref", .n_ctx = 24});
   ASSERT_TRUE(model);
   GenerateConfig cfg;
   cfg.max_tokens = 100;
