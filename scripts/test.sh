@@ -39,9 +39,12 @@ if [ "$dir" = build-test ]; then
 fi
 cmake -S . -B "$dir" -G Ninja "${flags[@]}"
 # The official openai npm client that glass_openai_client_test drives (src/server/CMakeLists.txt),
-# into the build tree; pinned to the last major that runs on node 20 (7.x wants node 22).
+# into the build tree; pinned per node major: 6.x on node 20-21 (7.x wants node 22), 4.x on Debian
+# 12's own node 18 (the last major that supports it; the test's 12 checks pass with both).
 # Offline or without npm the test reports itself skipped (failed with GLASS_REQUIRE_FIXTURES=1).
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
 openai_version=6.49.0
+if [ "$node_major" -lt 20 ]; then openai_version=4.95.0; fi
 if [[ $# -eq 0 || " $* " == *" glass_openai_client_test "* ]] && command -v npm >/dev/null; then
   installed=$(node -p 'require(process.argv[1]).version' "$PWD/$dir/node/node_modules/openai/package.json" \
                  2>/dev/null || true)
