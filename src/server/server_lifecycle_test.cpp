@@ -48,17 +48,7 @@ struct StreamReader {
       httplib::Client c("127.0.0.1", port);
       c.set_connection_timeout(5);
       c.set_read_timeout(30);
-      httplib::Request req;
-      req.method = "POST";
-      req.path = "/v1/completions";
-      req.set_header("Content-Type", "application/json");
-      req.body = Json{
-          {"prompt", "Lily"},
-          {"max_tokens", max_tokens},
-          {"temperature", 0},
-          {"logit_bias", ban_end_of_generation()},
-          {"stream",
-           true}}.dump();
+      httplib::Request req = streamed_completion_request(max_tokens);
       req.content_receiver = [this](const char* data, size_t n, uint64_t, uint64_t) {
         {
           std::lock_guard lk(mu);

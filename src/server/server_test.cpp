@@ -479,17 +479,7 @@ TEST(Server, ClientLeavingMidStreamCancelsItsRequest) {
   std::string received;
   {
     auto c = client(*s);
-    httplib::Request req;
-    req.method = "POST";
-    req.path = "/v1/completions";
-    req.set_header("Content-Type", "application/json");
-    req.body = Json{
-        {"prompt", "Lily"},
-        {"max_tokens", 200},
-        {"temperature", 0},
-        {"logit_bias", ban_end_of_generation()},
-        {"stream",
-         true}}.dump();
+    httplib::Request req = streamed_completion_request(200);
     // Three events, then the client hangs up.
     req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
       received.append(data, n);

@@ -178,4 +178,21 @@ inline Json ban_end_of_generation() {
   return bias;
 }
 
+// A streamed greedy /v1/completions of "Lily" that runs to max_tokens; the caller adds its
+// content_receiver.
+inline httplib::Request streamed_completion_request(int max_tokens) {
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/completions";
+  req.set_header("Content-Type", "application/json");
+  req.body = Json{
+      {"prompt", "Lily"},
+      {"max_tokens", max_tokens},
+      {"temperature", 0},
+      {"logit_bias", ban_end_of_generation()},
+      {"stream",
+       true}}.dump();
+  return req;
+}
+
 }  // namespace glass::server::test_http
