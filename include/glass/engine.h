@@ -30,6 +30,10 @@ struct EngineOptions {
   // n_batch. When it is less than the sequences decoding, the newest of them skip a step.
   int64_t step_tokens = 0;
   bool prefix_cache = true;  // reuse the cached full blocks of earlier prompts; false: evaluate every prompt
+  // A request waiting is admitted beside running ones only when the blocks left after its first chunk
+  // are at least this fraction of the pool (vLLM's watermark, floor of fraction x blocks): the running
+  // sequences keep room to grow instead of being preempted as soon as they need a block. In [0, 1).
+  float admit_watermark = 0.01f;
 };
 
 struct EngineRequest {

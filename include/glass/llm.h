@@ -179,6 +179,7 @@ struct SessionStats {
   uint64_t n_tokens_evaluated = 0;
   uint64_t kv_rows_written = 0;           // K and V rows, all layers
   uint64_t prefix_tokens_recomputed = 0;  // stays 0: decode never re-evaluates the prefix
+  uint64_t prefix_tokens_reused = 0;      // chat: tokens taken from the pool's prefix index
 };
 
 // One kind of kernel's share of the evals run while profiling (Session::set_profiling): "op" or

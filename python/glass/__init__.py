@@ -307,7 +307,8 @@ class Session:
 
     @property
     def stats(self) -> dict[str, int]:
-        """n_eval_calls, n_tokens_evaluated, kv_rows_written, prefix_tokens_recomputed (always 0)."""
+        """n_eval_calls, n_tokens_evaluated, kv_rows_written, prefix_tokens_recomputed (always 0),
+        prefix_tokens_reused (chat: tokens taken from the KV pool's prefix index)."""
         return self._s.stats
 
     def truncate(self, n: int) -> None:

@@ -346,6 +346,7 @@ void bind_model(py::module_& m) {
                                d["n_tokens_evaluated"] = s.n_tokens_evaluated;
                                d["kv_rows_written"] = s.kv_rows_written;
                                d["prefix_tokens_recomputed"] = s.prefix_tokens_recomputed;
+                               d["prefix_tokens_reused"] = s.prefix_tokens_reused;
                                return d;
                              })
       .def("generate",

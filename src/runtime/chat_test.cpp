@@ -111,6 +111,46 @@ TEST(Chat, RepeatingATurnReusesAllButTheLastToken) {
   EXPECT_EQ(a->tokens, b->tokens);
 }
 
+// A conversation left for another and taken up again: its blocks are still in the pool's prefix
+// index, so the third chat evaluates only what follows them, and replies as a fresh session does.
+TEST(Chat, ReturningToAnEarlierConversationTakesItsBlocksFromThePrefixIndex) {
+  auto model = load(kTemplate);
+  ASSERT_TRUE(model);
+  auto s = model->new_session();
+  ASSERT_TRUE(s.ok());
+  std::vector<ChatMessage> a = {{"user",
+                                 "Lily and Tom went to the park. They played with a ball all day "
+                                 "and then they went home to eat cake with their mom."}};
+  auto first = (*s)->chat(a, greedy(8));
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  const std::vector<ChatMessage> b = {{"user", "The cat sat on the mat."}};
+  ASSERT_TRUE((*s)->chat(b, greedy(8)).ok());
+  EXPECT_EQ((*s)->stats().prefix_tokens_reused, 0u);  // b shares only BOS and "user:" with a
+
+  a.push_back({"assistant", first->text});
+  a.push_back({"user", "Then they slept."});
+  auto text = model->apply_chat_template(a, true);
+  ASSERT_TRUE(text.ok());
+  auto ids = model->tokenize(*text, /*add_special=*/false, /*parse_special=*/true);
+  ASSERT_TRUE(ids.ok());
+  auto again = (*s)->chat(a, greedy(8));
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  const uint64_t reused = (*s)->stats().prefix_tokens_reused;
+  EXPECT_GE(reused, 32u) << "the first prompt's full blocks";
+  EXPECT_EQ(reused % 16, 0u) << "whole blocks";
+  EXPECT_EQ(again->timings.n_prompt_tokens, static_cast<int64_t>(ids->size() - reused));
+  const auto cached = (*s)->tokens();
+  ASSERT_GE(cached.size(), ids->size());
+  EXPECT_TRUE(std::equal(ids->begin(), ids->end(), cached.begin()));
+
+  auto fresh = model->new_session();
+  ASSERT_TRUE(fresh.ok());
+  auto want = (*fresh)->chat(a, greedy(8));
+  ASSERT_TRUE(want.ok());
+  EXPECT_EQ(again->tokens, want->tokens);
+  EXPECT_EQ(again->text, want->text);
+}
+
 TEST(Chat, ErrorsNameTheProblem) {
   auto none = load("");
   ASSERT_TRUE(none);

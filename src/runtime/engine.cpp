@@ -132,6 +132,7 @@ struct Engine::Impl {
   // Loop thread only.
   std::vector<std::unique_ptr<Request>> running;  // in admission order
   std::vector<uint8_t> id_used;
+  int64_t watermark_tokens = 0;  // EngineOptions::admit_watermark of the full-attention pool, in tokens
   std::vector<std::unique_ptr<Request>> retired;  // finished, to deliver outside the lock
   struct Entry {
     Request* r;
@@ -309,7 +310,7 @@ void Engine::Impl::plan() {
     const int64_t matched = opt.prefix_cache ? s->match_prefix(id, r.tokens) : 0;
     const int64_t want = std::min(static_cast<int64_t>(r.tokens.size()) - matched, budget);
     const int64_t fits = s->room(id, matched);
-    if (fits < want && !running.empty()) {
+    if (!running.empty() && (fits < want || fits - want < watermark_tokens)) {
       s->release(id);
       break;
     }
@@ -547,6 +548,10 @@ Result<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const Model> mode
   if (options.max_queued < 0)
     return make_error(ErrorCode::InvalidArgument,
                       fmt::format("engine: max_queued {} must not be negative", options.max_queued));
+  if (!(options.admit_watermark >= 0.0f && options.admit_watermark < 1.0f))
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("engine: admit_watermark {} outside [0, 1) (a fraction of the KV pool)",
+                                  options.admit_watermark));
   if (options.step_tokens < 0 || options.step_tokens > info.n_batch)
     return make_error(ErrorCode::InvalidArgument,
                       fmt::format("engine: step_tokens {} outside [0, {}] (0: the model's n_batch; a step is "
@@ -565,6 +570,9 @@ Result<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const Model> mode
   impl->pool = impl->s->groups[0].pool.get();
   impl->block = impl->pool->block_size();
   impl->pool_rows = int64_t{impl->pool->n_blocks()} * impl->block;
+  impl->watermark_tokens =
+      static_cast<int64_t>(static_cast<double>(impl->opt.admit_watermark) * impl->pool->n_blocks()) *
+      impl->block;
   impl->vocab = info.vocab_size;
   impl->id_used.assign(static_cast<size_t>(impl->opt.max_running), 0);
   impl->logits.reserve(static_cast<size_t>(impl->opt.max_running) * static_cast<size_t>(impl->vocab));

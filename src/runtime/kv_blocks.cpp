@@ -172,6 +172,19 @@ bool BlockPool::contains(uint64_t parent, std::span<const int32_t> tokens) const
   return parent_[b] == parent && std::equal(tokens.begin(), tokens.end(), stored);
 }
 
+int64_t BlockPool::cached_prefix(std::span<const int32_t> tokens) const {
+  if (tokens.empty()) return 0;
+  const size_t max_blocks = (tokens.size() - 1) / static_cast<size_t>(block_size_);
+  uint64_t parent = 0;
+  size_t k = 0;
+  for (; k < max_blocks; ++k) {
+    const std::span<const int32_t> block = tokens.subspan(k * block_size_, block_size_);
+    if (!contains(parent, block)) break;
+    parent = hash_block(parent, block);
+  }
+  return static_cast<int64_t>(k) * block_size_;
+}
+
 int32_t BlockPool::lookup_hashed(uint64_t hash, uint64_t parent, std::span<const int32_t> tokens) {
   const int32_t b = index_find(hash);
   if (b < 0) {
@@ -378,8 +391,12 @@ Result<bool> SequenceBlocks::prepare_write(BlockPool& pool, int64_t from,
   std::vector<std::pair<size_t, int32_t>> replaced;  // (table index, shared block it held)
   for (size_t k = first; k < table_.size(); ++k) {
     int32_t src = table_[k];
-    if (pool.refcount(src) <= 1) continue;
+    // A published block only this sequence holds is copied too while a block can be had, so the
+    // prefix it caches survives (a chat returning to an earlier conversation finds it).
+    const bool shared = pool.refcount(src) > 1;
+    if (!shared && !pool.published(src)) continue;
     int32_t dst = pool.allocate();
+    if (dst < 0 && !shared) continue;  // rewritten in place: its published contents are dropped below
     if (dst < 0) {
       for (auto [i, old] : replaced) {
         pool.release(table_[i]);

@@ -53,6 +53,9 @@ class BlockPool {
   int32_t lookup(uint64_t parent, std::span<const int32_t> tokens);
   // Whether lookup would find it; neither retains nor counts.
   bool contains(uint64_t parent, std::span<const int32_t> tokens) const;
+  // The tokens SequenceBlocks::match_prefix would take for this prompt now (whole leading blocks in
+  // the index, at least one token left over); neither retains nor counts.
+  int64_t cached_prefix(std::span<const int32_t> tokens) const;
   // Records that the referenced, full block holds (parent, tokens) and returns its chain hash. When
   // another block already holds that hash the first one is kept and this block stays unpublished.
   uint64_t publish(int32_t block, uint64_t parent, std::span<const int32_t> tokens);
@@ -126,7 +129,9 @@ class SequenceBlocks {
   void commit(BlockPool& pool, std::span<const int32_t> tokens);
   // Before writing rows at logical index >= from (from >= size()): replaces every shared block in
   // the write range by a fresh one, appending (src, dst) to copies where dst must first receive the
-  // rows of src below size(). Returns whether anything was appended to copies.
+  // rows of src below size(); a published block held by this sequence alone likewise while the pool
+  // has a block to give, else it is rewritten in place and unpublished. Returns whether anything was
+  // appended to copies.
   Result<bool> prepare_write(BlockPool& pool, int64_t from, std::vector<std::pair<int32_t, int32_t>>& copies);
   // Keeps the first n tokens (n > size() keeps size()) and releases the blocks wholly past them,
   // reserved ones included.

@@ -404,7 +404,7 @@ TEST(SequenceBlocks, TruncateIntoSharedBlockThenWriteCopies) {
   EXPECT_POOL_OK(pool);
 }
 
-TEST(SequenceBlocks, TruncateAtBoundaryReleasesAndRewriteUnpublishes) {
+TEST(SequenceBlocks, TruncateAtBoundaryReleasesAndRewriteCopiesOrUnpublishes) {
   BlockPool pool(8, 4, kSalt);
   std::vector<int32_t> kv(8 * 4, -1);
   Toks p = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -418,7 +418,8 @@ TEST(SequenceBlocks, TruncateAtBoundaryReleasesAndRewriteUnpublishes) {
   EXPECT_EQ(pool.n_free(), 7);
   EXPECT_POOL_OK(pool);
 
-  // Truncating into a block only s holds: rewriting it in place drops its stale hash.
+  // Truncating into a published block only s holds: while the pool has a block, the write goes to a
+  // copy and the published block stays cached for a later prompt.
   Toks second = {5, 6, 7, 9};
   ASSERT_TRUE(append(pool, s, second, kv).ok());
   int32_t b = s.blocks()[1];
@@ -428,12 +429,17 @@ TEST(SequenceBlocks, TruncateAtBoundaryReleasesAndRewriteUnpublishes) {
   std::vector<std::pair<int32_t, int32_t>> copies;
   Result<bool> copied = s.prepare_write(pool, 6, copies);
   ASSERT_TRUE(copied.ok());
-  EXPECT_FALSE(*copied);
-  EXPECT_EQ(s.blocks()[1], b);
-  EXPECT_FALSE(pool.published(b));
+  EXPECT_TRUE(*copied);
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0].first, b);
+  EXPECT_EQ(s.blocks()[1], copies[0].second);
+  EXPECT_TRUE(pool.published(b));
+  EXPECT_EQ(pool.refcount(b), 0);
   EXPECT_POOL_OK(pool);
+  for (int32_t r = 0; r < 4; ++r) kv[copies[0].second * 4 + r] = kv[b * 4 + r];
   Toks other = {60, 61};
   ASSERT_TRUE(append(pool, s, other, kv).ok());
+  expect_rows_hold_tokens(s, kv);
   SequenceBlocks t(4);
   Toks probe = p;
   probe.push_back(0);
@@ -441,9 +447,32 @@ TEST(SequenceBlocks, TruncateAtBoundaryReleasesAndRewriteUnpublishes) {
   EXPECT_EQ(t.blocks()[1], b1);
   expect_rows_hold_tokens(t, kv);
   SequenceBlocks u(4);
-  Toks stale = {1, 2, 3, 4, 5, 6, 7, 9, 0};  // b's old contents, overwritten since
-  EXPECT_EQ(u.match_prefix(pool, stale), 4);
+  Toks kept = {1, 2, 3, 4, 5, 6, 7, 9, 0};  // b's contents, still cached
+  EXPECT_EQ(u.match_prefix(pool, kept), 8);
+  EXPECT_EQ(u.blocks()[1], b);
+  expect_rows_hold_tokens(u, kv);
+  t.release(pool);
+  u.release(pool);
   EXPECT_POOL_OK(pool);
+
+  // With every block referenced, the block is rewritten in place and its stale hash dropped.
+  std::vector<SequenceBlocks> hogs;
+  while (pool.n_free() > 0) {
+    hogs.emplace_back(4);
+    ASSERT_TRUE(hogs.back().reserve(pool, 4).ok());
+  }
+  const int32_t c = s.blocks()[1];
+  ASSERT_EQ(s.size(), 8);
+  EXPECT_TRUE(pool.published(c));
+  s.truncate(pool, 6);
+  copies.clear();
+  copied = s.prepare_write(pool, 6, copies);
+  ASSERT_TRUE(copied.ok());
+  EXPECT_FALSE(*copied);
+  EXPECT_EQ(s.blocks()[1], c);
+  EXPECT_FALSE(pool.published(c));
+  EXPECT_POOL_OK(pool);
+  for (auto& h : hogs) h.release(pool);
 }
 
 TEST(SequenceBlocks, ReserveFailureRollsBack) {

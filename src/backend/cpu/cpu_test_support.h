@@ -37,10 +37,11 @@ inline Status run_plan(const Plan& plan, test::GraphRun& run) {
 
 inline Status run_on(const Backend& be, const graph::Graph& g, test::GraphRun& run,
                      const graph::Bindings& max, const std::map<std::string, const void*>& weights = {},
-                     bool fuse = true) {
+                     bool fuse = true, bool batch_invariant = false) {
   CompileOptions opt;
   opt.max = max;
   opt.fuse = fuse;
+  opt.batch_invariant = batch_invariant;
   auto resolver = [&](const graph::Node& n) -> Result<const void*> {
     auto it = weights.find(n.name);
     if (it == weights.end()) return make_error(ErrorCode::InvalidArgument, "test: no weight " + n.name);

@@ -126,11 +126,14 @@ inline constexpr int64_t kTileActs = 64;
 inline constexpr int64_t kPackMinM = 16;
 inline constexpr int64_t kPackRows = 16;
 
-// Whether m activation rows take the packed prefill path. Not for k-quants under batch_invariant:
-// the packed path scales each 16- or 32-weight chunk in f32, the gemm each 256-weight super-block, so
-// a row's result would depend on how many rows its step holds.
+// Whether m activation rows take the packed prefill path. Not under batch_invariant for k-quants (the
+// packed path scales each 16- or 32-weight chunk in f32, the gemm each 256-weight super-block) nor
+// for a row-major layout (AVX2's Q8_0, which has no 16-row layout: its packed path sums a row's
+// blocks in another order than the row kernel), so that a row's result never depends on how many
+// rows its step holds.
 inline bool use_packed(const KernelArgs& a, const MatmulKernel& mk, int64_t m) {
-  return mk.packed_gemm != nullptr && m >= kPackMinM && !(a.batch_invariant && mk.act == ActType::Q8_K);
+  return mk.packed_gemm != nullptr && m >= kPackMinM &&
+         !(a.batch_invariant && (mk.act == ActType::Q8_K || mk.repack == nullptr));
 }
 
 // Decode tasks: one share of the op's weight rows per thread, at least kMinDecodeTaskRows (four
