@@ -1,0 +1,162 @@
+// GBNF parsing, lowering and matching whole strings (no vocabulary): accepted, rejected, errors.
+#include "grammar/gbnf.h"
+
+#include <gtest/gtest.h>
+
+#include "grammar/automaton.h"
+
+namespace glass::grammar {
+namespace {
+
+bool matches(const Grammar& g, std::string_view s) {
+  Automaton a(g);
+  int32_t st = a.start_state(g.start);
+  for (const char c : s) {
+    st = a.next(st, static_cast<uint8_t>(c));
+    if (st == Automaton::kDead) return false;
+  }
+  return a.can_end(st);
+}
+
+Grammar compile(std::string_view text) {
+  auto g = compile_gbnf(text);
+  EXPECT_TRUE(g.ok()) << g.error().message;
+  return g.ok() ? std::move(*g) : Grammar{};
+}
+
+TEST(Gbnf, LiteralsAlternativesAndGroups) {
+  const Grammar g = compile(R"(root ::= "a" ("b" | "cd")+ "e"?  # comment
+)");
+  EXPECT_TRUE(matches(g, "ab"));
+  EXPECT_TRUE(matches(g, "acdbe"));
+  EXPECT_FALSE(matches(g, "a"));
+  EXPECT_FALSE(matches(g, "abee"));
+  EXPECT_FALSE(matches(g, "ac"));
+}
+
+TEST(Gbnf, CountedRepetitions) {
+  const Grammar g = compile(R"(root ::= [0-9]{2,4} "-" "x"{3} "-" "y"{1,} "-" "z"{0,2})");
+  EXPECT_TRUE(matches(g, "12-xxx-y-"));
+  EXPECT_TRUE(matches(g, "1234-xxx-yyyy-zz"));
+  EXPECT_FALSE(matches(g, "1-xxx-y-"));
+  EXPECT_FALSE(matches(g, "12345-xxx-y-"));
+  EXPECT_FALSE(matches(g, "12-xx-y-"));
+  EXPECT_FALSE(matches(g, "12-xxx--"));
+  EXPECT_FALSE(matches(g, "12-xxx-y-zzz"));
+}
+
+TEST(Gbnf, ClassesNegationAnyAndUtf8) {
+  const Grammar g = compile(R"(root ::= [^"\\]* "|" . [α-ω] [\u3040-\u309F\x41])");
+  EXPECT_TRUE(matches(g, "hé llo|xβぁ"));
+  EXPECT_TRUE(matches(g, "|€γA"));
+  EXPECT_FALSE(matches(g, "a\"b|xβA"));
+  EXPECT_FALSE(matches(g, "|xaA"));    // 'a' is not in [α-ω]
+  EXPECT_FALSE(matches(g, "|x\xce"));  // half a character cannot end
+  EXPECT_FALSE(matches(g,
+                       "|\xff\xce\xb2"
+                       "A"));  // not UTF-8
+}
+
+TEST(Gbnf, EscapesInLiterals) {
+  const Grammar g = compile(R"(root ::= "\"\\\n\t\x41\u00e9" [\]\[\-])");
+  EXPECT_TRUE(matches(g, "\"\\\n\tAé]"));
+  EXPECT_TRUE(matches(g, "\"\\\n\tAé-"));
+  EXPECT_FALSE(matches(g, "\"\\\n\tAéx"));
+}
+
+TEST(Gbnf, MultiLineRules) {
+  const Grammar g = compile("root ::= item (\n  \",\" item\n)*\n\nitem ::= \"a\"\n  | \"b\"\n");
+  EXPECT_TRUE(matches(g, "a,b,a"));
+  EXPECT_FALSE(matches(g, "a,"));
+}
+
+struct BadCase {
+  const char* text;
+  const char* message;  // a substring of the error
+};
+
+TEST(Gbnf, ErrorsNameLineAndColumn) {
+  const BadCase cases[] = {
+      {"root ::= \"a\" foo", "line 1, column 14: undefined rule 'foo'"},
+      {"root ::= \"a", "unterminated string literal"},
+      {"root ::= [a-", "unterminated character class"},
+      {"root ::= (\"a\"", "expected ')'"},
+      {"root ::= \"a\"\nroot ::= \"b\"", "line 2, column 1: rule 'root' is defined twice"},
+      {"start ::= \"a\"", "no rule 'root'"},
+      {"root ::= \"a\"{3,1}", "max below min"},
+      {"root ::= * \"a\"", "nothing before it to repeat"},
+      {"root ::= \"\\q\"", "line 1, column 11: unknown escape"},
+      {"root ::= [z-a]", "out of order"},
+      {"root ::= \"a\"{0,1000000}", "repetition count over"},
+      {"root ::= \"a\" )", "unexpected ')'"},
+      {"root ::= \n", ""},  // empty body: valid (matches "")
+  };
+  for (const BadCase& c : cases) {
+    auto g = compile_gbnf(c.text);
+    if (std::string(c.message).empty()) {
+      EXPECT_TRUE(g.ok()) << c.text;
+      continue;
+    }
+    ASSERT_FALSE(g.ok()) << c.text;
+    EXPECT_NE(g.error().message.find(c.message), std::string::npos) << c.text << ": " << g.error().message;
+  }
+}
+
+TEST(Gbnf, LeftRecursionIsAnError) {
+  for (const char* text :
+       {"root ::= root \"a\" | \"b\"", "root ::= expr\nexpr ::= term | expr \"+\" term\nterm ::= [0-9]",
+        "root ::= x? root \"a\" | \"b\"\nx ::= \"x\"", "root ::= a\na ::= b \"x\"\nb ::= a | \"y\""}) {
+    auto g = compile_gbnf(text);
+    ASSERT_FALSE(g.ok()) << text;
+    EXPECT_NE(g.error().message.find("left-recursive"), std::string::npos) << g.error().message;
+  }
+  // Right recursion and nullable tail loops are fine.
+  const Grammar g = compile("root ::= \"a\" root | \"\"\n");
+  EXPECT_TRUE(matches(g, "aaaa"));
+  const Grammar h = compile("root ::= (\"a\"?)* \"b\"\n");
+  EXPECT_TRUE(matches(h, "aab"));
+  EXPECT_TRUE(matches(h, "b"));
+}
+
+TEST(Gbnf, PathologicalGrammarsStayBounded) {
+  // A huge counted repetition: linear size, and matching 10000 items never deepens a stack.
+  const Grammar big = compile("root ::= \"x\"{0,10000}");
+  EXPECT_TRUE(matches(big, std::string(10000, 'x')));
+  EXPECT_FALSE(matches(big, std::string(10001, 'x')));
+  // Repetition of a repetition: bounded by kMaxElems, else an error.
+  auto huge = compile_gbnf("root ::= (\"x\"{0,100000} \"y\"{0,100000}){0,100000}");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.error().message.find("elements"), std::string::npos) << huge.error().message;
+  // x? x? x? ... : many stacks at once, but finitely many.
+  std::string opt = "root ::=";
+  for (int i = 0; i < 200; ++i) opt += " \"x\"?";
+  const Grammar o = compile(opt);
+  EXPECT_TRUE(matches(o, std::string(200, 'x')));
+  EXPECT_FALSE(matches(o, std::string(201, 'x')));
+  // Deeply nested optional repeats.
+  std::string nested = "root ::= ";
+  for (int i = 0; i < 100; ++i) nested += "(";
+  nested += "\"a\"";
+  for (int i = 0; i < 100; ++i) nested += ")*";
+  const Grammar n = compile(nested);
+  EXPECT_TRUE(matches(n, "aaaa"));
+  EXPECT_FALSE(matches(n, "ab"));
+  // Nesting beyond the parser's bound is an error, not a stack overflow.
+  std::string deep = "root ::= " + std::string(100000, '(') + "\"a\"" + std::string(100000, ')');
+  auto d = compile_gbnf(deep);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.error().message.find("nested deeper"), std::string::npos);
+}
+
+TEST(Gbnf, AmbiguityBeyondTheStackBoundIsReported) {
+  // Every x can end any of 5000 optional runs: more live stacks than kMaxStacks.
+  std::string opt = "root ::=";
+  for (int i = 0; i < 5000; ++i) opt += " \"x\"?";
+  const Grammar g = compile(opt);
+  Automaton a(g);
+  (void)a.start_state(g.start);
+  EXPECT_TRUE(a.overflowed());
+}
+
+}  // namespace
+}  // namespace glass::grammar

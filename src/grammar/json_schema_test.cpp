@@ -1,0 +1,200 @@
+// JSON Schema -> grammar: what each keyword accepts and rejects, exact numeric ranges, and errors
+// that name the keyword and path (the corpus test covers realistic schemas end to end).
+#include "grammar/json_schema.h"
+
+#include <gtest/gtest.h>
+
+#include "grammar/automaton.h"
+#include "grammar/gbnf.h"
+#include "grammar/regex.h"
+
+namespace glass::grammar {
+namespace {
+
+struct Compiled {
+  Grammar g;
+  bool matches(std::string_view s) const {
+    Automaton a(g);
+    int32_t st = a.start_state(g.start);
+    for (const char c : s) {
+      st = a.next(st, static_cast<uint8_t>(c));
+      if (st == Automaton::kDead) return false;
+    }
+    return a.can_end(st);
+  }
+};
+
+std::string fmt_range(int lo, int hi) {
+  return "{\"type\":\"integer\",\"minimum\":" + std::to_string(lo) + ",\"maximum\":" + std::to_string(hi) +
+         "}";
+}
+
+Compiled schema(std::string_view s) {
+  auto text = json_schema_to_gbnf(s);
+  EXPECT_TRUE(text.ok()) << s << ": " << text.error().message;
+  if (!text.ok()) return {};
+  auto g = compile_gbnf(*text);
+  EXPECT_TRUE(g.ok()) << *text << "\n" << g.error().message;
+  return {g.ok() ? std::move(*g) : Grammar{}};
+}
+
+TEST(JsonSchema, ObjectsWithRequiredAndOptionalMembers) {
+  const Compiled c = schema(R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"},
+      "c":{"type":"boolean"}},"required":["b"],"additionalProperties":false})");
+  EXPECT_TRUE(c.matches(R"({"b":"x"})"));
+  EXPECT_TRUE(c.matches(R"({"a":1,"b":"x","c":true})"));
+  EXPECT_TRUE(c.matches(R"({ "a": -5, "b": "", "c": false})"));
+  EXPECT_TRUE(c.matches(R"({"b":"x", "c":true})"));
+  EXPECT_FALSE(c.matches(R"({})"));
+  EXPECT_FALSE(c.matches(R"({"a":1})"));
+  EXPECT_FALSE(c.matches(R"({"a":1,,"b":"x"})"));
+  EXPECT_FALSE(c.matches(R"({,"b":"x"})"));
+  EXPECT_FALSE(c.matches(R"({"b":"x",})"));
+  EXPECT_FALSE(c.matches(R"({"b":1})"));
+  EXPECT_FALSE(c.matches(R"({"b":"x","d":1})"));
+}
+
+TEST(JsonSchema, ArraysTuplesAndCounts) {
+  const Compiled a = schema(R"({"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":3})");
+  EXPECT_TRUE(a.matches("[1,2]"));
+  EXPECT_TRUE(a.matches("[1, 2, 3]"));
+  EXPECT_FALSE(a.matches("[1]"));
+  EXPECT_FALSE(a.matches("[1,2,3,4]"));
+  EXPECT_FALSE(a.matches("[1,\"a\"]"));
+  const Compiled t =
+      schema(R"({"type":"array","prefixItems":[{"type":"string"},{"type":"null"}],"items":false})");
+  EXPECT_TRUE(t.matches("[]"));
+  EXPECT_TRUE(t.matches("[\"a\"]"));
+  EXPECT_TRUE(t.matches("[\"a\",null]"));
+  EXPECT_FALSE(t.matches("[\"a\",null,1]"));
+  EXPECT_FALSE(t.matches("[null]"));
+  const Compiled u =
+      schema(R"({"type":"array","prefixItems":[{"type":"string"}],"items":{"type":"integer"},"minItems":2})");
+  EXPECT_TRUE(u.matches("[\"a\",1,2]"));
+  EXPECT_FALSE(u.matches("[\"a\"]"));
+}
+
+TEST(JsonSchema, StringsLengthsPatternsFormats) {
+  const Compiled l = schema(R"({"type":"string","minLength":2,"maxLength":3})");
+  EXPECT_TRUE(l.matches("\"ab\""));
+  EXPECT_TRUE(l.matches("\"é日\\n\""));
+  EXPECT_FALSE(l.matches("\"a\""));
+  EXPECT_FALSE(l.matches("\"abcd\""));
+  EXPECT_FALSE(l.matches("\"\\ud800a\""));  // a surrogate escape would count differently
+  const Compiled p = schema(R"({"type":"string","pattern":"^[A-Z]{2}-\\d{3}$"})");
+  EXPECT_TRUE(p.matches("\"AB-123\""));
+  EXPECT_FALSE(p.matches("\"AB-12\""));
+  EXPECT_FALSE(p.matches("\"xAB-123\""));
+  const Compiled s = schema(R"({"type":"string","pattern":"a\"b"})");  // unanchored: a search
+  EXPECT_TRUE(s.matches("\"xxa\\\"byy\""));
+  EXPECT_FALSE(s.matches("\"ab\""));
+  const Compiled d = schema(R"({"type":"string","format":"date"})");
+  EXPECT_TRUE(d.matches("\"2024-01-31\""));
+  EXPECT_TRUE(d.matches("\"2024-04-30\""));
+  EXPECT_FALSE(d.matches("\"2024-04-31\""));
+  EXPECT_FALSE(d.matches("\"2024-02-30\""));
+  EXPECT_FALSE(d.matches("\"2024-13-01\""));
+  const Compiled u = schema(R"({"type":"string","format":"uuid"})");
+  EXPECT_TRUE(u.matches("\"123e4567-e89b-12d3-a456-426614174000\""));
+  EXPECT_FALSE(u.matches("\"123e4567e89b-12d3-a456-426614174000\""));
+  const Compiled t = schema(R"({"type":"string","format":"date-time"})");
+  EXPECT_TRUE(t.matches("\"2024-01-31T23:59:59Z\""));
+  EXPECT_TRUE(t.matches("\"2024-01-31T00:00:00.123+05:30\""));
+  EXPECT_FALSE(t.matches("\"2024-01-31T24:00:00Z\""));
+}
+
+TEST(JsonSchema, IntegerRangesAreExact) {
+  const std::pair<int, int> ranges[] = {{0, 9},   {-15, 37},  {5, 123}, {-1000, -999},
+                                        {10, 10}, {99, 1001}, {-7, 0}};
+  for (const auto& [lo, hi] : ranges) {
+    const Compiled c = schema(fmt_range(lo, hi));
+    for (int x = -1200; x <= 1200; ++x)
+      EXPECT_EQ(c.matches(std::to_string(x)), x >= lo && x <= hi) << lo << ".." << hi << ": " << x;
+    EXPECT_FALSE(c.matches("01"));
+    EXPECT_FALSE(c.matches("-0"));
+  }
+  const Compiled ex = schema(R"({"type":"integer","exclusiveMinimum":0,"exclusiveMaximum":100})");
+  EXPECT_FALSE(ex.matches("0"));
+  EXPECT_TRUE(ex.matches("1"));
+  EXPECT_TRUE(ex.matches("99"));
+  EXPECT_FALSE(ex.matches("100"));
+  const Compiled open = schema(R"({"type":"integer","minimum":18})");
+  EXPECT_FALSE(open.matches("17"));
+  EXPECT_TRUE(open.matches("18"));
+  EXPECT_TRUE(open.matches("123456789"));
+}
+
+TEST(JsonSchema, NumberRangesWithWholeBounds) {
+  const Compiled c = schema(R"({"type":"number","minimum":-2,"maximum":3})");
+  for (const char* ok : {"0", "-2", "-2.0", "-1.99", "3", "3.000", "2.999", "0.5", "-0.5"})
+    EXPECT_TRUE(c.matches(ok)) << ok;
+  for (const char* bad : {"-2.01", "3.01", "4", "-3", "1e2", "-2.5"}) EXPECT_FALSE(c.matches(bad)) << bad;
+  const Compiled n = schema(R"({"type":"number","minimum":0})");
+  EXPECT_TRUE(n.matches("12.5"));
+  EXPECT_FALSE(n.matches("-0.1"));
+}
+
+TEST(JsonSchema, EnumConstRefsAndCombinators) {
+  const Compiled e = schema(R"({"enum":["red","green",3,null,{"a":[1]}]})");
+  EXPECT_TRUE(e.matches("\"green\""));
+  EXPECT_TRUE(e.matches("{\"a\":[1]}"));
+  EXPECT_TRUE(e.matches("null"));
+  EXPECT_FALSE(e.matches("\"blue\""));
+  const Compiled r = schema(R"({"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer"},
+      "next":{"anyOf":[{"$ref":"#/$defs/node"},{"type":"null"}]}},"required":["v","next"]}},"$ref":"#/$defs/node"})");
+  EXPECT_TRUE(r.matches(R"({"v":1,"next":{"v":2,"next":null}})"));
+  EXPECT_FALSE(r.matches(R"({"v":1,"next":{"v":2}})"));
+  const Compiled o = schema(R"({"oneOf":[{"type":"string"},{"type":"integer"}]})");
+  EXPECT_TRUE(o.matches("\"x\""));
+  EXPECT_TRUE(o.matches("7"));
+  const Compiled a =
+      schema(R"({"allOf":[{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]},
+      {"properties":{"b":{"type":"string"}},"required":["b"]}]})");
+  EXPECT_TRUE(a.matches(R"({"a":1,"b":"x"})"));
+  EXPECT_FALSE(a.matches(R"({"a":1})"));
+  const Compiled any = schema(R"({"type":"object"})");
+  EXPECT_TRUE(any.matches(R"({"x":[1,{"y":null}],"z":"w"})"));
+  EXPECT_FALSE(any.matches("[]"));
+}
+
+TEST(JsonSchema, UnsupportedKeywordsNameKeywordAndPath) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"type":"object","properties":{"age":{"type":"integer","multipleOf":5}}})",
+       "at #/properties/age: keyword 'multipleOf' is not supported"},
+      {R"({"type":"array","items":{"type":"string"},"uniqueItems":true})", "#/uniqueItems"},
+      {R"({"type":"object","patternProperties":{"^x":{}}})", "keyword 'patternProperties'"},
+      {R"({"type":"string","format":"hostname"})", "format 'hostname' is not supported"},
+      {R"({"type":"string","pattern":"(?=a)b"})", "lookaround"},
+      {R"({"type":"string","pattern":"(a)\\1"})", "backreferences"},
+      {R"({"type":"string","pattern":"\\bword"})", "word boundary"},
+      {R"({"oneOf":[{"type":"string"},{"type":"string","minLength":2}]})",
+       "oneOf whose branches may overlap"},
+      {R"({"allOf":[{"type":"string"},{"type":"integer"}]})", "types do not intersect"},
+      {R"({"$ref":"http://example.com/s.json"})", "not local"},
+      {R"({"$ref":"#/$defs/missing"})", "names nothing"},
+      {R"({"type":"number","minimum":0.5})", "not a whole number"},
+      {R"({"type":"number","exclusiveMaximum":3})", "exclusiveMaximum"},
+      {"false", "matches nothing"},
+      {"{\"type\":", "not JSON"},
+  };
+  for (const auto& [s, want] : cases) {
+    auto r = json_schema_to_gbnf(s);
+    ASSERT_FALSE(r.ok()) << s;
+    EXPECT_NE(r.error().message.find(want), std::string::npos) << s << ": " << r.error().message;
+  }
+}
+
+TEST(Regex, FullMatchSubset) {
+  auto expr = regex_to_gbnf("(ab|c)+[x-z]?\\d{2}", RegexMode::Full);
+  ASSERT_TRUE(expr.ok()) << expr.error().message;
+  auto g = compile_gbnf("root ::= " + *expr);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const Compiled c{std::move(*g)};
+  EXPECT_TRUE(c.matches("abc12"));
+  EXPECT_TRUE(c.matches("cx00"));
+  EXPECT_FALSE(c.matches("x00"));
+  EXPECT_FALSE(c.matches("abc1"));
+}
+
+}  // namespace
+}  // namespace glass::grammar
