@@ -143,10 +143,13 @@ TEST(GgufMalformed, HugeHeaderCounts) {
 
 // Counts that the file's size allows but that would cost far more memory than the file's bytes.
 TEST(GgufMalformed, CountLimits) {
-  auto b = GgufWriter().n_kv_override((1u << 20) + 1).build().bytes;
-  b.resize(b.size() + 13 * ((1u << 20) + 1));
-  expect_error(b, {"metadata count = 1048577 exceeds glass's limit of 1048576"}, ErrorCode::CapacityExceeded);
-  const uint64_t n = (1u << 20) + 1;
+  auto b = GgufWriter().n_kv_override((1u << 16) + 1).build().bytes;
+  b.resize(b.size() + 13 * ((1u << 16) + 1));
+  expect_error(b, {"metadata count = 65537 exceeds glass's limit of 65536"}, ErrorCode::CapacityExceeded);
+  auto t = GgufWriter().n_tensors_override((1u << 16) + 1).build().bytes;
+  t.resize(t.size() + 32 * ((1u << 16) + 1));
+  expect_error(t, {"tensor count = 65537 exceeds glass's limit of 65536"}, ErrorCode::CapacityExceeded);
+  const uint64_t n = (1u << 16) + 1;
   std::vector<uint8_t> empties;
   for (uint64_t i = 0; i < n; ++i) {
     const uint8_t empty_i32_array[12] = {GgufWriter::kI32, 0, 0, 0};
@@ -154,7 +157,7 @@ TEST(GgufMalformed, CountLimits) {
   }
   GgufWriter w;
   w.kv("nested", GgufWriter::array_header(GgufWriter::kArray, n, std::move(empties)));
-  expect_error(w.build().bytes, {"key 'nested'", "total nested array elements = 1048577 exceeds"},
+  expect_error(w.build().bytes, {"key 'nested'", "total nested array elements = 65537 exceeds"},
                ErrorCode::CapacityExceeded);
 }
 

@@ -29,12 +29,14 @@ constexpr uint64_t kMinKvBytes = 8 + 4 + 1;
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 8 + 4 + 8;
 constexpr uint64_t kMinStringBytes = 8;
 constexpr uint64_t kMinArrayBytes = 4 + 8;
-// Parsed entries cost ~100-150 bytes of memory each, several times their smallest encoding, so
-// their numbers are capped far above any real model (tens of keys, a few thousand tensors) to keep
-// a large crafted file from turning into many times its size in memory.
-constexpr uint64_t kMaxKv = 1 << 20;
-constexpr uint64_t kMaxTensors = 1 << 20;
-constexpr uint64_t kMaxNestedItems = 1 << 20;  // elements of arrays of arrays, over the whole file
+// Parsed entries cost ~150-250 bytes of memory each (a GgufValue is ~120 bytes, plus its key or
+// name, its index entry and shape), 10-20 times their smallest encoding, so their numbers are
+// capped far above any real model (tens of keys, a few thousand tensors) at a count whose cost
+// stays within the 64 MiB a rejected file may take beyond twice its size (issue 29): 2^16 of them
+// cost at most ~16 MiB.
+constexpr uint64_t kMaxKv = 1 << 16;
+constexpr uint64_t kMaxTensors = 1 << 16;
+constexpr uint64_t kMaxNestedItems = 1 << 16;  // elements of arrays of arrays, over the whole file
 
 // A bounds-checked cursor over the mapping.
 class Cursor {

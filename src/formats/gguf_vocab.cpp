@@ -169,6 +169,16 @@ Result<tokenizer::Vocab> vocab_from_gguf(const GgufFile& file) {
     defaults.add_sep = pre->add_sep;
   }
 
+  // The token list against the embedding it indexes, before one string is built: a small model file
+  // must not make millions of tokens that loading rejects afterwards (the loader requires equality).
+  if (const GgufTensorInfo* embd = file.find_tensor("token_embd.weight");
+      embd != nullptr && !embd->shape.empty()) {
+    const GgufValue* t = file.find(kTokens);
+    if (t != nullptr && t->type == GgufValueType::ARRAY && t->count > static_cast<uint64_t>(embd->shape[0]))
+      return invalid(
+          file, kTokens,
+          fmt::format("{} tokens but tensor 'token_embd.weight' has {} rows", t->count, embd->shape[0]));
+  }
   {
     Result<std::vector<std::string>> tokens = file.get_string_array(kTokens);
     if (!tokens) return tokens.error();

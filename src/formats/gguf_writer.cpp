@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <cstring>
 #include <set>
 #include <string_view>
@@ -123,25 +122,12 @@ uint64_t pad(uint64_t n, uint64_t alignment) { return (n + alignment - 1) / alig
 
 }  // namespace
 
-void GgufWriter::FileCloser::operator()(std::FILE* f) const {
-  if (f != nullptr) std::fclose(f);
-}
-
-GgufWriter::~GgufWriter() {
-  if (file_ != nullptr && !finished_) {
-    file_.reset();
-    std::error_code ec;
-    std::filesystem::remove(tmp_path_, ec);
-  }
-}
-
-Error GgufWriter::io_error(const std::string& what) const {
-  return make_error(ErrorCode::Io,
-                    fmt::format("gguf writer: {}: {}: {}", tmp_path_.string(), what, std::strerror(errno)));
-}
-
 Status GgufWriter::put(const void* data, uint64_t n) {
-  if (n > 0 && std::fwrite(data, 1, n, file_.get()) != n) return io_error("write failed");
+  if (!file_.has_value())
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("gguf writer: {}: write after finish", path_.string()));
+  if (n > 0)
+    if (Status s = file_->write(data, static_cast<size_t>(n)); !s.ok()) return s;
   pos_ += n;
   return {};
 }
@@ -166,8 +152,6 @@ Result<GgufWriter> GgufWriter::create(const std::filesystem::path& path,
         fmt::format("gguf writer: {}: alignment {} is not a power of two", path.string(), alignment));
   GgufWriter w;
   w.path_ = path;
-  w.tmp_path_ = path;
-  w.tmp_path_ += ".tmp";
   w.alignment_ = alignment;
 
   Encoder e;
@@ -221,8 +205,9 @@ Result<GgufWriter> GgufWriter::create(const std::filesystem::path& path,
   }
   w.tensors_ = std::move(tensors);
 
-  w.file_.reset(std::fopen(w.tmp_path_.c_str(), "wb"));
-  if (w.file_ == nullptr) return w.io_error("cannot create");
+  auto file = OutputFile::create(path, "gguf writer");
+  if (!file.ok()) return file.error();
+  w.file_.emplace(std::move(*file));
   if (Status s = w.put(e.bytes.data(), e.bytes.size()); !s.ok()) return s.error();
   if (Status s = w.pad_to_alignment(); !s.ok()) return s.error();
   return w;
@@ -254,20 +239,11 @@ Status GgufWriter::finish() {
     return make_error(ErrorCode::InvalidArgument,
                       fmt::format("gguf writer: {}: tensor '{}' got {} of {} bytes", path_.string(),
                                   tensors_[current_].name, written_, sizes_[current_]));
-  if (std::fflush(file_.get()) != 0) return io_error("flush failed");
-  std::FILE* f = file_.release();
-  if (std::fclose(f) != 0) {
-    std::error_code ec;
-    std::filesystem::remove(tmp_path_, ec);
-    return io_error("close failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp_path_, path_, ec);
-  if (ec)
-    return make_error(ErrorCode::Io, fmt::format("gguf writer: cannot rename {} to {}: {}",
-                                                 tmp_path_.string(), path_.string(), ec.message()));
-  finished_ = true;
-  return {};
+  if (!file_.has_value())
+    return make_error(ErrorCode::Internal, fmt::format("gguf writer: {}: finished twice", path_.string()));
+  Status s = file_->commit();
+  file_.reset();
+  return s;
 }
 
 }  // namespace glass::formats

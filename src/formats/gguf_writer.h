@@ -2,18 +2,19 @@
 // Writing GGUF v3 files (the layout gguf_reader.cpp documents): metadata values as GgufFile
 // returns them (so a file's metadata is copied by passing GgufFile::metadata() through), tensor
 // infos with their data offsets computed from the shapes and types, then the tensor data streamed
-// in order. The file appears under its name only when finish() succeeds: data goes to
-// "<path>.tmp", which finish() renames, so a failed or interrupted write never leaves a truncated
-// file that looks valid.
+// in order. The file appears under its name only when finish() succeeds: data goes to a fresh
+// temporary file beside it (output_file.h: exclusive, never through a symlink), which finish()
+// renames, so a failed or interrupted write never leaves a truncated file that looks valid and
+// never writes anywhere but the target.
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
-#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "formats/gguf.h"
+#include "formats/output_file.h"
 #include "glass/result.h"
 #include "graph/dtype.h"
 
@@ -43,29 +44,21 @@ class GgufWriter {
   // Checks that every tensor got all its bytes, pads, closes and renames the file into place.
   Status finish();
 
-  GgufWriter(GgufWriter&&) noexcept = default;
-  GgufWriter& operator=(GgufWriter&&) noexcept = default;
-  ~GgufWriter();  // an unfinished file is removed
+  // Destroyed unfinished, the temporary file is removed (OutputFile).
 
  private:
-  struct FileCloser {
-    void operator()(std::FILE* f) const;
-  };
   GgufWriter() = default;
   Status put(const void* data, uint64_t n);
   Status pad_to_alignment();
-  Error io_error(const std::string& what) const;
 
   std::filesystem::path path_;
-  std::filesystem::path tmp_path_;
-  std::unique_ptr<std::FILE, FileCloser> file_;
+  std::optional<OutputFile> file_;
   std::vector<GgufTensorSpec> tensors_;
   std::vector<uint64_t> sizes_;
   uint64_t alignment_ = 32;
   uint64_t pos_ = 0;      // bytes written so far
   size_t current_ = 0;    // the tensor receiving data
   uint64_t written_ = 0;  // bytes of the current tensor written
-  bool finished_ = false;
 };
 
 }  // namespace glass::formats

@@ -3,19 +3,17 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 #include <limits>
-#include <sstream>
+
+#include "core/read_file.h"
 
 namespace glass::formats {
 namespace {
 
+// Bounded and regular files only (core/read_file.h): a FIFO or /dev/zero named config.json is
+// refused, not read forever.
 Result<std::string> read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::Io, fmt::format("hf: cannot read {}", path.string()));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return read_file_bounded(path, kMaxTextFileBytes, "hf");
 }
 
 // A short rendering of an offending value for messages.

@@ -6,10 +6,9 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
 #include <unordered_map>
 
+#include "core/read_file.h"
 #include "formats/json_strict.h"
 #include "tokenizer/hf_tokenizer.h"
 
@@ -189,12 +188,9 @@ Status chat_template(const HfTokenizerFiles& f, const Json& config, GgufMetadata
                                 f.where));
 }
 
+// Bounded and regular files only (core/read_file.h).
 Result<std::string> read_text(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return make_error(ErrorCode::Io, fmt::format("hf to gguf: cannot read {}", p.string()));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return read_file_bounded(p, kMaxTextFileBytes, "hf to gguf");
 }
 
 }  // namespace
@@ -222,11 +218,12 @@ Result<HfTokenizerFiles> read_hf_tokenizer_files(const std::filesystem::path& di
 }
 
 Status hf_tokenizer_to_gguf(const HfTokenizerFiles& f, int64_t n_vocab, GgufMetadataBuilder& m) {
-  auto json = parse_json_strict(f.tokenizer_json, f.where);
+  // tokenizer.json: a vocabulary object of short keys costs ~10 times its text parsed.
+  auto json = parse_json_strict(f.tokenizer_json, f.where, /*memory_factor=*/16);
   if (!json) return json.error();
   Json config = Json::object();
   if (!f.config_json.empty()) {
-    auto c = parse_json_strict(f.config_json, "tokenizer_config.json");
+    auto c = parse_json_strict(f.config_json, "tokenizer_config.json", /*memory_factor=*/16);
     if (!c) return c.error();
     config = std::move(*c);
   }

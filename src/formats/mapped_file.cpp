@@ -32,7 +32,8 @@ struct FdGuard {
 
 Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::filesystem::path& path) {
   std::string p = path.string();
-  FdGuard fd{::open(p.c_str(), O_RDONLY | O_CLOEXEC)};
+  // O_NONBLOCK: opening a FIFO for reading would wait for a writer before fstat could refuse it.
+  FdGuard fd{::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)};
   if (fd.fd < 0) return io_error(p, "open", errno);
   struct stat st {};
   if (::fstat(fd.fd, &st) != 0) return io_error(p, "fstat", errno);

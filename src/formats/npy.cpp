@@ -5,15 +5,13 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <limits>
-#include <memory>
 #include <string>
 #include <string_view>
 
 #include "formats/mapped_file.h"
+#include "formats/output_file.h"
 
 namespace glass::formats {
 namespace {
@@ -150,10 +148,6 @@ std::string make_header(const std::vector<int64_t>& shape) {
   return h;
 }
 
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-
 }  // namespace
 
 Status write_npy_f32(const std::filesystem::path& path, const float* data,
@@ -165,8 +159,9 @@ Status write_npy_f32(const std::filesystem::path& path, const float* data,
   const std::string header = make_header(shape);
   if (header.size() > std::numeric_limits<uint16_t>::max())
     return npy_error(ErrorCode::InvalidArgument, p, "shape too long for an NPY v1.0 header");
-  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(p.c_str(), "wb"));
-  if (!f) return npy_error(ErrorCode::Io, p, fmt::format("open for writing: {}", std::strerror(errno)));
+  // Written through a temporary file renamed over the target when complete (output_file.h).
+  auto f = OutputFile::create(path, "npy");
+  if (!f.ok()) return f.error();
   const uint8_t prefix[10] = {0x93,
                               'N',
                               'U',
@@ -178,22 +173,24 @@ Status write_npy_f32(const std::filesystem::path& path, const float* data,
                               static_cast<uint8_t>(header.size() & 0xff),
                               static_cast<uint8_t>(header.size() >> 8)};
   const auto bytes = static_cast<size_t>(n) * sizeof(float);
-  bool ok = std::fwrite(prefix, 1, sizeof(prefix), f.get()) == sizeof(prefix) &&
-            std::fwrite(header.data(), 1, header.size(), f.get()) == header.size() &&
-            (bytes == 0 || std::fwrite(data, 1, bytes, f.get()) == bytes);
-  const int write_errno = errno;
-  if (std::fclose(f.release()) != 0) ok = false;
-  if (!ok) return npy_error(ErrorCode::Io, p, fmt::format("write: {}", std::strerror(write_errno)));
-  return {};
+  if (Status st = f->write(prefix, sizeof(prefix)); !st.ok()) return st;
+  if (Status st = f->write(header.data(), header.size()); !st.ok()) return st;
+  if (bytes > 0)
+    if (Status st = f->write(data, bytes); !st.ok()) return st;
+  return f->commit();
 }
 
 Result<NpyArray> read_npy_f32(const std::filesystem::path& path) {
   auto mapped = MappedFile::open(path);
   if (!mapped.ok()) return mapped.error();
   const MappedFile& file = **mapped;
-  const std::string& p = file.path();
-  const uint8_t* b = file.data();
-  const uint64_t size = file.size();
+  return parse_npy_f32(std::span<const uint8_t>(file.data(), file.size()), file.path());
+}
+
+Result<NpyArray> parse_npy_f32(std::span<const uint8_t> bytes, std::string_view name) {
+  const std::string p(name);
+  const uint8_t* b = bytes.data();
+  const uint64_t size = bytes.size();
   if (size < kMagicLen + 2 || std::memcmp(b, kMagic, kMagicLen) != 0)
     return npy_error(ErrorCode::InvalidFile, p, "bad magic: expected \\x93NUMPY");
   const uint8_t major = b[6];

@@ -3,6 +3,8 @@
 // tensor dumps for comparison in Python. Only little-endian '<f4' in C order is read or written.
 #include <cstdint>
 #include <filesystem>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "glass/result.h"
@@ -23,5 +25,7 @@ struct NpyArray {
 // match the shape exactly before anything is allocated. Errors: InvalidFile / Unsupported naming the
 // path and what was expected versus found; Io for the file itself.
 Result<NpyArray> read_npy_f32(const std::filesystem::path& path);
+// The same from bytes in memory; `name` stands in for the path in messages.
+Result<NpyArray> parse_npy_f32(std::span<const uint8_t> bytes, std::string_view name);
 
 }  // namespace glass::formats

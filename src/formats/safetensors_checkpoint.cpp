@@ -4,22 +4,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 
+#include "core/read_file.h"
 #include "formats/gguf_detail.h"
 #include "formats/json_strict.h"
 
 namespace glass::formats {
 namespace {
 
+// Bounded and regular files only (core/read_file.h): an index is a few hundred KB at most.
 Result<std::string> read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::Io, fmt::format("safetensors: cannot read {}", path.string()));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return read_file_bounded(path, kMaxTextFileBytes, "safetensors");
 }
 
 // A shard name from the index must stay inside the checkpoint directory.

@@ -8,6 +8,7 @@
 #include <charconv>
 
 #include "formats/safetensors_checkpoint.h"
+#include "models/hparam_bounds.h"
 #include "models/llama_hf.h"
 
 namespace glass::models {
@@ -162,6 +163,16 @@ Result<HfModel> open_hf_model(const std::filesystem::path& dir) {
                       fmt::format("hf: {}: model_type '{}' (architecture {}) loads from GGUF only so far: "
                                   "it has no config.json mapping yet",
                                   dir.string(), m.model_type, m.arch->name));
+  // The config's sizes against the checkpoint before the adapter allocates from them.
+  uint64_t max_elements = 0;
+  for (const auto& [name, t] : checkpoint->tensors()) {
+    uint64_t n = 1;
+    for (int64_t d : t->shape)
+      if (d < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(d), &n)) n = UINT64_MAX;
+    max_elements = std::max(max_elements, n);
+  }
+  if (auto st = check_hf_config_fits(*config, max_elements, checkpoint->tensors().size()); !st)
+    return st.error();
   HfNormalized norm;
   if (auto st = adapter->normalize(*config, norm); !st) return st.error();
   if (!norm.metadata.has("general.architecture")) norm.metadata.string("general.architecture", m.arch->name);

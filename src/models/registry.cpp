@@ -5,6 +5,7 @@
 #include "models/architecture.h"
 #include "models/gemma.h"
 #include "models/gemma3n.h"
+#include "models/hparam_bounds.h"
 #include "models/llama.h"
 #include "models/phi3.h"
 #include "models/qwen2.h"
@@ -14,16 +15,29 @@
 namespace glass::models {
 namespace {
 
+// Every family's from_gguf behind the same check of its hyper-parameters against the file
+// (hparam_bounds.h), so no family reads a layer count or a head count the file cannot hold.
+template <Result<ModelGraph> (*FromGguf)(const formats::GgufFile&, const WeightIndex&, const BuildOptions&),
+          const char* Name>
+Result<ModelGraph> checked(const formats::GgufFile& file, const WeightIndex& weights,
+                           const BuildOptions& opt) {
+  if (Status s = check_hparams_fit_file(file, weights, Name); !s.ok()) return s.error();
+  return FromGguf(file, weights, opt);
+}
+
+constexpr char kLlama[] = "llama", kQwen2[] = "qwen2", kQwen3[] = "qwen3", kPhi3[] = "phi3",
+               kQwen3Moe[] = "qwen3moe", kGemma2[] = "gemma2", kGemma3[] = "gemma3", kGemma3n[] = "gemma3n";
+
 const std::array<Architecture, 8>& registry() {
   static const std::array<Architecture, 8> kArchitectures = {{
-      {"llama", {"llama", "mistral"}, llama_from_gguf},
-      {"qwen2", {"qwen2"}, qwen2_from_gguf},
-      {"qwen3", {"qwen3"}, qwen3_from_gguf},
-      {"phi3", {"phi3"}, phi3_from_gguf},
-      {"qwen3moe", {"qwen3_moe"}, qwen3moe_from_gguf},
-      {"gemma2", {"gemma2"}, gemma2_from_gguf},
-      {"gemma3", {"gemma3", "gemma3_text"}, gemma3_from_gguf},
-      {"gemma3n", {"gemma3n", "gemma3n_text"}, gemma3n_from_gguf},
+      {kLlama, {"llama", "mistral"}, checked<llama_from_gguf, kLlama>},
+      {kQwen2, {"qwen2"}, checked<qwen2_from_gguf, kQwen2>},
+      {kQwen3, {"qwen3"}, checked<qwen3_from_gguf, kQwen3>},
+      {kPhi3, {"phi3"}, checked<phi3_from_gguf, kPhi3>},
+      {kQwen3Moe, {"qwen3_moe"}, checked<qwen3moe_from_gguf, kQwen3Moe>},
+      {kGemma2, {"gemma2"}, checked<gemma2_from_gguf, kGemma2>},
+      {kGemma3, {"gemma3", "gemma3_text"}, checked<gemma3_from_gguf, kGemma3>},
+      {kGemma3n, {"gemma3n", "gemma3n_text"}, checked<gemma3n_from_gguf, kGemma3n>},
   }};
   return kArchitectures;
 }

@@ -1,7 +1,10 @@
 // Malformed tokenizer.json / tokenizer_config.json files: each gives an error naming what is wrong
 // (InvalidFile, or Unsupported for components glass does not implement), never a crash.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "tokenizer/hf_tokenizer.h"
@@ -124,6 +127,47 @@ TEST(HfMalformed, FilesAreReadWithClearErrors) {
   EXPECT_EQ(t.error().code, ErrorCode::Io);
   EXPECT_NE(t.error().message.find("/nonexistent/dir/tokenizer.json"), std::string::npos)
       << t.error().message;
+}
+
+// Issue 29: the readers of normalizer / pre-tokenizer / decoder sequences recurse with the nesting,
+// so nesting past the bound (core/json_depth.h) is an error before anything is parsed, wherever it is.
+TEST(HfMalformed, DeepNestingIsAnError) {
+  // A Sequence of Sequences 100000 deep, as text: building it as a Json would need the recursion.
+  std::string nested;
+  for (int i = 0; i < 100000; ++i) nested += R"({"type": "Sequence", "normalizers": [)";
+  nested += R"({"type": "NFC"})";
+  for (int i = 0; i < 100000; ++i) nested += "]}";
+  std::string text = minimal().dump();
+  text.insert(text.size() - 1, ", \"normalizer\": " + nested);
+  expect_error(text, ErrorCode::InvalidFile, "nested more than 128");
+  // In tokenizer_config.json too, and in plain arrays.
+  expect_error(minimal().dump(), ErrorCode::InvalidFile, "tokenizer_config.json: JSON nested",
+               "{\"a\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  // Ten levels (real files use three or four) still load.
+  std::string ten;
+  for (int i = 0; i < 10; ++i) ten += R"({"type": "Sequence", "normalizers": [)";
+  ten += R"({"type": "NFC"})";
+  for (int i = 0; i < 10; ++i) ten += "]}";
+  std::string ok = minimal().dump();
+  ok.insert(ok.size() - 1, ", \"normalizer\": " + ten);
+  Result<Tokenizer> t = hf_tokenizer_from_json(ok, "");
+  EXPECT_TRUE(t.ok()) << t.error().message;
+}
+
+// A FIFO named tokenizer.json is refused without waiting for a writer; so is /dev/zero.
+TEST(HfMalformed, NonRegularFilesAreRefused) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / ("hf-fifo-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(::mkfifo((dir / "tokenizer.json").c_str(), 0600), 0);
+  Result<Tokenizer> t = load_hf_tokenizer(dir);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().code, ErrorCode::Io);
+  EXPECT_NE(t.error().message.find("tokenizer.json: not a regular file"), std::string::npos)
+      << t.error().message;
+  Result<Tokenizer> z = load_hf_tokenizer("/dev/zero");
+  ASSERT_FALSE(z.ok());
+  EXPECT_NE(z.error().message.find("not a regular file"), std::string::npos) << z.error().message;
 }
 
 }  // namespace

@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <unordered_map>
 
+#include "core/json_depth.h"
+#include "core/read_file.h"
 #include "tokenizer/hf_json.h"
 
 namespace glass::tokenizer {
@@ -16,28 +16,15 @@ namespace {
 using hf::bad;
 using hf::Json;
 
-// Files larger than this are refused before they are read (the largest real ones are ~35 MB).
-constexpr uintmax_t kMaxFileBytes = uintmax_t{1} << 30;
-
+// Regular files only, the size limit enforced while reading (core/read_file.h): the largest real
+// tokenizer files are ~35 MB.
 Result<std::string> read_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  const uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec)
-    return make_error(ErrorCode::Io,
-                      fmt::format("tokenizer: cannot read '{}': {}", path.string(), ec.message()));
-  if (size > kMaxFileBytes) {
-    return make_error(ErrorCode::InvalidFile,
-                      fmt::format("tokenizer: '{}' is {} bytes, more than the {} a tokenizer file may have",
-                                  path.string(), size, kMaxFileBytes));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::Io, fmt::format("tokenizer: cannot open '{}'", path.string()));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return read_file_bounded(path, kMaxTextFileBytes, "tokenizer");
 }
 
 Result<Json> parse_json(std::string_view text, std::string_view name) {
+  // The readers of normalizer / pre-tokenizer / decoder sequences recurse with the nesting.
+  if (Status s = check_json_depth(text, name); !s.ok()) return s.error();
   try {
     return Json::parse(text);
   } catch (const Json::exception& e) {

@@ -81,6 +81,9 @@ std::string StreamingDecoder::push(int32_t id) {
   return out;
 }
 
+// More ids than any character's bytes need (UTF-8: 4), fewer than make re-decoding them costly.
+constexpr size_t kMaxHeldIds = 16;
+
 // HF tokenizers' step_decode_stream: decode the ids since the anchor; once the text grows past the
 // anchor's text and does not end in U+FFFD (an unfinished byte sequence), return the new suffix and
 // move the anchor to the ids that produced the previous output.
@@ -94,7 +97,18 @@ std::string StreamingDecoder::push_hf(int32_t id) {
   }
   ids_.push_back(id);
   const std::string text = tokenizer_.hf_decode(ids_, options_.special);
-  if (text.size() <= prefix_.size() || ends_with_replacement(text)) return {};
+  // A text that keeps ending in U+FFFD (bytes that never complete a character, as a hostile model
+  // can generate) would be decoded again at every push, quadratic in the stream: past
+  // kMaxHeldIds ids since the anchor it is emitted as it is, replacement characters included,
+  // which is what decoding the whole stream gives. A character needs at most 4 byte tokens.
+  const bool held_too_long = ids_.size() - prefix_index_ > kMaxHeldIds;
+  if (text.size() <= prefix_.size()) {
+    // Ids that add nothing (special tokens decoded without `special`) would pile up the same way:
+    // they change no text, so they leave the window.
+    if (held_too_long) ids_.resize(prefix_index_);
+    return {};
+  }
+  if (ends_with_replacement(text) && !held_too_long) return {};
   size_t common = 0;  // HF fails on a text that does not extend the anchor's; this returns what differs
   while (common < prefix_.size() && text[common] == prefix_[common]) ++common;
   std::string out = text.substr(common);

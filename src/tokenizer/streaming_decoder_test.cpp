@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tokenizer/hf_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace glass::tokenizer {
@@ -160,6 +161,35 @@ TEST(StreamingDecoder, RandomStreamsMatchDecodeAndStayValid) {
     Ids ids(static_cast<size_t>(iter % 17));
     for (int32_t& id : ids) id = any_id(rng);
     EXPECT_EQ(stream(t, ids, iter % 2 == 0, nullptr), t.decode(ids, iter % 2 == 0));
+  }
+}
+
+// Issue 29: a stream of bytes that never complete a character (a hostile model generating
+// continuation bytes) is not held forever: re-decoding a growing window at every push would be
+// quadratic. What comes out is what decoding the whole stream gives, and it comes out on the way.
+TEST(StreamingDecoder, HfStreamOfBrokenBytesIsNotHeldForever) {
+  const std::string json = R"({"model": {"type": "BPE", "byte_fallback": true,
+      "vocab": {"<unk>": 0, "<0x80>": 1, "a": 2, "<s>": 3}, "merges": []},
+      "added_tokens": [{"id": 3, "content": "<s>", "special": true}],
+      "decoder": {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]}})";
+  auto tok = hf_tokenizer_from_json(json, "");
+  ASSERT_TRUE(tok.ok()) << tok.error().message;
+  for (int32_t id : {1, 3}) {  // continuation bytes; special tokens that decode to nothing
+    std::vector<int32_t> ids(5000, id);
+    ids.push_back(2);
+    StreamingDecoder stream(*tok);
+    std::string before_flush;
+    size_t pushes_with_output = 0;
+    for (int32_t i : ids) {
+      const std::string piece = stream.push(i);
+      pushes_with_output += piece.empty() ? 0 : 1;
+      before_flush += piece;
+    }
+    EXPECT_EQ(before_flush + stream.flush(), tok->decode(ids)) << id;
+    if (id == 1) {
+      EXPECT_GT(pushes_with_output, 100u) << "the stream was held back until the end";
+    }
+    EXPECT_EQ(before_flush.substr(before_flush.size() - 1), "a") << id;
   }
 }
 

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Runs a libFuzzer harness (fuzz/) for a bounded time; exits nonzero on any crash, leak, timeout,
+# out-of-memory or sanitizer report.
+#   scripts/fuzz.sh NAME SECONDS [libFuzzer args...]   one harness (gguf, safetensors, tokenizer_json,
+#                                                      tokenizer_encode, jinja, npy)
+#   scripts/fuzz.sh all SECONDS                        each harness in turn, SECONDS each
+# Builds build-fuzz/ (clang-14, ASan + UBSan, library modules only) when needed, writes the seed
+# corpora from ../shared/fixtures (fuzz/make_corpus.py) into build-fuzz/seeds/, and keeps what the
+# fuzzer finds in build-fuzz/corpus/NAME/ across runs. A crashing input is saved as
+# build-fuzz/artifacts/NAME-crash-<sha1> (reproduce: build-fuzz/fuzz/glass_fuzz_NAME FILE).
+# Environment: GLASS_FUZZ_DIR (build folder, default build-fuzz), GLASS_FUZZ_OPT (optimization flags
+# when that folder is first configured, default "-O1 -g1"), GLASS_FIXTURES (default ../shared/fixtures).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+harnesses=(gguf safetensors tokenizer_json tokenizer_encode jinja npy)
+if [ $# -lt 2 ]; then
+  echo "usage: scripts/fuzz.sh NAME|all SECONDS [libFuzzer args...] (NAME: ${harnesses[*]})" >&2
+  exit 2
+fi
+name=$1
+seconds=$2
+shift 2
+dir=${GLASS_FUZZ_DIR:-build-fuzz}  # a second folder keeps another configuration (CI's -O0)
+fixtures=${GLASS_FIXTURES:-$PWD/../shared/fixtures}
+
+if [ "$name" = all ]; then
+  for h in "${harnesses[@]}"; do "$0" "$h" "$seconds" "$@"; done
+  exit 0
+fi
+case " ${harnesses[*]} " in
+  *" $name "*) ;;
+  *) echo "fuzz.sh: unknown harness '$name' (${harnesses[*]})" >&2; exit 2 ;;
+esac
+
+if [ ! -f "$dir/build.ninja" ]; then
+  # -O1 -g1 as the sanitizer build (scripts/test.sh --sanitize): line tables for the reports, and
+  # inputs run 2-3 times faster than at -O0. CI's short runs take GLASS_FUZZ_OPT="-O0 -g1", which
+  # builds about 3 times faster. Only the library modules the harnesses link are built.
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=${GLASS_FUZZ_OPT:--O1 -g1} -DNDEBUG" -DGLASS_FUZZ=ON -DGLASS_WERROR=ON \
+    -DGLASS_BUILD_TESTS=OFF -DGLASS_BUILD_TOOLS=OFF -DGLASS_BUILD_CLI=OFF -DGLASS_INSTALL=OFF \
+    -DGLASS_BUILD_PYTHON=OFF "-DGLASS_FIXTURES_DIR=$fixtures" >/dev/null
+fi
+cmake --build "$dir" --target "glass_fuzz_$name"
+if [ ! -d "$dir/seeds/$name" ] || [ fuzz/make_corpus.py -nt "$dir/seeds/$name" ]; then
+  rm -rf "$dir/seeds"
+  python3 fuzz/make_corpus.py "$fixtures" "$dir/seeds"
+fi
+
+# Longest input per harness: the largest seed, with room to grow; small inputs mutate faster.
+case $name in
+  gguf | tokenizer_json) max_len=262144 ;;
+  safetensors | jinja) max_len=65536 ;;
+  *) max_len=8192 ;;
+esac
+dict=()
+case $name in
+  gguf) dict=(-dict=fuzz/gguf.dict) ;;
+  safetensors | tokenizer_json) dict=(-dict=fuzz/json.dict) ;;
+  jinja) dict=(-dict=fuzz/jinja.dict) ;;
+  npy) dict=(-dict=fuzz/npy.dict) ;;
+esac
+mkdir -p "$dir/corpus/$name" "$dir/artifacts"
+# -timeout: one input taking 10 s is a hang. -malloc_limit_mb: one allocation of 128 MiB from an
+# input under 256 KiB breaks the rule that a rejected file costs at most 2x its size + 64 MiB.
+# -rss_limit_mb bounds the whole process (the encode harness holds five fixture tokenizers).
+# The first corpus folder receives new inputs; the seeds stay as generated.
+set +e
+"$dir/fuzz/glass_fuzz_$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=128 \
+  -max_len="$max_len" -print_final_stats=1 "${dict[@]}" -artifact_prefix="$dir/artifacts/$name-" \
+  "$@" "$dir/corpus/$name" "$dir/seeds/$name" 2>&1 | tee "$dir/fuzz-$name.log" |
+  grep -Ev '^(#[0-9]+[[:space:]]+(NEW|REDUCE|pulse|RELOAD)|[[:space:]]+NEW_FUNC|".*# Uses|###### )'
+rc=${PIPESTATUS[0]}
+set -e
+runs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$dir/fuzz-$name.log" | grep -o '[0-9]*$' || echo "?")
+echo "fuzz.sh: $name: $runs executions in ${seconds}s, exit $rc (log: $dir/fuzz-$name.log)"
+exit "$rc"

@@ -1,0 +1,96 @@
+// Issue 29 at the public API: a model that produces NaN or infinite logits (overflowing or corrupted
+// weights) ends generation with an error naming the step, never a normal "stop" or an arbitrary
+// sampled token; paths that are not regular files are refused by load_llm without blocking.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+
+#include "formats/gguf.h"
+#include "glass/llm.h"
+#include "support/tiny_llama.h"
+
+namespace glass {
+namespace {
+
+// The tiny llama with every value of `tensor` replaced by `value`.
+std::filesystem::path poisoned(const std::string& tensor, float value, const std::string& name) {
+  const auto path = test::write_tiny_llama({}, name);
+  auto file = formats::GgufFile::open(path);
+  EXPECT_TRUE(file.ok());
+  const formats::GgufTensorInfo* t = file->find_tensor(tensor);
+  EXPECT_NE(t, nullptr);
+  const uint64_t offset = t->offset, bytes = t->nbytes;
+  std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+  f.seekp(static_cast<std::streamoff>(offset));
+  for (uint64_t i = 0; i < bytes / 4; ++i) f.write(reinterpret_cast<const char*>(&value), 4);
+  return path;
+}
+
+TEST(NonFiniteLogits, GenerationEndsWithAnErrorNamingTheStep) {
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    const auto path = poisoned("output_norm.weight", bad, std::isnan(bad) ? "nan.gguf" : "inf.gguf");
+    auto model = load_llm(path.string(), LoadOptions{.backend = "ref"});
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    auto session = (*model)->new_session();
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    GenerateConfig config;
+    config.max_tokens = 4;
+    auto r = generate(**session, std::vector<int32_t>{1, 4, 5}, config);
+    ASSERT_FALSE(r.ok()) << "finished as " << finish_reason_name(r->finish);
+    EXPECT_EQ(r.error().code, ErrorCode::Internal);
+    EXPECT_NE(r.error().message.find("non-finite logits at generation step 1"), std::string::npos)
+        << r.error().message;
+  }
+}
+
+TEST(NonFiniteLogits, FiniteModelsGenerateAsBefore) {
+  auto model = load_llm(test::write_tiny_llama({}, "finite.gguf").string(), LoadOptions{.backend = "ref"});
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  auto session = (*model)->new_session();
+  ASSERT_TRUE(session.ok());
+  GenerateConfig config;
+  config.max_tokens = 3;
+  config.stop_at_end_of_generation = false;
+  auto r = generate(**session, std::vector<int32_t>{1, 4, 5}, config);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->tokens.size(), 3u);
+}
+
+TEST(HostileLoad, NonRegularFilesAreRefusedWithoutBlocking) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / ("load-fifo-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto fifo = dir / "model.gguf";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // No writer ever opens the FIFO: opening it for a blocking read would hang the test.
+  for (const std::string& path : {fifo.string(), std::string("/dev/zero")}) {
+    auto model = load_llm(path, LoadOptions{.backend = "ref"});
+    ASSERT_FALSE(model.ok()) << path;
+    EXPECT_EQ(model.error().code, ErrorCode::Io) << model.error().message;
+    EXPECT_NE(model.error().message.find("not a regular file"), std::string::npos) << model.error().message;
+    EXPECT_NE(model.error().message.find(path), std::string::npos) << model.error().message;
+  }
+}
+
+TEST(HostileLoad, SizesPastTheInt32PositionsAreRefused) {
+  const auto path = test::write_tiny_llama({}, "sizes.gguf").string();
+  for (auto set : {+[](LoadOptions& o) { o.n_ctx = int64_t{1} << 40; },
+                   +[](LoadOptions& o) { o.kv_size = int64_t{1} << 33; },
+                   +[](LoadOptions& o) { o.n_batch = int64_t{1} << 31; }}) {
+    LoadOptions o{.backend = "ref"};
+    set(o);
+    auto model = load_llm(path, o);
+    ASSERT_FALSE(model.ok());
+    EXPECT_EQ(model.error().code, ErrorCode::InvalidArgument);
+    EXPECT_NE(model.error().message.find("is more than the 2147483647 positions"), std::string::npos)
+        << model.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace glass
