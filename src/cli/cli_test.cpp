@@ -14,64 +14,11 @@
 #include <sstream>
 #include <string>
 
+#include "cli/cli_test_support.h"
 #include "formats/gguf.h"
 
 namespace glass {
 namespace {
-
-namespace fs = std::filesystem;
-
-struct Ran {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// A scratch directory per test, removed afterwards.
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           (std::string("glass_cli_test_") + info->name() + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // Runs `glass ARGS` (arguments already shell-quoted where needed) in the scratch directory.
-  Ran glass(const std::string& args) const {
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string cmd = "cd '" + dir_.string() + "' && '" + GLASS_BINARY + "' " + args + " >'" +
-                            out.string() + "' 2>'" + err.string() + "'";
-    const int raw = std::system(cmd.c_str());
-    Ran r;
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = read_all(out);
-    r.err = read_all(err);
-    return r;
-  }
-  fs::path path(const std::string& name) const { return dir_ / name; }
-
-  // synth's tiny llama (64 wide, 2 layers, vocab 512) in f16, quantized to `type` with --pure.
-  fs::path tiny_model(const std::string& type) const {
-    Ran s = glass("synth --shape tiny --type f16 -o tiny-f16.gguf");
-    EXPECT_EQ(s.status, 0) << s.err;
-    if (type == "f16") return path("tiny-f16.gguf");
-    Ran q = glass("quantize --pure tiny-f16.gguf tiny-" + type + ".gguf " + type);
-    EXPECT_EQ(q.status, 0) << q.err;
-    return path("tiny-" + type + ".gguf");
-  }
-
- private:
-  fs::path dir_;
-};
 
 TEST_F(Cli, SynthWritesTheNamedShapeDeterministically) {
   ASSERT_EQ(glass("synth --shape tiny --type f16 -o a.gguf --seed 3").status, 0);

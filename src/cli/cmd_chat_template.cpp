@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "cli/common.h"
+#include "core/read_file.h"
 #include "formats/gguf.h"
 #include "formats/gguf_vocab.h"
 #include "tokenizer/chat/chat_template.h"
@@ -41,12 +42,7 @@ struct TemplateSource {
 };
 
 Result<std::string> read_file(const fs::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return make_error(ErrorCode::Io, fmt::format("cannot open '{}'", path.string()));
-  std::stringstream s;
-  s << f.rdbuf();
-  if (f.bad()) return make_error(ErrorCode::Io, fmt::format("cannot read '{}'", path.string()));
-  return s.str();
+  return read_file_bounded(path, kMaxTextFileBytes, "chat-template");  // regular files, bounded
 }
 
 Result<json> read_json(const fs::path& path) {

@@ -2,7 +2,8 @@
 // file types (q4_k_m, q8_0, ...) with llama-quantize's per-tensor choices and bytes, so quantized
 // models need no llama.cpp build (HF directories: converted as convert_hf_to_gguf.py does first,
 // models/hf_to_gguf.h).
-// Prints the fallbacks (always), each tensor (-v), a per-type summary, the sizes and the time.
+// Prints each tensor and its fallback (-v; otherwise a count per kind of fallback: a large model has
+// hundreds), a per-type summary, the sizes and the time.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -55,9 +56,14 @@ int quantize(const QuantizeArgs& a) {
     });
   };
   size_t index = 0;
+  std::map<std::string, std::pair<int, std::string>> fallbacks;  // note -> (count, first tensor)
   o.on_tensor = [&](const formats::QuantizedTensor& t) {
     ++index;
-    if (!t.fallback.empty()) fmt::print(stderr, "glass: quantize: {}: {}\n", t.name, t.fallback);
+    if (!t.fallback.empty()) {
+      auto& [count, first] = fallbacks[t.fallback];
+      if (count++ == 0) first = t.name;
+      if (a.verbose) fmt::print(stderr, "glass: quantize: {}: {}\n", t.name, t.fallback);
+    }
     if (a.verbose)
       fmt::print(stderr, "[{:4}] {:<36} {:<16} {:>5} -> {:<5} {:9.3f} MiB -> {:9.3f} MiB\n", index, t.name,
                  shape_text(t.shape), graph::dtype_name(t.from), graph::dtype_name(t.to), mib(t.bytes_in),
@@ -70,6 +76,10 @@ int quantize(const QuantizeArgs& a) {
                                                : formats::quantize_gguf(a.in, a.out, o);
   if (!r.ok()) return report(r.error());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!a.verbose)
+    for (const auto& [note, seen] : fallbacks)
+      fmt::print(stderr, "glass: quantize: {} tensor{} ({}{}): {} (-v lists them)\n", seen.first,
+                 seen.first == 1 ? "" : "s", seen.second, seen.first > 1 ? ", ..." : "", note);
 
   struct Group {
     int count = 0;

@@ -3,20 +3,24 @@
 // --n-probs N it holds each generated token's log-probability and its N most likely alternatives, as
 // llama.cpp's server writes n_probs ("completion_probabilities").
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cli/chat.h"
 #include "cli/common.h"
+#include "runtime/sampler.h"
 
 namespace glass::cli {
 namespace {
 
 struct RunOptions {
-  ModelOptions model;
+  ChatOptions chat;  // the model, generation and (with -cnv) conversation options
   std::string prompt = "Once upon a time";
-  GenerateConfig gen;
+  bool prompt_given = false;  // -p or -f: with -cnv the first user turn
+  bool conversation = false;  // -cnv, -i, --interactive-first: run the chat loop instead
   bool echo = false;
   bool json = false;
 };
@@ -64,16 +68,38 @@ std::string result_json(const GenerateResult& r, const Model& model, bool probab
 }
 
 int run(RunOptions o) {
+  GenOptions& g = o.chat.g;
+  // llama.cpp's conversation mode (-cnv, -i, -sys): the chat loop, -p its first user turn.
+  if (o.conversation || !o.chat.system.empty()) {
+    if (o.prompt_given) o.chat.first_prompt = o.prompt;
+    return run_chat(std::move(o.chat));
+  }
+  if (Status st = check_generation_options(g); !st) return report(st.error());
+  if (g.escape) o.prompt = process_escapes(o.prompt);
+  ModelOptions& mo = o.chat.model;
   // Without -c, make room for the prompt (at most one token per byte, plus BOS/EOS) and the output.
-  o.model.load.min_ctx = static_cast<int64_t>(o.prompt.size()) + 2 + std::max(o.gen.max_tokens, 0);
-  auto model = load_or_report(o.model);
+  mo.load.min_ctx = static_cast<int64_t>(o.prompt.size()) + 2 + std::max(g.gen.max_tokens, 0);
+  auto model = load_or_report(mo);
   if (!model) return 1;
-  auto session = model->new_session();
+  if (Status st = prepare_generation(g, *model); !st) return report(st.error());
+  auto session = open_session(*model, mo);
   if (!session) return report(session.error());
   auto ids = model->tokenize(o.prompt);
   if (!ids) return report(ids.error());
-  if (o.echo && !o.json) fmt::print("{}", o.prompt);
+  if (static_cast<int64_t>(ids->size()) >= model->info().n_ctx)
+    return report(make_error(
+        ErrorCode::CapacityExceeded,
+        fmt::format("the prompt is {} tokens but the context is {} (-c)", ids->size(), model->info().n_ctx)));
+  const bool color = o.chat.color == "on" || (o.chat.color == "auto" && isatty(fileno(stdout)) != 0);
+  if (o.echo && !o.json) fmt::print("{}{}{}", color ? "\033[33m" : "", o.prompt, color ? "\033[0m" : "");
   std::fflush(stdout);
+  const GenerateConfig& gen = g.gen;
+  if (g.verbose) {
+    auto chain =
+        runtime::SamplerChain::from_config(gen.sampling, static_cast<size_t>(model->info().vocab_size),
+                                           static_cast<size_t>(model->info().n_ctx));
+    if (chain) fmt::print(stderr, "glass: sampler chain: {}\n", chain->describe());
+  }
   PieceCallback stream;
   if (!o.json)
     stream = [](std::string_view piece) {
@@ -81,21 +107,20 @@ int run(RunOptions o) {
       std::fflush(stdout);
       return true;
     };
-  auto result = generate(**session, *ids, o.gen, stream);
+  auto result = generate(**session, *ids, gen, stream);
   if (!result) return report(result.error());
   if (o.json) {
-    fmt::print("{}\n", result_json(*result, *model, o.gen.logprobs));
+    fmt::print("{}\n", result_json(*result, *model, gen.logprobs));
     return 0;
   }
   std::fputc('\n', stdout);
   const GenerateTimings& t = result->timings;
-  fmt::print(stderr, "glass: prompt {} tokens in {:.1f} ms ({:.1f} tok/s)\n", t.n_prompt_tokens, t.prompt_ms,
-             t.prompt_ms > 0 ? 1000.0 * static_cast<double>(t.n_prompt_tokens) / t.prompt_ms : 0.0);
-  fmt::print(stderr,
-             "glass: generated {} tokens in {:.1f} ms ({:.1f} tok/s), finish: {}, plans compiled: {}\n",
-             t.n_decoded, t.decode_ms,
-             t.decode_ms > 0 ? 1000.0 * static_cast<double>(t.n_decoded) / t.decode_ms : 0.0,
-             finish_reason_name(result->finish), model->plans_compiled());
+  if (g.verbose) fmt::print(stderr, "glass: seed {}\n", result->seed);
+  info("prompt {} tokens in {:.1f} ms ({:.1f} tok/s)", t.n_prompt_tokens, t.prompt_ms,
+       t.prompt_ms > 0 ? 1000.0 * static_cast<double>(t.n_prompt_tokens) / t.prompt_ms : 0.0);
+  info("generated {} tokens in {:.1f} ms ({:.1f} tok/s), finish: {}, plans compiled: {}", t.n_decoded,
+       t.decode_ms, t.decode_ms > 0 ? 1000.0 * static_cast<double>(t.n_decoded) / t.decode_ms : 0.0,
+       finish_reason_name(result->finish), model->plans_compiled());
   return 0;
 }
 
@@ -103,19 +128,42 @@ int run(RunOptions o) {
 
 void add_run_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<RunOptions>();
-  CLI::App* cmd = app.add_subcommand("run", "generate text from a prompt");
-  add_model_options(*cmd, o->model);
-  cmd->add_option("-p,--prompt", o->prompt, "prompt text")->capture_default_str();
-  cmd->add_option("-n,--n-predict", o->gen.max_tokens, "most tokens to generate")->capture_default_str();
-  add_sampling_options(*cmd, o->gen);
+  CLI::App* cmd = app.add_subcommand("run", "generate text from a prompt (-cnv: chat, as llama-cli)");
+  add_model_options(*cmd, o->chat.model);
+  add_chat_template_option(*cmd, o->chat.model);
+  cmd->add_option_function<std::string>(
+         "-p,--prompt",
+         [o](const std::string& p) {
+           o->prompt = p;
+           o->prompt_given = true;
+         },
+         "prompt text (with -cnv: the first user message)")
+      ->default_str(o->prompt);
+  cmd->add_option_function<std::string>(
+      "-f,--file",
+      [o](const std::string& path) {
+        auto text = read_text_file(path);
+        if (!text) throw CLI::ValidationError("--file", text.error().message);
+        o->prompt = std::move(*text);
+        o->prompt_given = true;
+      },
+      "read the prompt from FILE");
+  cmd->add_option("-n,--n-predict", o->chat.g.gen.max_tokens, "most tokens to generate")
+      ->check(CLI::Range(0, 1 << 24))
+      ->capture_default_str();
+  add_generation_options(*cmd, o->chat.g);
+  add_chat_flags(*cmd, o->chat);
+  cmd->add_flag("-i,--interactive,--interactive-first,--conversation", o->conversation,
+                "conversation mode: chat with the model (llama.cpp's -cnv / -i; -p is the first message)");
   cmd->add_flag("--echo", o->echo, "print the prompt before the continuation");
   CLI::Option* json =
       cmd->add_flag("--json", o->json, "print the result as one JSON object instead of streaming");
+  GenerateConfig& gen = o->chat.g.gen;
   cmd->add_option_function<int32_t>(
          "--n-probs",
-         [o](int32_t n) {
-           o->gen.logprobs = n > 0;
-           o->gen.top_logprobs = n;
+         [&gen](int32_t n) {
+           gen.logprobs = n > 0;
+           gen.top_logprobs = n;
          },
          "with --json: each generated token's log-probability and its N most likely alternatives "
          "(\"completion_probabilities\"; from the model's logits, before sampling)")

@@ -192,6 +192,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd =
       app.add_subcommand("serve", "OpenAI-compatible HTTP server (completions, chat, SSE streaming)");
   add_model_options(*cmd, o->model);
+  add_chat_template_option(*cmd, o->model);
   cmd->add_option("--host", o->server.host, "address to listen on (loopback by default: there is no TLS)")
       ->capture_default_str();
   cmd->add_option("--port", o->server.port, "port to listen on (0: any free port)")

@@ -14,6 +14,7 @@
 #include "cli/common.h"
 #include "cli/synth_hf.h"
 #include "formats/half.h"
+#include "formats/output_file.h"
 
 namespace glass::cli {
 namespace {
@@ -88,7 +89,10 @@ std::string token_text(uint64_t i) {
 }
 
 int synth(const std::string& shape_name, const std::string& type, const std::string& out, uint64_t seed,
-          const std::string& format) {
+          const std::string& format, bool no_vocab) {
+  if (no_vocab && format != "gguf")
+    return report(
+        make_error(ErrorCode::InvalidArgument, "synth: --no-vocab writes GGUF only (--format gguf)"));
   const Shape* s = nullptr;
   for (const Shape& c : kShapes)
     if (shape_name == c.name) s = &c;
@@ -130,7 +134,7 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
   h.raw("GGUF", 4);
   h.u32(3);
   h.u64(tensors.size());
-  h.u64(21);  // metadata entries below
+  h.u64(no_vocab ? 15 : 21);  // metadata entries below
   auto kv_u32 = [&](const std::string& k, uint32_t v) { h.str(k), h.u32(kU32), h.u32(v); };
   auto kv_f32 = [&](const std::string& k, float v) { h.str(k), h.u32(kF32), h.f32(v); };
   auto kv_str = [&](const std::string& k, const std::string& v) { h.str(k), h.u32(kString), h.str(v); };
@@ -148,18 +152,21 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
   kv_u32("llama.vocab_size", static_cast<uint32_t>(s->vocab));
   kv_f32("llama.rope.freq_base", s->rope_base);
   kv_f32("llama.attention.layer_norm_rms_epsilon", s->rms_eps);
-  kv_str("tokenizer.ggml.model", "llama");
-  kv_u32("tokenizer.ggml.bos_token_id", 1);
-  kv_u32("tokenizer.ggml.eos_token_id", 2);
-  kv_u32("tokenizer.ggml.unknown_token_id", 0);
-  // The vocabulary: <unk> <s> </s>, the 256 byte tokens, then "▁w<i>" pieces.
+  // --no-vocab: llama.cpp's weights-only files (tokenizer.ggml.model = "no_vocab", no token list).
+  kv_str("tokenizer.ggml.model", no_vocab ? "no_vocab" : "llama");
   const auto n_vocab = static_cast<uint64_t>(s->vocab);
-  h.str("tokenizer.ggml.tokens"), h.u32(kArray), h.u32(kString), h.u64(n_vocab);
-  for (uint64_t i = 0; i < n_vocab; ++i) h.str(token_text(i));
-  h.str("tokenizer.ggml.scores"), h.u32(kArray), h.u32(kF32), h.u64(n_vocab);
-  for (uint64_t i = 0; i < n_vocab; ++i) h.f32(i < 259 ? 0.0f : -static_cast<float>(i));
-  h.str("tokenizer.ggml.token_type"), h.u32(kArray), h.u32(kI32), h.u64(n_vocab);
-  for (uint64_t i = 0; i < n_vocab; ++i) h.u32(i == 0 ? 2 : i < 3 ? 3 : i < 259 ? 6 : 1);
+  if (!no_vocab) {
+    kv_u32("tokenizer.ggml.bos_token_id", 1);
+    kv_u32("tokenizer.ggml.eos_token_id", 2);
+    kv_u32("tokenizer.ggml.unknown_token_id", 0);
+    // The vocabulary: <unk> <s> </s>, the 256 byte tokens, then "▁w<i>" pieces.
+    h.str("tokenizer.ggml.tokens"), h.u32(kArray), h.u32(kString), h.u64(n_vocab);
+    for (uint64_t i = 0; i < n_vocab; ++i) h.str(token_text(i));
+    h.str("tokenizer.ggml.scores"), h.u32(kArray), h.u32(kF32), h.u64(n_vocab);
+    for (uint64_t i = 0; i < n_vocab; ++i) h.f32(i < 259 ? 0.0f : -static_cast<float>(i));
+    h.str("tokenizer.ggml.token_type"), h.u32(kArray), h.u32(kI32), h.u64(n_vocab);
+    for (uint64_t i = 0; i < n_vocab; ++i) h.u32(i == 0 ? 2 : i < 3 ? 3 : i < 259 ? 6 : 1);
+  }
 
   uint64_t offset = 0;
   std::vector<uint64_t> sizes;
@@ -200,12 +207,13 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
         make_error(ErrorCode::InvalidArgument, fmt::format("synth: format '{}' (gguf or hf)", format)));
   }
 
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(data_path.c_str(), "wb"), std::fclose);
-  if (!f) return report(make_error(ErrorCode::Io, fmt::format("synth: cannot write '{}'", data_path)));
-  bool ok = std::fwrite(h.data.data(), 1, h.data.size(), f.get()) == h.data.size();
+  // A temporary file renamed over the target when complete (formats/output_file.h).
+  auto f = formats::OutputFile::create(data_path, "synth");
+  if (!f) return report(f.error());
+  Status written = f->write(h.data.data(), h.data.size());
   Rng rng(seed);
   std::vector<uint8_t> buf;
-  for (size_t k = 0; k < tensors.size() && ok; ++k) {
+  for (size_t k = 0; k < tensors.size() && written.ok(); ++k) {
     const Tensor& t = tensors[k];
     const uint64_t n = sizes[k] / (t.matrix ? elem : 4);
     buf.assign(hf ? sizes[k] : (sizes[k] + 31) / 32 * 32, 0);
@@ -219,9 +227,10 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
       }
     }
     if (hf) to_hf_rows(hf_model, hf_tensors[k], buf);
-    ok = std::fwrite(buf.data(), 1, buf.size(), f.get()) == buf.size();
+    written = f->write(buf.data(), buf.size());
   }
-  if (!ok) return report(make_error(ErrorCode::Io, fmt::format("synth: writing '{}' failed", out)));
+  if (written.ok()) written = f->commit();
+  if (!written.ok()) return report(written.error());
   fmt::print(stderr, "glass: wrote {} ({}, {}, {} tensors, {:.1f} MiB)\n", out, s->name, type, tensors.size(),
              static_cast<double>(h.data.size() + offset) / (1024.0 * 1024.0));
   return 0;
@@ -245,8 +254,12 @@ void add_synth_command(CLI::App& app, int& exit_code) {
                   "tokenizer.json) holding the same model")
       ->capture_default_str();
   cmd->add_option("--seed", *seed, "random seed")->capture_default_str();
-  cmd->callback([&exit_code, shape, type, out, seed, format] {
-    exit_code = synth(*shape, *type, *out, *seed, *format);
+  auto no_vocab = std::make_shared<bool>(false);
+  cmd->add_flag(
+      "--no-vocab", *no_vocab,
+      "write no vocabulary (tokenizer.ggml.model = \"no_vocab\"), as llama.cpp's weights-only files");
+  cmd->callback([&exit_code, shape, type, out, seed, format, no_vocab] {
+    exit_code = synth(*shape, *type, *out, *seed, *format, *no_vocab);
   });
 }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/common.h"
+#include "core/read_file.h"
 #include "formats/gguf.h"
 #include "formats/gguf_vocab.h"
 #include "tokenizer/hf_tokenizer.h"
@@ -37,16 +38,22 @@ Result<Tokenizer> load_tokenizer(const std::string& model) {
   Result<formats::GgufFile> file = formats::GgufFile::open(path);
   if (!file) return file.error();
   Result<tokenizer::Vocab> vocab = formats::vocab_from_gguf(*file);
-  if (!vocab) return vocab.error();
+  if (!vocab) {
+    // llama.cpp's weights-only files: say what they are rather than "unsupported tokenizer".
+    auto tok_model = file->find("tokenizer.ggml.model") ? file->get_string("tokenizer.ggml.model")
+                                                        : Result<std::string>(std::string());
+    if (tok_model && *tok_model == "no_vocab")
+      return make_error(ErrorCode::Unsupported,
+                        fmt::format("{} has no vocabulary (tokenizer.ggml.model = \"no_vocab\"): there is "
+                                    "nothing to tokenize with",
+                                    path.string()));
+    return vocab.error();
+  }
   return Tokenizer::create(std::move(vocab).value());
 }
 
 Result<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::Io, fmt::format("tokenize: cannot read '{}'", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return read_file_bounded(path, kMaxTextFileBytes, "tokenize");  // regular files, bounded
 }
 
 struct TokenizeOptions {

@@ -9,6 +9,8 @@
 #include <random>
 
 #include "cli/common.h"
+#include "core/json_depth.h"
+#include "core/read_file.h"
 #include "formats/npy.h"
 #include "runtime/verify.h"
 
@@ -30,8 +32,10 @@ Result<std::vector<int32_t>> reference_tokens(const VerifyOptions& o) {
   if (!o.tokens.empty()) return parse_token_ids(o.tokens);
   std::filesystem::path json = o.reference;
   json.replace_extension(".json");
-  std::ifstream in(json);
-  const auto doc = nlohmann::json::parse(in, nullptr, false);
+  auto text = read_file_bounded(json, kMaxTextFileBytes, "verify");  // regular files, bounded
+  if (!text) return text.error();
+  if (auto st = check_json_depth(*text, json.string()); !st) return st.error();
+  const auto doc = nlohmann::json::parse(*text, nullptr, false);
   if (!doc.is_object() || !doc.contains("token_ids") || !doc["token_ids"].is_array())
     return make_error(ErrorCode::InvalidArgument,
                       fmt::format("verify: give --tokens (no token_ids in {})", json.string()));

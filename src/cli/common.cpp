@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <thread>
+
+#include "core/read_file.h"
 
 namespace glass::cli {
 namespace {
@@ -18,15 +22,68 @@ std::string default_model() {
   return (std::filesystem::path(GLASS_SOURCE_DIR) / rel).string();
 }
 
+std::atomic<bool> g_log_disabled{false};
+
 }  // namespace
+
+const char* const kGpuFooter =
+    "llama.cpp's GPU options (-ngl N, -fa [on|off|auto], -sm, -mg, -ts, -dev, -nkvo) are accepted and\n"
+    "ignored with a note: this build has no GPU backend.";
+
+namespace {
+
+// More threads than this many per hardware thread only contend; far more is a typo (-t 4000).
+constexpr int kThreadsPerCore = 4;
+constexpr int kMaxThreads = 1024;
+// Positions past this are no context any model has (and size tables in the plan): a typo.
+constexpr int64_t kMaxContext = int64_t{1} << 24;
+
+Error invalid(std::string message) { return make_error(ErrorCode::InvalidArgument, std::move(message)); }
+
+// Arguments checked before anything is loaded: the message names the flag and its value.
+Status check_resources(const ModelOptions& o) {
+  const LoadOptions& l = o.load;
+  const int hw = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int most = std::min(kMaxThreads, kThreadsPerCore * hw);
+  if (l.n_threads < -1 || l.n_threads > most)
+    return invalid(
+        fmt::format("-t {}: threads must be in [1, {}] ({} per hardware thread of {}), or 0 / -1 "
+                    "for one per hardware thread",
+                    l.n_threads, most, kThreadsPerCore, hw));
+  if (l.n_ctx < 0 || l.n_ctx > kMaxContext)
+    return invalid(
+        fmt::format("-c {}: the context must be in [1, {}] (0: the model's)", l.n_ctx, kMaxContext));
+  if (l.n_batch < 0 || l.n_batch > kMaxContext)
+    return invalid(
+        fmt::format("-b {}: the batch must be in [1, {}] (0: the default)", l.n_batch, kMaxContext));
+  const bool both_given =
+      o.ctx_given && o.ctx_given->count() > 0 && o.batch_given && o.batch_given->count() > 0;
+  if (both_given && l.n_ctx > 0 && l.n_batch > l.n_ctx)
+    return invalid(
+        fmt::format("-b {} is larger than the context (-c {}): a batch never holds more tokens "
+                    "than the context",
+                    l.n_batch, l.n_ctx));
+  if (l.kv_size < 0 || l.kv_size > kMaxContext * 64)
+    return invalid(fmt::format("--kv-size {}: out of range", l.kv_size));
+  if (l.kv_block_size < 1 || l.kv_block_size > 4096)
+    return invalid(fmt::format("--kv-block-size {}: must be in [1, 4096]", l.kv_block_size));
+  return {};
+}
+
+}  // namespace
+
+void set_log_disabled(bool off) { g_log_disabled.store(off); }
+bool log_enabled() { return !g_log_disabled.load(); }
 
 void add_model_options(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("-m,--model", o.path,
                  "GGUF file or Hugging Face model directory (default: the bundled models/stories260K.gguf)");
-  cmd.add_option(
+  o.ctx_given = cmd.add_option(
       "-c,--ctx-size", o.load.n_ctx,
-      "KV cache capacity in tokens (default: the model's context, at most 4096, or what the command needs)");
-  cmd.add_option("-b,--batch-size", o.load.n_batch, "most tokens per prefill call (default: 512)");
+      "context: positions a sequence may reach (default: the model's training context, at most "
+      "4096, or what the command needs; more than the training context warns)");
+  o.batch_given = cmd.add_option("-b,--batch-size", o.load.n_batch,
+                                 "most tokens per prefill call (default: 512, at most -c)");
   cmd.add_option("--kv-size", o.load.kv_size,
                  "token rows of the KV cache pool all sequences share (default: the context size)");
   cmd.add_option("--kv-block-size", o.load.kv_block_size, "token rows per KV cache block")
@@ -56,55 +113,75 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
   cmd.add_flag_callback(
       "--no-fuse", [&o] { o.load.fuse = false; },
       "skip the backend's fusion rewrites and fused kernels (compare with and without)");
+  cmd.footer(kGpuFooter);
+  cmd.add_flag_callback(
+      "--log-disable", [] { set_log_disabled(true); },
+      "no informational lines on stderr (load, speed); errors and warnings still print");
+}
+
+void add_chat_template_option(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option_function<std::string>(
       "--chat-template-file",
       [&o](const std::string& path) {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) throw CLI::ValidationError("--chat-template-file", "cannot read " + path);
-        o.load.chat_template.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        auto text = read_text_file(path);
+        if (!text) throw CLI::ValidationError("--chat-template-file", text.error().message);
+        o.load.chat_template = std::move(*text);
       },
-      "Jinja chat template to use instead of the model's (glass chat)");
+      "Jinja chat template to use instead of the model's");
 }
 
-void add_sampling_options(CLI::App& cmd, GenerateConfig& gen) {
-  SamplingConfig& s = gen.sampling;
-  cmd.add_option("--temp", s.temperature, "temperature; 0 = greedy")->capture_default_str();
-  cmd.add_option("--top-k", s.top_k, "top-k (0 = off)")->capture_default_str();
-  cmd.add_option("--top-p", s.top_p, "top-p (1 = off)")->capture_default_str();
-  cmd.add_option("--min-p", s.min_p, "min-p (0 = off)")->capture_default_str();
-  cmd.add_option("--typical", s.typical_p, "locally typical sampling mass (1 = off)")->capture_default_str();
-  cmd.add_option("--repeat-penalty", s.repeat_penalty, "repetition penalty (1 = off)")->capture_default_str();
-  cmd.add_option("--repeat-last-n", s.penalty_last_n, "penalty window in tokens (0 = off, -1 = context)")
-      ->capture_default_str();
-  cmd.add_option("--presence-penalty", s.presence_penalty, "presence penalty (0 = off)")
-      ->capture_default_str();
-  cmd.add_option("--frequency-penalty", s.frequency_penalty, "frequency penalty (0 = off)")
-      ->capture_default_str();
-  // As llama.cpp: -1 draws a random seed, which the result reports.
-  cmd.add_option_function<int64_t>(
-      "-s,--seed",
-      [&s](int64_t v) { s.seed = v < 0 ? SamplingConfig::kRandomSeed : static_cast<uint64_t>(v); },
-      "sampling seed (-1 = random; default 12648430)");
-  cmd.add_option("--stop", gen.stop, "stop string (repeatable)");
+Result<std::string> read_text_file(const std::string& path) {
+  // Regular files only, bounded while reading (core/read_file.h): never a FIFO or /dev/zero.
+  return read_file_bounded(path, kMaxTextFileBytes, "glass");
 }
 
 Result<std::vector<int32_t>> parse_token_ids(const std::string& text) {
   std::vector<int32_t> ids;
-  const char* p = text.data();
-  const char* end = p + text.size();
-  while (p < end) {
-    while (p < end && (*p == ',' || *p == ' ' || *p == '[' || *p == ']' || *p == '\n')) ++p;
-    if (p == end) break;
-    int32_t v = 0;
+  std::string_view s = text;
+  auto is_space = [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; };
+  auto trim = [&](std::string_view v) {
+    while (!v.empty() && is_space(v.front())) v.remove_prefix(1);
+    while (!v.empty() && is_space(v.back())) v.remove_suffix(1);
+    return v;
+  };
+  s = trim(s);
+  if (s.size() >= 2 && s.front() == '[' && s.back() == ']') s = trim(s.substr(1, s.size() - 2));
+  if (s.empty()) return invalid("no token ids given");
+  const char* p = s.data();
+  const char* end = p + s.size();
+  while (true) {
+    int64_t v = 0;
     auto [next, ec] = std::from_chars(p, end, v);
-    if (ec != std::errc() || next == p)
-      return make_error(ErrorCode::InvalidArgument,
-                        fmt::format("cannot read a token id at '{}'", std::string(p, end)));
-    ids.push_back(v);
+    if (ec != std::errc() || next == p || v < 0 || v > INT32_MAX)
+      return invalid(
+          fmt::format("token ids '{}': expected a token id in [0, 2^31) at '{}'", text, std::string(p, end)));
+    ids.push_back(static_cast<int32_t>(v));
     p = next;
+    // One separator: a comma (with any spaces around it) or spaces alone.
+    const char* q = p;
+    while (q < end && is_space(*q)) ++q;
+    if (q == end) break;
+    if (*q == ',') {
+      ++q;
+      while (q < end && is_space(*q)) ++q;
+      if (q == end) return invalid(fmt::format("token ids '{}': a comma with no id after it", text));
+    } else if (q == p) {
+      return invalid(
+          fmt::format("token ids '{}': expected ',' or a space at '{}'", text, std::string(p, end)));
+    }
+    p = q;
   }
-  if (ids.empty()) return make_error(ErrorCode::InvalidArgument, "no token ids given");
   return ids;
+}
+
+Result<std::unique_ptr<Session>> open_session(const Model& model, const ModelOptions& o) {
+  auto session = model.new_session();
+  if (session || session.error().message.find("no memory") == std::string::npos) return session;
+  // Name the arguments that sized what did not fit.
+  return make_error(ErrorCode::CapacityExceeded,
+                    fmt::format("{} (context {}, {} cache rows: lower -c / --kv-size{})",
+                                session.error().message, model.info().n_ctx, model.info().kv_size,
+                                o.load.cache_type == CacheType::F32 ? " or use --cache-type f16" : ""));
 }
 
 int report(const Error& e) {
@@ -113,21 +190,31 @@ int report(const Error& e) {
 }
 
 std::shared_ptr<Model> load_or_report(const ModelOptions& o) {
+  if (Status st = check_resources(o); !st) {
+    report(st.error());
+    return nullptr;
+  }
   const std::string path = o.path.empty() ? default_model() : o.path;
   auto model = load_llm(path, o.load);
   if (!model) {
     report(model.error());
     return nullptr;
   }
-  const ModelInfo& info = (*model)->info();
-  fmt::print(
-      stderr,
-      "glass: loaded {} ({:.1f} MiB) in {:.1f} ms\nglass: {}\nglass: backend {}, context {} ({} "
-      "cache of {} rows{} in blocks of {}), batch {}\n",
-      info.path, static_cast<double>(info.file_bytes) / (1024.0 * 1024.0), info.load_ms, info.summary,
-      info.backend, info.n_ctx, o.load.cache_type == CacheType::F16 ? "f16" : "f32", info.kv_size,
-      info.kv_size_window > 0 ? fmt::format(", {} for the sliding-window layers", info.kv_size_window) : "",
-      info.kv_block_size, info.n_batch);
+  const ModelInfo& mi = (*model)->info();
+  info("loaded {} ({:.1f} MiB) in {:.1f} ms", mi.path, static_cast<double>(mi.file_bytes) / (1024.0 * 1024.0),
+       mi.load_ms);
+  info("{}", mi.summary);
+  info("backend {}, context {} ({} cache of {} rows{} in blocks of {}), batch {}", mi.backend, mi.n_ctx,
+       o.load.cache_type == CacheType::F16 ? "f16" : "f32", mi.kv_size,
+       mi.kv_size_window > 0 ? fmt::format(", {} for the sliding-window layers", mi.kv_size_window) : "",
+       mi.kv_block_size, mi.n_batch);
+  // The model was not trained past its context: positions beyond it are extrapolation. A warning,
+  // not a refusal, as llama.cpp's (the user may know the model extends well).
+  if (mi.n_ctx_train > 0 && mi.n_ctx > mi.n_ctx_train)
+    warn("context {} is larger than the model's training context {}{}; output past {} tokens may degrade",
+         mi.n_ctx, mi.n_ctx_train,
+         o.load.n_ctx > 0 ? fmt::format(" (-c {})", o.load.n_ctx) : " (sized for the prompt and -n)",
+         mi.n_ctx_train);
   return *model;
 }
 

@@ -1,6 +1,9 @@
 #pragma once
 // Shared pieces of the glass command: model options, loading with stderr reporting, error exit.
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +16,9 @@ struct ModelOptions {
   std::string path;  // empty: the bundled default model
   // One sequence (its block table, the sliding-window pool sized for it), unless the command runs
   // several: serve's -np and bench's -npl raise n_seq_max.
+  // -c and -b as the user gave them (a command may size n_ctx / n_batch itself: those are not checked).
+  const CLI::Option* ctx_given = nullptr;
+  const CLI::Option* batch_given = nullptr;
   LoadOptions load = [] {
     LoadOptions l;
     l.n_seq_max = 1;
@@ -20,15 +26,41 @@ struct ModelOptions {
   }();
 };
 
+// The help footer naming the GPU options that are accepted and ignored.
+extern const char* const kGpuFooter;
+// The options every model-loading command reads (-m, -c, -b, -t, the backend's, --log-disable).
 void add_model_options(CLI::App& cmd, ModelOptions& o);
-// llama.cpp's sampling flags (--temp --top-k ... --seed, -1 = random) and --stop.
-void add_sampling_options(CLI::App& cmd, GenerateConfig& gen);
-// Loads the model, printing what was loaded (or the error) to stderr.
+// --chat-template-file: only the commands that render chats (chat, run -cnv, serve).
+void add_chat_template_option(CLI::App& cmd, ModelOptions& o);
+// Loads the model, printing what was loaded (or the error) to stderr. Resource arguments are
+// checked first (-t, -b, -c against the model and memory) and a context past the model's training
+// context is a warning.
 std::shared_ptr<Model> load_or_report(const ModelOptions& o);
+// A session; when its KV cache does not fit, the error names -c / --kv-size.
+Result<std::unique_ptr<Session>> open_session(const Model& model, const ModelOptions& o);
 int report(const Error& e);  // prints "glass: error: ..." and returns the exit code
 
-// Token ids from "1,403,407" (spaces and brackets allowed).
+// Informational lines on stderr ("glass: ..."), silenced by --log-disable; errors and warnings
+// always print.
+void set_log_disabled(bool off);
+bool log_enabled();
+template <typename... Args>
+void info(fmt::format_string<Args...> f, Args&&... args) {
+  if (log_enabled()) fmt::print(stderr, "glass: {}\n", fmt::format(f, std::forward<Args>(args)...));
+}
+template <typename... Args>
+void warn(fmt::format_string<Args...> f, Args&&... args) {
+  fmt::print(stderr, "glass: warning: {}\n", fmt::format(f, std::forward<Args>(args)...));
+}
+
+// Token ids from "1,403,407", "1 403 407" or "[1, 403, 407]": one separator between ids, each id
+// in [0, 2^31); "1,,2", "1,", "x" are errors naming the place.
 Result<std::vector<int32_t>> parse_token_ids(const std::string& text);
+// The whole file as text; errors name it.
+Result<std::string> read_text_file(const std::string& path);
+
+// glass --version's text.
+std::string version_text();
 
 void add_run_command(CLI::App& app, int& exit_code);
 void add_chat_command(CLI::App& app, int& exit_code);

@@ -1,31 +1,18 @@
 // glass: load a local LLM and run it. Each subcommand is a thin layer over the public API.
 #include <CLI/CLI.hpp>
-#include <string_view>
+#include <cstdlib>
+#include <string>
+#include <vector>
 
+#include "cli/args.h"
 #include "cli/common.h"
 
-namespace {
-
-// llama.cpp's multi-letter flags with one dash, which CLI11 would read as a short flag and its value
-// (-npl 4 as -n pl): spelled with two before parsing.
-void lengthen_llama_flags(int argc, char** argv) {
-  static char npp[] = "--npp", ntg[] = "--ntg", npl[] = "--npl", pps[] = "--pps", np[] = "--parallel";
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (a == "-npp") argv[i] = npp;
-    if (a == "-ntg") argv[i] = ntg;
-    if (a == "-npl") argv[i] = npl;
-    if (a == "-pps") argv[i] = pps;
-    if (a == "-np") argv[i] = np;  // glass serve, as llama-server's
-  }
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
-  lengthen_llama_flags(argc, argv);
   CLI::App app{"glass: a local LLM runtime whose models are inspectable graphs"};
   app.require_subcommand(1);
+  app.set_version_flag(
+      "--version", [] { return glass::cli::version_text(); },
+      "print version, commit, build type and kernel tiers");
   int exit_code = 0;  // set by the subcommand that ran
   glass::cli::add_run_command(app, exit_code);
   glass::cli::add_verify_command(app, exit_code);
@@ -39,10 +26,21 @@ int main(int argc, char** argv) {
   glass::cli::add_synth_command(app, exit_code);
   glass::cli::add_quantize_command(app, exit_code);
   glass::cli::add_serve_command(app, exit_code);
+  // Test hook (cli_test's help check): parse and validate the arguments, run nothing. The main
+  // app's parse-complete callback runs after every check and before any subcommand's callback.
+  if (const char* p = std::getenv("GLASS_CLI_PARSE_ONLY"); p != nullptr && std::string(p) == "1")
+    app.parse_complete_callback([] { throw CLI::Success(); });
+
+  auto args = glass::cli::normalize_args(app, argc, argv);
+  if (!args) return glass::cli::report(args.error());
+  std::vector<char*> ptrs;
+  for (std::string& a : *args) ptrs.push_back(a.data());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(ptrs.size()), ptrs.data());
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const std::exception& e) {  // no exception reaches abort(): a clean exit code instead
+    return glass::cli::report(glass::make_error(glass::ErrorCode::Internal, e.what()));
   }
   return exit_code;
 }

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "formats/output_file.h"
+
 namespace glass::cli {
 namespace {
 
@@ -31,11 +33,10 @@ std::string hf_name(const std::string& gguf) {
 }
 
 Status write(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.close();
-  if (!f) return make_error(ErrorCode::Io, fmt::format("synth: writing '{}' failed", path.string()));
-  return {};
+  auto f = formats::OutputFile::create(path, "synth");
+  if (!f) return f.error();
+  if (auto st = f->write(text.data(), text.size()); !st) return st;
+  return f->commit();
 }
 
 }  // namespace

@@ -5,8 +5,11 @@
 // vocabulary; sampling a token allocates nothing.
 //
 // Implementations: sampler.cpp (greedy, temperature, top-k, top-p, min-p, typical-p, logit bias,
-// dist), sampler_penalties.cpp, sampler_chain.cpp (the chain, from_config, state snapshots).
+// dist), sampler_penalties.cpp, sampler_dry.cpp, sampler_xtc.cpp, sampler_top_n_sigma.cpp,
+// sampler_dynatemp.cpp, sampler_mirostat.cpp, sampler_chain.cpp (the chain, from_config, state
+// snapshots).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -71,6 +74,41 @@ std::unique_ptr<Sampler> make_penalties(size_t window, float repeat, float frequ
 // restarts the sequence from the seed.
 std::unique_ptr<Sampler> make_dist(uint64_t seed);
 
+// A DRY sequence breaker as tokens: a head token and the tokens that must follow it (empty: the
+// head's own text contains the breaker).
+struct DryBreaker {
+  int32_t head = 0;
+  std::vector<int32_t> tail;
+};
+// What DRY needs from the vocabulary to turn breaker text into tokens.
+struct SamplerVocab {
+  std::function<std::string(int32_t)> piece;                       // a token's bytes
+  std::function<std::vector<int32_t>(std::string_view)> tokenize;  // no BOS, no special tokens
+};
+// Every way `text` can begin inside a token of the vocabulary (llama.cpp's
+// get_overlapping_token_sequences): tokens containing it whole, and tokens ending with a prefix of
+// it followed by the rest tokenized (at most 20 tokens). Breakers longer than 40 bytes are cut.
+std::vector<DryBreaker> dry_breakers(std::span<const std::string> texts, const SamplerVocab& vocab,
+                                     size_t vocab_size);
+// DRY over the last `window` accepted tokens (0: off): a token that would extend a repeat of length
+// L >= allowed_length loses multiplier * base^(L - allowed_length), the exponent capped so the
+// penalty stays finite; the most recent breaker bounds L; single-token breakers are never penalized.
+std::unique_ptr<Sampler> make_dry(float multiplier, float base, int32_t allowed_length, size_t window,
+                                  std::vector<DryBreaker> breakers, size_t vocab_size);
+// XTC: with probability `probability` (its own draw from `seed`), removes every candidate with
+// p >= threshold except the least likely of them. probability <= 0 or threshold > 0.5: no-op.
+std::unique_ptr<Sampler> make_xtc(float probability, float threshold, uint64_t seed);
+// Top-n-sigma: drops candidates whose logit is below max - n * stddev (over the finite logits).
+// n <= 0: no-op.
+std::unique_ptr<Sampler> make_top_n_sigma(float n);
+// Dynamic temperature: t = max(0, temp - range) + 2 range * (H / log N)^exponent, H the entropy of
+// the candidates' softmax and N their count; then as make_temperature(t). range <= 0: plain temp.
+std::unique_ptr<Sampler> make_dynatemp(float temp, float range, float exponent);
+// Mirostat v1 (version 1, its k estimated from the 100 most likely tokens) or v2 (version 2): a
+// final sampler that truncates by a running surprise bound mu (starts at 2 tau, moves by
+// eta * (observed - tau) per token) and draws with its own PRNG from `seed`.
+std::unique_ptr<Sampler> make_mirostat(int version, float tau, float eta, size_t vocab_size, uint64_t seed);
+
 struct SamplerStats {
   uint64_t n_sample = 0;   // tokens sampled (apply calls)
   uint64_t sample_us = 0;  // time spent in apply
@@ -92,8 +130,9 @@ class SamplerChain final : public Sampler {
   // context_size resolves penalty_last_n = -1 and caps the window (0: unknown). Errors
   // (InvalidArgument) name the sampler: unknown names in order, out-of-range values.
   // seed == SamplingConfig::kRandomSeed draws a seed at random; seed() reports it.
+  // `vocab` turns DRY's sequence breakers into tokens (none without it).
   static Result<SamplerChain> from_config(const SamplingConfig& config, size_t vocab_size,
-                                          size_t context_size = 0);
+                                          size_t context_size = 0, const SamplerVocab* vocab = nullptr);
 
   std::string_view name() const override { return "chain"; }
   // Runs the samplers in order until one selects; when none does, selects as greedy does.

@@ -2,6 +2,7 @@
 // and timing it, and snapshotting its samplers' state.
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -14,28 +15,42 @@
 namespace glass::runtime {
 namespace {
 
-enum class Kind { Penalties, TopK, TypicalP, TopP, MinP, Temperature };
+enum class Kind { Penalties, Dry, TopNSigma, TopK, TypicalP, TopP, MinP, Xtc, Temperature };
 
 struct KindName {
   std::string_view name;
   Kind kind;
 };
 
-// Names accepted in SamplingConfig::order ('-' reads as '_'); the first row per kind is canonical
-// and the aliases are llama.cpp's (common_sampler_types_from_names).
+// Names accepted in SamplingConfig::order ('-' reads as '_', case ignored); the first row per kind
+// is canonical (in llama.cpp's default order) and the aliases are llama.cpp's
+// (common_sampler_types_from_names: its canonical names, without '_', and a few more).
 constexpr std::array kKindNames{
-    KindName{"penalties", Kind::Penalties}, KindName{"top_k", Kind::TopK},
-    KindName{"typical_p", Kind::TypicalP},  KindName{"top_p", Kind::TopP},
-    KindName{"min_p", Kind::MinP},          KindName{"temperature", Kind::Temperature},
-    KindName{"typ_p", Kind::TypicalP},      KindName{"typical", Kind::TypicalP},
-    KindName{"typ", Kind::TypicalP},        KindName{"nucleus", Kind::TopP},
+    KindName{"penalties", Kind::Penalties},
+    KindName{"dry", Kind::Dry},
+    KindName{"top_n_sigma", Kind::TopNSigma},
+    KindName{"top_k", Kind::TopK},
+    KindName{"typical_p", Kind::TypicalP},
+    KindName{"top_p", Kind::TopP},
+    KindName{"min_p", Kind::MinP},
+    KindName{"xtc", Kind::Xtc},
+    KindName{"temperature", Kind::Temperature},
+    KindName{"typ_p", Kind::TypicalP},
+    KindName{"typical", Kind::TypicalP},
+    KindName{"typ", Kind::TypicalP},
+    KindName{"nucleus", Kind::TopP},
     KindName{"temp", Kind::Temperature},
+    KindName{"topnsigma", Kind::TopNSigma},
+    KindName{"topk", Kind::TopK},
+    KindName{"typp", Kind::TypicalP},
+    KindName{"topp", Kind::TopP},
+    KindName{"minp", Kind::MinP},
 };
 
-// llama.cpp's default "penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;xtc;temperature"
-// restricted to the samplers glass has.
-constexpr std::array kDefaultOrder{Kind::Penalties, Kind::TopK, Kind::TypicalP,
-                                   Kind::TopP,      Kind::MinP, Kind::Temperature};
+// llama.cpp's default "penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;xtc;temperature".
+constexpr std::array kDefaultOrder{Kind::Penalties, Kind::Dry,      Kind::TopNSigma,
+                                   Kind::TopK,      Kind::TypicalP, Kind::TopP,
+                                   Kind::MinP,      Kind::Xtc,      Kind::Temperature};
 
 // The penalty window is allocated up front: bound it (a context never holds more tokens).
 constexpr int32_t kMaxPenaltyWindow = 1 << 24;
@@ -55,6 +70,7 @@ std::string known_names() {
 Result<Kind> parse_kind(const std::string& name) {
   std::string n = name;
   std::replace(n.begin(), n.end(), '-', '_');
+  for (char& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   for (const KindName& k : kKindNames)
     if (k.name == n) return k.kind;
   return invalid("unknown sampler '" + name + "' in order (known: " + known_names() + ")");
@@ -72,9 +88,42 @@ Status validate(const SamplingConfig& c, size_t vocab_size) {
       {"repeat_penalty", c.repeat_penalty},
       {"presence_penalty", c.presence_penalty},
       {"frequency_penalty", c.frequency_penalty},
+      {"dry_multiplier", c.dry_multiplier},
+      {"dry_base", c.dry_base},
+      {"xtc_probability", c.xtc_probability},
+      {"xtc_threshold", c.xtc_threshold},
+      {"top_n_sigma", c.top_n_sigma},
+      {"dynatemp_range", c.dynatemp_range},
+      {"dynatemp_exponent", c.dynatemp_exponent},
+      {"mirostat_tau", c.mirostat_tau},
+      {"mirostat_eta", c.mirostat_eta},
   };
   for (const auto& [name, v] : numbers)
-    if (std::isnan(v)) return invalid(std::string(name) + " must be a number, got nan");
+    if (!std::isfinite(v)) return invalid(std::string(name) + " must be a finite number, got " + fmt(v));
+  // Probabilities: outside [0, 1] is a mistake, not "off" (1 and 0 are the documented offs).
+  const std::pair<const char*, float> probabilities[] = {{"top_p", c.top_p},
+                                                         {"min_p", c.min_p},
+                                                         {"typical_p", c.typical_p},
+                                                         {"xtc_probability", c.xtc_probability},
+                                                         {"xtc_threshold", c.xtc_threshold}};
+  for (const auto& [name, v] : probabilities)
+    if (v < 0.0f || v > 1.0f) return invalid(std::string(name) + " must be in [0, 1], got " + fmt(v));
+  if (c.dry_multiplier < 0.0f)
+    return invalid("dry_multiplier must be >= 0 (0 = off), got " + fmt(c.dry_multiplier));
+  if (c.dry_base < 1.0f) return invalid("dry_base must be >= 1, got " + fmt(c.dry_base));
+  if (c.dry_allowed_length < 0)
+    return invalid("dry_allowed_length must be >= 0, got " + std::to_string(c.dry_allowed_length));
+  if (c.dry_penalty_last_n < -1 || c.dry_penalty_last_n > kMaxPenaltyWindow)
+    return invalid("dry_penalty_last_n must be in [-1, " + std::to_string(kMaxPenaltyWindow) +
+                   "] (-1 = context size, 0 = off), got " + std::to_string(c.dry_penalty_last_n));
+  if (c.dynatemp_range < 0.0f)
+    return invalid("dynatemp_range must be >= 0 (0 = off), got " + fmt(c.dynatemp_range));
+  if (c.dynatemp_exponent < 0.0f)
+    return invalid("dynatemp_exponent must be >= 0, got " + fmt(c.dynatemp_exponent));
+  if (c.mirostat < 0 || c.mirostat > 2)
+    return invalid("mirostat must be 0 (off), 1 or 2, got " + std::to_string(c.mirostat));
+  if (c.mirostat_tau < 0.0f || c.mirostat_eta < 0.0f)
+    return invalid("mirostat_tau and mirostat_eta must be >= 0");
   if (!(c.repeat_penalty > 0.0f) || std::isinf(c.repeat_penalty))
     return invalid("repeat_penalty must be > 0 and finite (1 = off), got " + fmt(c.repeat_penalty));
   if (std::isinf(c.presence_penalty) || std::isinf(c.frequency_penalty))
@@ -93,6 +142,20 @@ Status validate(const SamplingConfig& c, size_t vocab_size) {
   }
   return {};
 }
+
+// A window setting in tokens: -1 is the context size; no window is longer than the context.
+Result<size_t> resolve_window(int32_t last_n, size_t context_size, const char* what) {
+  if (last_n == -1) {
+    if (context_size == 0)
+      return invalid(std::string(what) + " = -1 (the context size) needs a known context size");
+    return context_size;
+  }
+  const auto window = static_cast<size_t>(last_n);
+  return context_size > 0 ? std::min(window, context_size) : window;
+}
+
+// XTC's coin must not be the final draw's stream (the same uniforms would correlate the two).
+uint64_t xtc_seed(uint64_t seed) { return seed * 0xD1342543DE82EF95ULL + 0x5854435fULL; }
 
 uint64_t draw_seed() {
   std::random_device rd;
@@ -121,7 +184,7 @@ SamplerChain& SamplerChain::operator=(const SamplerChain& other) {
 }
 
 Result<SamplerChain> SamplerChain::from_config(const SamplingConfig& c, size_t vocab_size,
-                                               size_t context_size) {
+                                               size_t context_size, const SamplerVocab* vocab) {
   if (auto st = validate(c, vocab_size); !st) return st.error();
   std::vector<Kind> order;
   if (c.order.empty()) {
@@ -134,26 +197,38 @@ Result<SamplerChain> SamplerChain::from_config(const SamplingConfig& c, size_t v
     }
   }
 
-  size_t window = 0;
-  if (c.penalty_last_n == -1) {
-    if (context_size == 0)
-      return invalid("penalty_last_n = -1 (the context size) needs a known context size");
-    window = context_size;
-  } else {
-    window = static_cast<size_t>(c.penalty_last_n);
-    if (context_size > 0) window = std::min(window, context_size);  // no more tokens fit anyway
-  }
+  auto window = resolve_window(c.penalty_last_n, context_size, "penalty_last_n");
+  if (!window) return window.error();
+  auto dry_window = resolve_window(c.dry_penalty_last_n, context_size, "dry_penalty_last_n");
+  if (!dry_window) return dry_window.error();
   const bool penalties_on =
-      window > 0 && (c.repeat_penalty != 1.0f || c.frequency_penalty != 0.0f || c.presence_penalty != 0.0f);
+      *window > 0 && (c.repeat_penalty != 1.0f || c.frequency_penalty != 0.0f || c.presence_penalty != 0.0f);
+  const uint64_t seed = c.seed == SamplingConfig::kRandomSeed ? draw_seed() : c.seed;
 
   std::vector<std::unique_ptr<Sampler>> s;
   if (!c.logit_bias.empty()) s.push_back(make_logit_bias(c.logit_bias));
+  if (c.mirostat != 0) {
+    // As llama.cpp's common_sampler: temperature, then Mirostat draws; the order is not used.
+    s.push_back(make_temperature(c.temperature));
+    s.push_back(make_mirostat(c.mirostat, c.mirostat_tau, c.mirostat_eta, vocab_size, seed));
+    return SamplerChain(std::move(s), vocab_size, seed);
+  }
   for (const Kind k : order) {
     switch (k) {
       case Kind::Penalties:
         if (penalties_on)
           s.push_back(
-              make_penalties(window, c.repeat_penalty, c.frequency_penalty, c.presence_penalty, vocab_size));
+              make_penalties(*window, c.repeat_penalty, c.frequency_penalty, c.presence_penalty, vocab_size));
+        break;
+      case Kind::Dry:
+        if (c.dry_multiplier > 0.0f && *dry_window > 0)
+          s.push_back(make_dry(
+              c.dry_multiplier, c.dry_base, c.dry_allowed_length, *dry_window,
+              vocab ? dry_breakers(c.dry_sequence_breakers, *vocab, vocab_size) : std::vector<DryBreaker>{},
+              vocab_size));
+        break;
+      case Kind::TopNSigma:
+        if (c.top_n_sigma > 0.0f) s.push_back(make_top_n_sigma(c.top_n_sigma));
         break;
       case Kind::TopK:
         if (c.top_k > 0) s.push_back(make_top_k(c.top_k));
@@ -167,12 +242,15 @@ Result<SamplerChain> SamplerChain::from_config(const SamplingConfig& c, size_t v
       case Kind::MinP:
         if (c.min_p > 0.0f) s.push_back(make_min_p(c.min_p));
         break;
+      case Kind::Xtc:
+        if (c.xtc_probability > 0.0f && c.xtc_threshold <= 0.5f)
+          s.push_back(make_xtc(c.xtc_probability, c.xtc_threshold, xtc_seed(seed)));
+        break;
       case Kind::Temperature:
-        s.push_back(make_temperature(c.temperature));
+        s.push_back(make_dynatemp(c.temperature, c.dynatemp_range, c.dynatemp_exponent));
         break;
     }
   }
-  const uint64_t seed = c.seed == SamplingConfig::kRandomSeed ? draw_seed() : c.seed;
   s.push_back(make_dist(seed));
   return SamplerChain(std::move(s), vocab_size, seed);
 }
