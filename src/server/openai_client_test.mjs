@@ -280,6 +280,41 @@ try {
     equal(content.map((e) => e.token).join(''), r.choices[0].message.content, 'the tokens spell the reply');
   });
 
+  await test('response_format json_schema: every reply that stops parses and matches', async () => {
+    const schema = {
+      type: 'object',
+      properties: { name: { type: 'string', maxLength: 10 }, legs: { type: 'integer', minimum: 0, maximum: 8 } },
+      required: ['name', 'legs'],
+      additionalProperties: false,
+    };
+    let stopped = 0;
+    for (let seed = 1; seed <= 3; seed++) {
+      const r = await client.chat.completions.create({
+        model: MODEL, messages, temperature: 0.8, seed, max_tokens: 120,
+        response_format: { type: 'json_schema', json_schema: { name: 'animal', strict: true, schema } },
+      });
+      const c = r.choices[0];
+      if (c.finish_reason !== 'stop') continue;
+      stopped++;
+      const v = JSON.parse(c.message.content);
+      check(typeof v.name === 'string' && v.name.length <= 10, `name ${JSON.stringify(v)}`);
+      check(Number.isInteger(v.legs) && v.legs >= 0 && v.legs <= 8, `legs ${JSON.stringify(v)}`);
+      equal(Object.keys(v).length, 2, 'keys');
+    }
+    check(stopped >= 2, `only ${stopped} of 3 constrained replies stopped`);
+    let err;
+    try {
+      await client.chat.completions.create({
+        model: MODEL, messages, max_tokens: 4,
+        response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object', if: {} } } },
+      });
+    } catch (e) {
+      err = e;
+    }
+    check(err instanceof OpenAI.BadRequestError, `an unrepresentable schema: not a BadRequestError: ${err}`);
+    equal(err.param, 'response_format.json_schema.schema', 'param');
+  });
+
   await test('bad input: temperature out of range is OpenAI.BadRequestError 400; a wrong key 401', async () => {
     let err;
     try {

@@ -162,10 +162,6 @@ bool is_false(const Json& v) { return v.is_boolean() && !v.get<bool>(); }
 bool is_one(const Json& v) { return v.is_number() && v.get<double>() == 1.0; }
 bool is_empty_text(const Json& v) { return v.is_string() && v.get_ref<const std::string&>().empty(); }
 bool is_empty_array(const Json& v) { return v.is_array() && v.empty(); }
-bool is_text_format(const Json& v) {
-  return v.is_object() && v.contains("type") && v["type"].is_string() &&
-         v["type"].get<std::string>() == "text";
-}
 
 Err refuse_unsupported(const Json& obj) {
   if (auto e = refuse_unless(obj, "echo", is_false, "echoing the prompt is not supported yet")) return e;
@@ -173,9 +169,6 @@ Err refuse_unsupported(const Json& obj) {
   if (auto e = refuse_unless(obj, "suffix", is_empty_text, "suffixes (insertion) are not supported"))
     return e;
   if (auto e = refuse_unless(obj, "functions", is_empty_array, "function calls are not supported yet"))
-    return e;
-  if (auto e = refuse_unless(obj, "response_format", is_text_format,
-                             "only {\"type\": \"text\"} is supported (no JSON mode or schemas yet)"))
     return e;
   return std::nullopt;
 }
@@ -235,6 +228,7 @@ Err parse_fields(const Json& obj, const ModelLimits& limits, bool chat, Generati
   if (auto e = read_logit_bias(obj, limits, s.logit_bias)) return e;
   if (auto e = read_stop(obj, c.stop)) return e;
   if (auto e = read_logprobs(obj, chat, c)) return e;
+  if (auto e = read_response_constraint(obj, c.constraint)) return e;
 
   constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
   if (auto e = read_int(obj, "max_tokens", 0, kIntMax, max_tokens)) return e;
@@ -394,20 +388,45 @@ Err read_tool_fields(const Json& msg, const std::string& role, const std::string
   return read_optional_string(msg, "name", where, extra);
 }
 
-// tools: [{"type": "function", "function": {"name", "description", "parameters"}}]; tool_choice:
-// "auto" or "none" (forcing a call needs constrained decoding, which glass does not have yet).
-Err read_tools(const Json& obj, std::string& out) {
-  const Json* v = field(obj, "tools");
-  bool use = true;
-  if (const Json* choice = field(obj, "tool_choice")) {
-    if (!choice->is_string() || (*choice != "auto" && *choice != "none"))
-      return bad_field("tool_choice",
-                       "only \"auto\" and \"none\" are supported (\"required\" and named functions need "
-                       "constrained decoding, which glass does not have yet)");
-    use = *choice == "auto";
+// tool_choice: "auto", "none", "required" or {"type": "function", "function": {"name": ...}}.
+Err read_tool_choice(const Json& obj, ToolChoice& out) {
+  if (const Json* p = field(obj, "parallel_tool_calls")) {
+    if (!p->is_boolean())
+      return bad_field("parallel_tool_calls", fmt::format("must be true or false, got {}", describe(*p)));
+    out.parallel = p->get<bool>();
   }
-  if (const Json* p = field(obj, "parallel_tool_calls"); p && !p->is_boolean())
-    return bad_field("parallel_tool_calls", fmt::format("must be true or false, got {}", describe(*p)));
+  const Json* choice = field(obj, "tool_choice");
+  if (!choice) return std::nullopt;
+  if (choice->is_string()) {
+    const std::string& c = choice->get_ref<const std::string&>();
+    if (c == "auto") return std::nullopt;
+    if (c == "none" || c == "required") {
+      out.kind = c == "none" ? ToolChoice::Kind::None : ToolChoice::Kind::Required;
+      return std::nullopt;
+    }
+  } else if (choice->is_object()) {
+    const Json* type = field(*choice, "type");
+    const Json* fn = field(*choice, "function");
+    const Json* name = fn && fn->is_object() ? field(*fn, "name") : nullptr;
+    if (type && *type == "function" && name && name->is_string() &&
+        !name->get_ref<const std::string&>().empty()) {
+      out.kind = ToolChoice::Kind::Named;
+      out.name = name->get<std::string>();
+      return std::nullopt;
+    }
+  }
+  return bad_field("tool_choice",
+                   "must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": "
+                   "{\"name\": ...}}");
+}
+
+// tools: [{"type": "function", "function": {"name", "description", "parameters"}}].
+Err read_tools(const Json& obj, std::string& out, ToolChoice& choice) {
+  const Json* v = field(obj, "tools");
+  if (auto e = read_tool_choice(obj, choice)) return e;
+  const bool use = choice.kind != ToolChoice::Kind::None;
+  if (!v && (choice.kind == ToolChoice::Kind::Required || choice.kind == ToolChoice::Kind::Named))
+    return bad_field("tool_choice", "needs \"tools\"");
   if (!v) return std::nullopt;
   if (!v->is_array())
     return bad_field("tools", fmt::format("must be an array of tools, got {}", type_name(*v)));
@@ -477,7 +496,7 @@ std::optional<ApiError> parse_chat_request(std::string_view body, const ModelLim
   Json obj;
   if (auto e = parse_object(body, obj)) return e;
   if (auto e = read_messages(obj, out.messages)) return e;
-  if (auto e = read_tools(obj, out.tools_json)) return e;
+  if (auto e = read_tools(obj, out.tools_json, out.tool_choice)) return e;
   return parse_fields(obj, limits, /*chat=*/true, out.fields);
 }
 

@@ -3,8 +3,9 @@
 // engine takes. Everything a client sends passes through here first: a body that is not JSON, a
 // field of the wrong type or out of range comes back as a 400 ApiError naming the field, so the
 // handlers only ever see well-formed requests. Fields the API defines but glass does not serve yet
-// (echo, tool_choice "required", response_format other than text, ...) are refused the same way rather
-// than silently ignored; unknown fields are ignored, as OpenAI-compatible servers do (clients send extras).
+// (echo, best_of, suffix, functions) are refused the same way rather than silently ignored;
+// response_format / json_schema / grammar and a forced tool_choice become a Constraint
+// (server/constraints.h); unknown fields are ignored, as OpenAI-compatible servers do (clients send extras).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "glass/llm.h"
 #include "server/api_error.h"
+#include "server/constraints.h"
 
 namespace glass::server {
 
@@ -52,6 +54,7 @@ struct ChatRequest {
   // `tools` as given (a JSON array), "" when absent, empty or tool_choice is "none": then the
   // template does not see them and the reply is not read for calls.
   std::string tools_json;
+  ToolChoice tool_choice;  // required / named: the server constrains the reply to calls
 };
 
 // Each returns the first problem found, or nullopt with `out` filled.

@@ -370,6 +370,13 @@ struct Server::Impl {
     if (auto e = chat_prompt(*s->model, r.messages, r.tools_json, ids)) return respond_error(*e, res);
     // Read back only what the prompt offered, in the syntax the template taught.
     const ToolFamily tools = r.tools_json.empty() ? ToolFamily::None : tool_family(s->model->chat_template());
+    if (r.tool_choice.kind == ToolChoice::Kind::Required || r.tool_choice.kind == ToolChoice::Kind::Named) {
+      if (r.fields.config.constraint)
+        return respond_error(bad_field("tool_choice", "a forced tool call takes no response_format"), res);
+      const ToolFamily family = tool_family(s->model->chat_template());
+      if (auto e = tool_call_constraint(family, r.tools_json, r.tool_choice, r.fields.config.constraint))
+        return respond_error(*e, res);
+    }
     generate(s, req, Endpoint::Chat, std::move(ids), std::move(r.fields), "messages", res, tools);
   }
 

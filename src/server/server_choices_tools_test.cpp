@@ -196,7 +196,9 @@ TEST_F(ServerTools, ToolRequestsRenderThroughTheTemplateAndBadShapesAre400) {
        "tools[0].function.name"},
       {user + R"("tools": [{"type": "function", "function": {"name": "f", "parameters": "{}"}}]})",
        "tools[0].function.parameters"},
-      {user + R"("tool_choice": "required", "tools": )" + tools.dump() + "}", "tool_choice"},
+      {user + R"("tool_choice": {"type": "function", "function": {"name": "nope"}}, "tools": )" + tools.dump() +
+           "}",
+       "tool_choice.function.name"},
       {user + R"("tool_choice": {"type": "function", "function": {"name": "get_current_weather"}}})",
        "tool_choice"},
       {R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {"arguments": "{}"}}]}]})",
