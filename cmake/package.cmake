@@ -6,7 +6,7 @@
 # no dependency, so nlohmann_json (header-only, used inside the modules) is not one.
 include(GNUInstallDirs)
 
-set(glass_library_modules core graph tokenizer formats backend models runtime capi)
+set(glass_library_modules core graph tokenizer formats grammar backend models runtime capi)
 set(glass_library_objects)
 foreach(module ${glass_library_modules})
   list(APPEND glass_library_objects $<TARGET_OBJECTS:glass_${module}>)

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "glass/grammar.h"
 #include "glass/result.h"
 
 namespace glass {
@@ -280,10 +281,38 @@ struct SamplingConfig {
   float frequency_penalty = 0.0f;                     // 0: off
   int32_t penalty_last_n = 64;                        // window in tokens; 0: off, -1: the context size
   std::vector<std::pair<int32_t, float>> logit_bias;  // (token id, added to its logit); -INFINITY bans
-  // Sampler names in the order they run: penalties, top_k, typical_p, top_p, min_p, temperature
-  // (llama.cpp's aliases typ_p, temp, '-' for '_' also read); unknown names are an error. Empty:
-  // llama.cpp's default order, the one listed. The seeded draw always comes last.
+  // Sampler names in the order they run: penalties, dry, top_n_sigma, top_k, typical_p, top_p,
+  // min_p, xtc, temperature (llama.cpp's aliases typ_p, temp, '-' for '_' also read); unknown names
+  // are an error. Empty: llama.cpp's default order, the one listed. The seeded draw always comes last.
   std::vector<std::string> order;
+
+  // The samplers below are llama.cpp's (src/llama-sampler.cpp), with common/sampling's defaults.
+  // DRY, "don't repeat yourself" (Weidmann, koboldcpp #982): a token that would extend a repeat of
+  // length L >= dry_allowed_length of the last dry_penalty_last_n tokens loses
+  // dry_multiplier * dry_base^(L - dry_allowed_length) from its logit. A sequence breaker's text
+  // (any token containing it, or a split across tokens) ends what counts as a repeat.
+  float dry_multiplier = 0.0f;  // 0: off
+  float dry_base = 1.75f;       // >= 1
+  int32_t dry_allowed_length = 2;
+  int32_t dry_penalty_last_n = 64;  // 0: off, -1: the context size
+  std::vector<std::string> dry_sequence_breakers{"\n", ":", "\"", "*"};
+  // XTC, "exclude top choices": with probability xtc_probability, every token at or above
+  // xtc_threshold except the least likely of them is removed.
+  float xtc_probability = 0.0f;  // 0: off
+  float xtc_threshold = 0.1f;    // > 0.5: off (at most one token can pass it)
+  // Top-n-sigma (Tang et al. 2024): keeps the tokens whose logit is within top_n_sigma standard
+  // deviations of the best one. <= 0: off.
+  float top_n_sigma = -1.0f;
+  // Dynamic temperature (the "temperature" stage with dynatemp_range > 0): the temperature goes from
+  // temperature - range to temperature + range as the normalized entropy^dynatemp_exponent goes
+  // from 0 to 1.
+  float dynatemp_range = 0.0f;  // 0: off
+  float dynatemp_exponent = 1.0f;
+  // Mirostat (Basu et al. 2021): 1 = v1, 2 = v2, 0 = off. When on, the chain is logit_bias,
+  // temperature, mirostat (the order and the truncating samplers are not used), as llama.cpp's.
+  int32_t mirostat = 0;
+  float mirostat_tau = 5.0f;  // target surprise, bits (--mirostat-ent)
+  float mirostat_eta = 0.1f;  // learning rate (--mirostat-lr)
 };
 
 // A token and its log-probability at one generation step.
@@ -324,6 +353,10 @@ struct GenerateConfig {
   bool logprobs = false;
   int32_t top_logprobs = 0;
   LogprobsCallback on_logprobs;  // optional, with logprobs: each entry as it is made
+  // Constrained decoding (glass/grammar.h): only tokens the grammar allows next are sampled, the
+  // grammar's end lets the end-of-generation tokens through, and a grammar that can only end stops
+  // generation (FinishReason::Stop). Null: unconstrained.
+  std::shared_ptr<const Constraint> constraint;
 };
 
 // Why generation ended. Precedence when several apply to one token: cancelled (the consumer asked),
@@ -365,7 +398,10 @@ Result<GenerateResult> generate(Session& session, std::string_view prompt, const
 
 // B independent sequences (own prompt, sampler, RNG, stop state) advanced together: one plan call
 // per step for all live sequences, each finishing on its own. configs holds one config per prompt,
-// or a single config for all. Results are in prompt order. Same seed, same tokens as alone.
+// or a single config for all. Results are in prompt order. Same seed, same tokens as alone. With the
+// paged cache the prompts run as the requests of an Engine (glass/engine.h): prompts sharing leading
+// blocks evaluate them once, and when the pool cannot hold every sequence the newest is preempted and
+// recomputed later instead of being cut short. on_piece runs on the engine's thread.
 using BatchPieceCallback = std::function<bool(size_t index, std::string_view piece)>;
 Result<std::vector<GenerateResult>> generate_batch(const Model& model,
                                                    const std::vector<std::vector<int32_t>>& prompts,

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "core/json_depth.h"
+#include "core/read_file.h"
 #include "runtime/chat_load.h"
 #include "runtime/chat_template_source.h"
 #include "runtime/model_impl.h"
@@ -28,10 +28,9 @@ void ChatTemplateSlot::load(std::string text) {
 
 namespace {
 
+// Bounded and regular files only (core/read_file.h).
 Result<std::string> read_text(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return make_error(ErrorCode::Io, fmt::format("chat: cannot read {}", p.string()));
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return read_file_bounded(p, kMaxTextFileBytes, "chat");
 }
 
 // HF: chat_template.jinja beside the config wins (as in transformers), then tokenizer_config.json.
@@ -42,6 +41,7 @@ Result<std::string> hf_chat_template(const std::filesystem::path& dir) {
   if (!std::filesystem::exists(config_path, ec)) return std::string();
   auto text = read_text(config_path);
   if (!text) return text.error();
+  if (Status s = check_json_depth(*text, config_path.string()); !s.ok()) return s.error();
   const auto config = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (config.is_discarded() || !config.is_object())
     return make_error(ErrorCode::InvalidFile,
@@ -105,6 +105,9 @@ Result<std::string> Model::apply_chat_template(const std::vector<ChatMessage>& m
     const ChatMessage& m = messages[i];
     Json msg = {{"role", m.role}, {"content", m.content}};
     if (!m.extra_json.empty()) {
+      // Template values are converted and rendered recursively: the nesting is bounded first.
+      if (Status s = check_json_depth(m.extra_json, fmt::format("chat: messages[{}].extra_json", i)); !s.ok())
+        return make_error(ErrorCode::InvalidArgument, s.error().message);
       Json extra = Json::parse(m.extra_json, nullptr, /*allow_exceptions=*/false);
       if (extra.is_discarded() || !extra.is_object())
         return make_error(ErrorCode::InvalidArgument,
@@ -117,12 +120,15 @@ Result<std::string> Model::apply_chat_template(const std::vector<ChatMessage>& m
   // transformers passes tools=None when there are none: templates test `tools is not none`.
   vars["tools"] = nullptr;
   if (!inputs.tools_json.empty()) {
+    if (Status s = check_json_depth(inputs.tools_json, "chat: tools"); !s.ok())
+      return make_error(ErrorCode::InvalidArgument, s.error().message);
     Json tools = Json::parse(inputs.tools_json, nullptr, /*allow_exceptions=*/false);
     if (tools.is_discarded() || !tools.is_array())
       return make_error(ErrorCode::InvalidArgument, "chat: tools is not a JSON array");
     if (!tools.empty()) vars["tools"] = std::move(tools);
   }
   vars["add_generation_prompt"] = inputs.add_generation_prompt;
+  if (!impl_->tokenizer) return no_vocabulary(impl_->info.path);
   const tokenizer::Tokenizer& tok = *impl_->tokenizer;
   vars["bos_token"] = tok.bos_id() >= 0 ? tok.token_text(tok.bos_id()) : std::string();
   vars["eos_token"] = tok.eos_id() >= 0 ? tok.token_text(tok.eos_id()) : std::string();
@@ -138,6 +144,7 @@ Result<GenerateResult> Session::chat(const std::vector<ChatMessage>& messages, c
   auto text = m.apply_chat_template(messages, /*add_generation_prompt=*/true);
   if (!text) return text.error();
   // Templates that write BOS themselves (most do) must not get a second one from the tokenizer.
+  if (!m.impl().tokenizer) return no_vocabulary(m.info().path);
   const tokenizer::Tokenizer& tok = *m.impl().tokenizer;
   auto ids = tok.encode(*text, /*add_special=*/false, /*parse_special=*/true);
   if (!ids) return ids.error();

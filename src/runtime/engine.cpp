@@ -367,6 +367,8 @@ void Engine::Impl::evaluate() {
     auto next = r.gen->step(
         std::span<const float>(logits.data() + k * static_cast<size_t>(vocab), static_cast<size_t>(vocab)),
         r.piece);
+    if (r.gen->error())
+      r.error = *r.gen->error();  // non-finite logits, or a constraint that allowed no token
     if (!r.first_token && !r.gen->result().tokens.empty()) {
       r.first_token = true;
       r.first_token_at = Clock::now();

@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <optional>
 
+#include "core/exception_guard.h"
+#include "glass/engine.h"
 #include "runtime/sequence.h"
 #include "runtime/session_impl.h"
 
@@ -31,7 +34,7 @@ const char* finish_reason_name(FinishReason r) {
 }
 
 Result<GenerateResult> generate(Session& session, const std::vector<int32_t>& prompt_ids,
-                                const GenerateConfig& config, const PieceCallback& on_piece) {
+                                const GenerateConfig& config, const PieceCallback& on_piece) try {
   const Model::Impl& m = session.model().impl();
   if (prompt_ids.empty() && session.n_past() == 0)
     return make_error(ErrorCode::InvalidArgument, "generate: empty prompt and empty session");
@@ -58,11 +61,14 @@ Result<GenerateResult> generate(Session& session, const std::vector<int32_t>& pr
       break;
     }
   }
+  if ((*seq)->error()) return *(*seq)->error();  // non-finite logits: an error, not a finish
   if (r.tokens.size() == 1 && r.timings.ttft_ms == 0) r.timings.ttft_ms = ms_since(t0);
   r.timings.n_decoded = static_cast<int64_t>(r.tokens.size());
   r.timings.decode_ms = ms_since(t1);
   r.counters = {m.plans.compiles(), session.stats().kv_rows_written - rows_before, 0};
   return std::move(r);
+} catch (...) {  // no exception leaves the public API (core/exception_guard.h)
+  return error_from_exception("generate", std::current_exception());
 }
 
 Result<GenerateResult> generate(Session& session, std::string_view prompt, const GenerateConfig& config,
@@ -72,19 +78,16 @@ Result<GenerateResult> generate(Session& session, std::string_view prompt, const
   return generate(session, *ids, config, on_piece);
 }
 
-Result<std::vector<GenerateResult>> generate_batch(const Model& model,
-                                                   const std::vector<std::vector<int32_t>>& prompts,
-                                                   const std::vector<GenerateConfig>& configs,
-                                                   const BatchPieceCallback& on_piece) {
+namespace {
+
+// Dense storage: every sequence owns a full-length run of rows, so the set advances together until
+// each finishes (or reaches n_ctx).
+Result<std::vector<GenerateResult>> generate_batch_dense(const Model& model,
+                                                         const std::vector<std::vector<int32_t>>& prompts,
+                                                         const std::vector<GenerateConfig>& configs,
+                                                         const BatchPieceCallback& on_piece) {
   const Model::Impl& m = model.impl();
   const size_t n = prompts.size();
-  if (configs.size() != n && configs.size() != 1)
-    return make_error(ErrorCode::InvalidArgument,
-                      "generate_batch: give one config per prompt, or one for all");
-  if (static_cast<int64_t>(n) > m.info.n_seq_max)
-    return make_error(ErrorCode::CapacityExceeded,
-                      fmt::format("generate_batch: {} prompts; a step holds at most {} sequences (n_seq_max)",
-                                  n, m.info.n_seq_max));
   auto session = model.new_session();
   if (!session) return session.error();
   Session::Impl& s = *session.value()->impl_for_batch();
@@ -141,6 +144,9 @@ Result<std::vector<GenerateResult>> generate_batch(const Model& model,
     if (!st) return st.error();
     for (size_t k = 0; k < ids.size(); ++k) row[static_cast<size_t>(ids[k])] = k;
   }
+  for (size_t i = 0; i < n; ++i)
+    if (const auto& e = seqs[i]->error())
+      return make_error(e->code, fmt::format("generate_batch: sequence {}: {}", i, e->message));
   std::vector<GenerateResult> results;
   for (auto& seq : seqs) {
     GenerateResult& r = seq->result();
@@ -151,6 +157,65 @@ Result<std::vector<GenerateResult>> generate_batch(const Model& model,
     results.push_back(std::move(r));
   }
   return results;
+}
+
+// Paged storage: the prompts are an Engine's requests, so a pool too small for all of them at once
+// preempts and recomputes instead of cutting sequences short, and prompts sharing leading blocks
+// evaluate them once.
+Result<std::vector<GenerateResult>> generate_batch_engine(const Model& model,
+                                                          const std::vector<std::vector<int32_t>>& prompts,
+                                                          const std::vector<GenerateConfig>& configs,
+                                                          const BatchPieceCallback& on_piece) {
+  std::shared_ptr<const Model> owner = model.weak_from_this().lock();
+  if (!owner)
+    return make_error(ErrorCode::InvalidArgument,
+                      "generate_batch: the model must be owned by the shared_ptr load_llm returned");
+  const size_t n = prompts.size();
+  auto engine = Engine::create(std::move(owner), {.max_running = static_cast<int32_t>(n),
+                                                  .max_queued = static_cast<int32_t>(n)});
+  if (!engine) return engine.error();
+  std::vector<std::shared_ptr<RequestHandle>> handles;
+  for (size_t i = 0; i < n; ++i) {
+    PieceCallback piece;
+    if (on_piece) piece = [&on_piece, i](std::string_view p) { return on_piece(i, p); };
+    auto h = (*engine)->submit({prompts[i], configs.size() == 1 ? configs[0] : configs[i]}, std::move(piece));
+    if (!h) {
+      for (auto& done : handles) done->cancel();
+      return make_error(h.error().code, fmt::format("generate_batch: prompt {}: {}", i, h.error().message));
+    }
+    handles.push_back(std::move(*h));
+  }
+  std::vector<GenerateResult> results;
+  std::optional<Error> failed;
+  for (auto& h : handles) {
+    auto r = h->wait();
+    if (!r && !failed) failed = r.error();
+    if (r) results.push_back(std::move(*r));
+  }
+  if (failed) return *failed;
+  return results;
+}
+
+}  // namespace
+
+Result<std::vector<GenerateResult>> generate_batch(const Model& model,
+                                                   const std::vector<std::vector<int32_t>>& prompts,
+                                                   const std::vector<GenerateConfig>& configs,
+                                                   const BatchPieceCallback& on_piece) {
+  const Model::Impl& m = model.impl();
+  const size_t n = prompts.size();
+  if (configs.size() != n && configs.size() != 1)
+    return make_error(ErrorCode::InvalidArgument,
+                      "generate_batch: give one config per prompt, or one for all");
+  if (static_cast<int64_t>(n) > m.info.n_seq_max)
+    return make_error(ErrorCode::CapacityExceeded,
+                      fmt::format("generate_batch: {} prompts; a step holds at most {} sequences (n_seq_max)",
+                                  n, m.info.n_seq_max));
+  for (const auto& p : prompts)
+    if (p.empty()) return make_error(ErrorCode::InvalidArgument, "generate_batch: empty prompt");
+  if (n == 0) return std::vector<GenerateResult>{};
+  if (m.options.kv_storage == KvStorage::Dense) return generate_batch_dense(model, prompts, configs, on_piece);
+  return generate_batch_engine(model, prompts, configs, on_piece);
 }
 
 }  // namespace glass

@@ -38,8 +38,10 @@ std::vector<GenerateResult> one_by_one(const Model& model, const std::vector<std
   return out;
 }
 
-void expect_batch_equals_sequential(const std::string& path, bool greedy) {
-  auto model = load(path, LoadOptions{.backend = "ref", .n_ctx = 256});
+void expect_batch_equals_sequential(const std::string& path, bool greedy,
+                                    KvStorage storage = KvStorage::Paged) {
+  auto model =
+      load(path, LoadOptions{.backend = "ref", .n_ctx = 256, .kv_size = 4 * 256, .kv_storage = storage});
   ASSERT_TRUE(model);
   const auto ps = prompts(*model);
   std::vector<GenerateConfig> cfgs(ps.size());
@@ -69,6 +71,38 @@ TEST(GenerateBatch, GreedyBatchOfFourEqualsOneByOneOnStories) {
 
 TEST(GenerateBatch, SeededSamplingIsTheSameAloneAndInABatch) {
   expect_batch_equals_sequential(bundled(), false);
+}
+
+TEST(GenerateBatch, DenseStorageBatchEqualsOneByOne) {
+  expect_batch_equals_sequential(bundled(), false, KvStorage::Dense);
+}
+
+// Four sequences of 3 blocks each over a pool of 4 blocks: the newest wait or are preempted and
+// recomputed, and every one still runs to max_tokens with the tokens it gets alone.
+TEST(GenerateBatch, APoolTooSmallForAllPreemptsInsteadOfCuttingShort) {
+  auto model = load(bundled(), LoadOptions{.backend = "cpu", .n_ctx = 64, .kv_size = 64, .n_threads = 2});
+  ASSERT_TRUE(model);
+  const auto ps = prompts(*model);
+  std::vector<GenerateConfig> cfgs(ps.size());
+  for (size_t i = 0; i < cfgs.size(); ++i) {
+    cfgs[i].max_tokens = 30;
+    cfgs[i].sampling.temperature = i % 2 ? 0.8f : 0.0f;
+    cfgs[i].sampling.seed = 9 + i;
+    cfgs[i].stop_at_end_of_generation = false;
+  }
+  std::vector<std::string> streamed(ps.size());
+  auto batch = generate_batch(*model, ps, cfgs, [&](size_t i, std::string_view p) {
+    streamed[i] += p;
+    return true;
+  });
+  ASSERT_TRUE(batch.ok()) << batch.error().message;
+  const auto alone = one_by_one(*model, ps, cfgs);
+  for (size_t i = 0; i < alone.size(); ++i) {
+    EXPECT_EQ((*batch)[i].tokens.size(), 30u) << "sequence " << i;
+    EXPECT_EQ((*batch)[i].tokens, alone[i].tokens) << "sequence " << i;
+    EXPECT_EQ((*batch)[i].finish, FinishReason::Length);
+    EXPECT_EQ(streamed[i], (*batch)[i].text) << "sequence " << i;
+  }
 }
 
 class GenerateBatchSynthetic : public test::WithSharedFixtures {};

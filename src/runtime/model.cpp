@@ -7,8 +7,10 @@
 #include <cctype>
 #include <chrono>
 #include <filesystem>
+#include <limits>
 #include <map>
 
+#include "core/exception_guard.h"
 #include "formats/gguf_vocab.h"
 #include "formats/quant_mix.h"
 #include "graph/printer.h"
@@ -55,8 +57,10 @@ Result<std::shared_ptr<Model>> load_llm(const std::string& path, const LoadOptio
   return load_llm_rewritten(path, options, {});
 }
 
+// No exception leaves loading (core/exception_guard.h): a hostile file that gets an allocation past
+// the checks is an error naming the path.
 Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const LoadOptions& options,
-                                                  const GraphRewrite& rewrite) {
+                                                  const GraphRewrite& rewrite) try {
   const auto t0 = std::chrono::steady_clock::now();
   auto impl = std::make_unique<Model::Impl>();
   impl->options = options;
@@ -65,6 +69,18 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
     return make_error(ErrorCode::InvalidArgument,
                       "load: kv_size and kv_size_window must not be negative, "
                       "kv_block_size and n_seq_max must be positive");
+  // Positions, cache slots and block ids are int32 step inputs: a size past that range cannot be
+  // represented, and the cache's byte counts (rows x heads x head_dim) would overflow on the way.
+  for (const auto& [name, value] : {std::pair<const char*, int64_t>{"n_ctx", options.n_ctx},
+                                    {"min_ctx", options.min_ctx},
+                                    {"n_batch", options.n_batch},
+                                    {"kv_size", options.kv_size},
+                                    {"kv_size_window", options.kv_size_window},
+                                    {"kv_block_size", options.kv_block_size}})
+    if (value > std::numeric_limits<int32_t>::max())
+      return make_error(
+          ErrorCode::InvalidArgument,
+          fmt::format("load: {} = {} is more than the 2147483647 positions glass represents", name, value));
   models::BuildOptions build;
   build.n_ctx = options.n_ctx;
   build.min_ctx = options.min_ctx;
@@ -101,11 +117,19 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
                                   *arch_name, path, fmt::join(models::architecture_names(), ", ")));
 
   if (*format == ModelFormat::Gguf) {
-    auto vocab = formats::vocab_from_gguf(*impl->file);
-    if (!vocab) return vocab.error();
-    auto tok = tokenizer::Tokenizer::create(std::move(*vocab));
-    if (!tok) return tok.error();
-    impl->tokenizer = std::move(*tok);
+    // llama.cpp's "no_vocab" files (what llama-bench benchmarks) carry weights only: they load
+    // without a tokenizer, and what needs text says so (Model::tokenize, generate, chat).
+    const auto tok_model = impl->file->find("tokenizer.ggml.model") != nullptr
+                               ? impl->file->get_string("tokenizer.ggml.model")
+                               : Result<std::string>(std::string());
+    const bool no_vocab = tok_model && *tok_model == "no_vocab";
+    if (!no_vocab) {
+      auto vocab = formats::vocab_from_gguf(*impl->file);
+      if (!vocab) return vocab.error();
+      auto tok = tokenizer::Tokenizer::create(std::move(*vocab));
+      if (!tok) return tok.error();
+      impl->tokenizer = std::move(*tok);
+    }
     for (const formats::GgufTensorInfo& t : impl->file->tensors())
       impl->weights.emplace(t.name, models::WeightInfo{t.shape, t.dtype, t.data});
   }
@@ -126,9 +150,9 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   impl->graph_hash = impl->model_graph.graph.hash();
   // HF checkpoints often pad the embedding past the tokenizer (llama.cpp's converter pads the
   // vocabulary instead); the extra rows are ids no text maps to.
-  const bool vocab_fits = *format == ModelFormat::HfDirectory
-                              ? impl->tokenizer->vocab_size() <= impl->model_graph.vocab_size
-                              : impl->tokenizer->vocab_size() == impl->model_graph.vocab_size;
+  const bool vocab_fits = !impl->tokenizer || (*format == ModelFormat::HfDirectory
+                                                   ? impl->tokenizer->vocab_size() <= impl->model_graph.vocab_size
+                                                   : impl->tokenizer->vocab_size() == impl->model_graph.vocab_size);
   if (!vocab_fits)
     return make_error(ErrorCode::InvalidFile,
                       fmt::format("model: tokenizer has {} tokens but the model's vocabulary is {}",
@@ -185,16 +209,24 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
     if (auto plan = impl->plan(max_t); !plan) return plan.error();
   info.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return std::make_shared<Model>(std::move(impl));
+} catch (...) {
+  return error_from_exception("load", path, std::current_exception());
 }
 
 Result<std::vector<int32_t>> Model::tokenize(std::string_view text, bool add_special,
                                              bool parse_special) const {
+  if (!impl_->tokenizer) return no_vocabulary(impl_->info.path);
   return impl_->tokenizer->encode(text, add_special, parse_special);
 }
 
-std::string Model::token_to_piece(int32_t id) const { return impl_->tokenizer->token_to_piece(id); }
-std::string Model::detokenize(const std::vector<int32_t>& ids) const { return impl_->tokenizer->decode(ids); }
-bool Model::is_end_of_generation(int32_t id) const { return impl_->tokenizer->is_eog(id); }
+// Without a vocabulary (no_vocab) a token has no text and nothing ends generation.
+std::string Model::token_to_piece(int32_t id) const {
+  return impl_->tokenizer ? impl_->tokenizer->token_to_piece(id) : std::string();
+}
+std::string Model::detokenize(const std::vector<int32_t>& ids) const {
+  return impl_->tokenizer ? impl_->tokenizer->decode(ids) : std::string();
+}
+bool Model::is_end_of_generation(int32_t id) const { return impl_->tokenizer && impl_->tokenizer->is_eog(id); }
 uint64_t Model::plans_compiled() const { return impl_->plans.compiles(); }
 
 Result<std::string> Model::graph(GraphFormat format, bool after_rewrites) const {

@@ -9,12 +9,21 @@
 #include "backend/backend.h"
 #include "backend/plan_cache.h"
 #include "formats/gguf.h"
+#include "grammar/token_index_slot.h"
 #include "glass/llm.h"
 #include "models/architecture.h"
 #include "runtime/chat_template_source.h"
 #include "tokenizer/tokenizer.h"
 
 namespace glass {
+
+// The error for what needs text on a model without a vocabulary (GGUF tokenizer.ggml.model =
+// "no_vocab": weights only, as llama-bench's test files).
+inline Error no_vocabulary(const std::string& path) {
+  return make_error(ErrorCode::Unsupported,
+                    path + " has no vocabulary (tokenizer.ggml.model = \"no_vocab\"): text needs one; this model "
+                           "takes token ids only (glass bench, logits --tokens, verify --tokens, graph)");
+}
 
 struct Model::Impl {
   ModelInfo info;
@@ -30,6 +39,8 @@ struct Model::Impl {
   std::unique_ptr<backend::Backend> backend;
   mutable backend::PlanCache plans;
   ChatTemplateSlot chat;
+  // Constrained decoding's view of the vocabulary (token bytes and their trie), made on first use.
+  grammar::TokenIndexSlot token_index;
 
   // The plan for steps of at most max_t tokens (decode: 1; prefill: n_batch), compiled on first use.
   Result<std::shared_ptr<backend::Plan>> plan(int64_t max_t) const;

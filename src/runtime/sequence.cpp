@@ -47,6 +47,7 @@ TokenLogprobs log_softmax_top(std::span<const float> logits, int32_t id, int32_t
 }  // namespace
 
 Result<std::unique_ptr<SequenceGen>> SequenceGen::create(const Model::Impl& m, const GenerateConfig& config) {
+  if (!m.tokenizer) return no_vocabulary(m.info.path);  // generation streams text
   if (config.max_tokens < 0)
     return make_error(ErrorCode::InvalidArgument, "generate: max_tokens must not be negative");
   if (config.top_logprobs < 0 || config.top_logprobs > kMaxTopLogprobs)
@@ -56,10 +57,24 @@ Result<std::unique_ptr<SequenceGen>> SequenceGen::create(const Model::Impl& m, c
   if (config.top_logprobs > 0 && !config.logprobs)
     return make_error(ErrorCode::InvalidArgument,
                       "generate: top_logprobs needs logprobs (the alternatives come with each token's own)");
+  // DRY's sequence breakers are text: the chain tokenizes them with the model's vocabulary.
+  const SamplerVocab vocab{
+      .piece = [&m](int32_t id) { return m.tokenizer->token_to_piece(id, /*special=*/true); },
+      .tokenize =
+          [&m](std::string_view text) {
+            auto ids = m.tokenizer->encode(text, /*add_special=*/false, /*parse_special=*/false);
+            return ids ? std::move(*ids) : std::vector<int32_t>{};
+          }};
   auto chain = SamplerChain::from_config(config.sampling, static_cast<size_t>(m.info.vocab_size),
-                                         static_cast<size_t>(m.info.n_ctx));
+                                         static_cast<size_t>(m.info.n_ctx), m.tokenizer ? &vocab : nullptr);
   if (!chain.ok()) return chain.error();
-  return std::unique_ptr<SequenceGen>(new SequenceGen(m, config, std::move(*chain)));
+  auto seq = std::unique_ptr<SequenceGen>(new SequenceGen(m, config, std::move(*chain)));
+  if (config.constraint) {
+    auto gate = ConstraintGate::create(m, config);
+    if (!gate) return gate.error();
+    seq->gate_ = std::move(*gate);
+  }
+  return seq;
 }
 
 SequenceGen::SequenceGen(const Model::Impl& m, const GenerateConfig& config, SamplerChain chain)
@@ -106,7 +121,38 @@ std::optional<int32_t> SequenceGen::step(std::span<const float> logits, const Pi
     finish(FinishReason::Cancelled);
     return std::nullopt;
   }
-  const int32_t id = chain_.sample(logits);
+  // Samplers would turn NaN into an arbitrary token and the loop would end as "stop": the model's
+  // failure is reported instead. One pass over the row, next to a whole forward step.
+  for (size_t i = 0; i < logits.size(); ++i) {
+    if (!std::isfinite(logits[i])) {
+      error_ = make_error(ErrorCode::Internal,
+                          fmt::format("generate: the model produced non-finite logits at generation step {} "
+                                      "(after {} generated tokens): logit of token {} is {}",
+                                      result_.tokens.size() + 1, result_.tokens.size(), i, logits[i]));
+      done_ = true;
+      return std::nullopt;
+    }
+  }
+  std::span<const float> view = logits;
+  if (gate_) {  // the constraint's mask comes before every sampler, so the draw is always allowed
+    if (gate_->only_end()) {
+      finish(FinishReason::Stop);
+      return std::nullopt;
+    }
+    if (auto st = gate_->apply(logits); !st) {
+      error_ = st.error();
+      done_ = true;
+      return std::nullopt;
+    }
+    view = gate_->masked();
+  }
+  const int32_t id = chain_.sample(view);
+  if (gate_)
+    if (auto st = gate_->accept(id); !st) {
+      error_ = st.error();
+      done_ = true;
+      return std::nullopt;
+    }
   chain_.accept(id);
   const bool stop_token = (config_.stop_at_end_of_generation && m_.tokenizer->is_eog(id)) ||
                           std::find(config_.stop_token_ids.begin(), config_.stop_token_ids.end(), id) !=

@@ -5,6 +5,7 @@
 #include <optional>
 #include <span>
 
+#include "runtime/constrained.h"
 #include "runtime/model_impl.h"
 #include "runtime/sampler.h"
 #include "runtime/stop_matcher.h"
@@ -23,6 +24,11 @@ class SequenceGen {
   // Ends the sequence early (context full) with `reason`.
   void finish(FinishReason reason);
   bool done() const { return done_; }
+  // Set when step() met non-finite logits (NaN or infinity from the model: overflowing weights,
+  // a broken quantization), or when its constraint allowed no token: the sequence is done, and this
+  // error, naming the step and the first bad token id (or the constraint's failure), is what the
+  // caller returns instead of a normal finish.
+  const std::optional<Error>& error() const { return error_; }
   GenerateResult& result() { return result_; }
 
  private:
@@ -38,6 +44,8 @@ class SequenceGen {
   GenerateResult result_;
   int32_t n_top_ = 0;  // alternatives per token: top_logprobs, at most the vocabulary
   bool done_ = false;
+  std::optional<Error> error_;
+  std::unique_ptr<ConstraintGate> gate_;  // GenerateConfig::constraint's state; null without one
 };
 
 }  // namespace glass::runtime

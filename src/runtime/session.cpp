@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/exception_guard.h"
 #include "runtime/session_impl.h"
 
 namespace glass {
@@ -307,7 +308,9 @@ bool StateMemory::allocate(const std::vector<size_t>& bytes) {
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
-Result<std::unique_ptr<Session>> Model::new_session() const {
+// The KV cache's size follows the options and the model: its allocation failing is an error, not an
+// exception out of the API (core/exception_guard.h).
+Result<std::unique_ptr<Session>> Model::new_session() const try {
   auto s = std::make_unique<Session::Impl>();
   s->model = shared_from_this();
   s->m = impl_.get();
@@ -361,9 +364,12 @@ Result<std::unique_ptr<Session>> Model::new_session() const {
   s->last_index.assign(n_seq, -1);
   s->history.reserve(static_cast<size_t>(impl_->info.n_ctx));  // the token loop never allocates
   return std::make_unique<Session>(std::move(s));
+} catch (...) {
+  return error_from_exception("session", std::current_exception());
 }
 
-Status Session::eval(std::span<const int32_t> tokens, std::span<float> all_logits) {
+// No exception leaves the public API (core/exception_guard.h).
+Status Session::eval(std::span<const int32_t> tokens, std::span<float> all_logits) try {
   Impl& s = *impl_;
   if (tokens.size() > s.chunk_seq0.size()) s.chunk_seq0.assign(tokens.size(), 0);
   const std::span<const int32_t> seq0(s.chunk_seq0.data(), tokens.size());
@@ -376,6 +382,8 @@ Status Session::eval(std::span<const int32_t> tokens, std::span<float> all_logit
   }
   s.history.insert(s.history.end(), tokens.begin(), tokens.end());
   return st;
+} catch (...) {
+  return error_from_exception("eval", std::current_exception());
 }
 
 std::span<const int32_t> Session::tokens() const { return impl_->history; }
