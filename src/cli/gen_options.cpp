@@ -313,32 +313,28 @@ void add_generation_options(CLI::App& cmd, GenOptions& g) {
 namespace {
 
 Status compile_constraint(GenOptions& g) {
-  Result<std::shared_ptr<const Constraint>> c = std::shared_ptr<const Constraint>();
-  std::string flag;
-  auto from_file = [](const std::string& flag_name, const std::string& path) -> Result<std::string> {
-    auto text = read_file_bounded(path, kMaxTextFileBytes, flag_name);
-    if (!text) return text.error();
-    return text;
+  using Compile = Result<std::shared_ptr<const Constraint>> (*)(std::string_view);
+  const Compile gbnf = [](std::string_view t) { return Constraint::from_gbnf(t); };
+  const Compile schema = [](std::string_view t) { return Constraint::from_json_schema(t); };
+  struct Source {
+    const char* flag;
+    const std::string& value;
+    bool is_file;
+    Compile compile;
   };
-  if (!g.grammar.empty()) {
-    flag = "--grammar";
-    c = Constraint::from_gbnf(g.grammar);
-  } else if (!g.grammar_file.empty()) {
-    flag = "--grammar-file " + g.grammar_file;
-    auto text = from_file("--grammar-file", g.grammar_file);
+  const Source sources[] = {{"--grammar", g.grammar, false, gbnf},
+                            {"--grammar-file", g.grammar_file, true, gbnf},
+                            {"--json-schema", g.json_schema, false, schema},
+                            {"--json-schema-file", g.json_schema_file, true, schema}};
+  for (const Source& src : sources) {  // CLI11 lets at most one of them through
+    if (src.value.empty()) continue;
+    Result<std::string> text = src.value;
+    if (src.is_file) text = read_file_bounded(src.value, kMaxTextFileBytes, src.flag);
     if (!text) return text.error();
-    c = Constraint::from_gbnf(*text);
-  } else if (!g.json_schema.empty()) {
-    flag = "--json-schema";
-    c = Constraint::from_json_schema(g.json_schema);
-  } else if (!g.json_schema_file.empty()) {
-    flag = "--json-schema-file " + g.json_schema_file;
-    auto text = from_file("--json-schema-file", g.json_schema_file);
-    if (!text) return text.error();
-    c = Constraint::from_json_schema(*text);
+    auto c = src.compile(*text);
+    if (!c) return make_error(c.error().code, fmt::format("{}: {}", src.flag, c.error().message));
+    g.gen.constraint = *c;
   }
-  if (!c) return make_error(c.error().code, flag + ": " + c.error().message);
-  g.gen.constraint = *c;
   return {};
 }
 
