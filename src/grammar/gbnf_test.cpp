@@ -4,19 +4,12 @@
 #include <gtest/gtest.h>
 
 #include "grammar/automaton.h"
+#include "grammar/matches_test_support.h"
 
 namespace glass::grammar {
 namespace {
 
-bool matches(const Grammar& g, std::string_view s) {
-  Automaton a(g);
-  int32_t st = a.start_state(g.start);
-  for (const char c : s) {
-    st = a.next(st, static_cast<uint8_t>(c));
-    if (st == Automaton::kDead) return false;
-  }
-  return a.can_end(st);
-}
+using support::matches;
 
 Grammar compile(std::string_view text) {
   auto g = compile_gbnf(text);

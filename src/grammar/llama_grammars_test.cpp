@@ -5,20 +5,13 @@
 #include "core/read_file.h"
 #include "grammar/automaton.h"
 #include "grammar/gbnf.h"
+#include "grammar/matches_test_support.h"
 #include "support/fixtures.h"
 
 namespace glass::grammar {
 namespace {
 
-bool matches(const Grammar& g, std::string_view s) {
-  Automaton a(g);
-  int32_t st = a.start_state(g.start);
-  for (const char c : s) {
-    st = a.next(st, static_cast<uint8_t>(c));
-    if (st == Automaton::kDead) return false;
-  }
-  return a.can_end(st);
-}
+using support::matches;
 
 struct Case {
   const char* file;
