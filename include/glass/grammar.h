@@ -20,6 +20,10 @@
 
 namespace glass {
 
+namespace internal {
+struct Access;  // the runtime's way to Constraint::Impl (src/runtime/access.h); not API
+}
+
 class Constraint {
  public:
   struct Impl;
@@ -43,9 +47,9 @@ class Constraint {
   ~Constraint();
   Constraint(const Constraint&) = delete;
   Constraint& operator=(const Constraint&) = delete;
-  const Impl& impl() const { return *impl_; }
 
  private:
+  friend struct internal::Access;
   std::unique_ptr<Impl> impl_;
 };
 

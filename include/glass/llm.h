@@ -119,6 +119,9 @@ struct ModelInfo {
 class Session;
 struct GenerateConfig;
 struct GenerateResult;
+namespace internal {
+struct Access;  // the runtime's way to Model::Impl and Session::Impl (src/runtime/access.h); not API
+}
 
 // Called with each new piece of text as soon as it is valid UTF-8 (and cannot be the start of a
 // stop string); return false to cancel.
@@ -167,9 +170,8 @@ class Model : public std::enable_shared_from_this<Model> {
   Result<std::vector<float>> tensor_f32(std::string_view name, std::vector<int64_t>* shape = nullptr) const;
   std::vector<std::string> tensor_names() const;
 
-  const Impl& impl() const { return *impl_; }
-
  private:
+  friend struct internal::Access;
   std::unique_ptr<Impl> impl_;
 };
 
@@ -256,9 +258,9 @@ class Session {
   // order. Keeping them copies their rows (and may allocate); without captures nothing is copied.
   const std::vector<Captured>& captured() const;
   const Model& model() const;
-  Impl* impl_for_batch() { return impl_.get(); }  // runtime internals (batched generation)
 
  private:
+  friend struct internal::Access;
   std::unique_ptr<Impl> impl_;
 };
 
@@ -314,6 +316,17 @@ struct SamplingConfig {
   float mirostat_tau = 5.0f;  // target surprise, bits (--mirostat-ent)
   float mirostat_eta = 0.1f;  // learning rate (--mirostat-lr)
 };
+
+// Checks `config` as generation does before its first token, without a model: the names in `order`,
+// every field's range (the message names the field and its value: "top_p must be in [0, 1], got
+// 1.500000"), logit_bias ids against vocab_size and the -1 windows against n_ctx. vocab_size or
+// n_ctx 0: not known, so those checks wait for generation (a bias's value is still checked).
+// Errors: InvalidArgument.
+Status validate(const SamplingConfig& config, int64_t vocab_size = 0, int64_t n_ctx = 0);
+// The sampler chain generation builds from `config` for a model of vocab_size tokens and n_ctx
+// positions (0: not known): its samplers' names in the order they run, joined by " -> " (what
+// `glass run -v` prints). Errors: validate's, and InvalidArgument for vocab_size <= 0.
+Result<std::string> describe_sampler_chain(const SamplingConfig& config, int64_t vocab_size, int64_t n_ctx);
 
 // A token and its log-probability at one generation step.
 struct TokenLogprob {

@@ -12,13 +12,12 @@
 #include <cmath>
 #include <ctime>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <random>
 #include <thread>
 
-#include "backend/cpu/read_bandwidth.h"
 #include "cli/cmd_bench_batched.h"
 #include "cli/common.h"
+#include "glass/tools.h"
 
 namespace glass::cli {
 namespace {
@@ -185,8 +184,6 @@ int bench(BenchOptions o) {
     for (int n : o.n_gen)
       if (n > 0) tests.push_back({0, n, d});
   }
-  std::optional<backend::cpu::ThreadPool> read_pool;
-  if (o.bandwidth) read_pool.emplace(threads);
   for (auto [p, n, depth] : tests) {
     TestResult r;
     r.n_prompt = p;
@@ -197,8 +194,11 @@ int bench(BenchOptions o) {
       return report(w.error());
     (*session)->clear_profile();
     for (int i = 0; i < o.reps; ++i) {
-      if (read_pool && n > 0)
-        r.read_gbs.push_back(backend::cpu::measure_read_bandwidth(*read_pool, size_t{256} << 20, 2).best_gbs);
+      if (o.bandwidth && n > 0) {
+        auto measured = measure_read_bandwidth(size_t{256} << 20, 2, threads);
+        if (!measured) return report(measured.error());
+        r.read_gbs.push_back(measured->best_gbs);
+      }
       auto ns = run_once(**session, depth, p, n, rng, info.vocab_size, tokens, o.profile);
       if (!ns) return report(ns.error());
       r.ns.push_back(*ns);
@@ -227,8 +227,12 @@ int bench(BenchOptions o) {
     }
   }
   // The decode ceiling: weight bytes per token x tokens/s against the measured read bandwidth.
-  backend::cpu::ReadBandwidth bw;
-  if (o.bandwidth) bw = backend::cpu::measure_read_bandwidth(*read_pool, size_t{1} << 30, 5);
+  ReadBandwidth bw;
+  if (o.bandwidth) {
+    auto measured = measure_read_bandwidth(size_t{1} << 30, 5, threads);
+    if (!measured) return report(measured.error());
+    bw = *measured;
+  }
   auto weight_gbs = [&](const TestResult& r) {
     return static_cast<double>(info.weight_bytes) * r.avg_ts / 1e9;
   };

@@ -16,8 +16,7 @@
 #include <string>
 
 #include "cli/chat.h"
-#include "formats/output_file.h"
-#include "runtime/sampler.h"
+#include "glass/files.h"
 
 namespace glass::cli {
 namespace {
@@ -110,7 +109,7 @@ Status save_conversation(const Conversation& c, const std::string& path) {
   const std::string text =
       nlohmann::json{{"messages", messages}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
       "\n";
-  auto out = formats::OutputFile::create(path, "/save");  // never through a planted symlink
+  auto out = OutputFile::create(path, "/save");  // never through a planted symlink
   if (!out) return out.error();
   if (auto st = out->write(text.data(), text.size()); !st) return st;
   return out->commit();
@@ -181,10 +180,8 @@ int run_chat(ChatOptions o) {
   if (!session) return report(session.error());
   GenerateConfig& gen = o.g.gen;
   if (o.g.verbose) {
-    auto chain =
-        runtime::SamplerChain::from_config(gen.sampling, static_cast<size_t>(model->info().vocab_size),
-                                           static_cast<size_t>(model->info().n_ctx));
-    if (chain) fmt::print(stderr, "glass: sampler chain: {}\n", chain->describe());
+    auto chain = describe_sampler_chain(gen.sampling, model->info().vocab_size, model->info().n_ctx);
+    if (chain) fmt::print(stderr, "glass: sampler chain: {}\n", *chain);
   }
   gen.cancel = std::make_shared<std::atomic<bool>>(false);
   g_cancel = gen.cancel.get();

@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "cli/common.h"
-#include "formats/npy.h"
-#include "runtime/verify.h"
+#include "glass/files.h"
+#include "glass/verify.h"
 
 namespace glass::cli {
 namespace {
@@ -30,7 +30,7 @@ int logits(LogitsOptions o) {
   auto out = verify::eval_logits(*model, *ids, *mode);
   if (!out) return report(out.error());
   const int64_t n = static_cast<int64_t>(ids->size()), vocab = model->info().vocab_size;
-  if (auto st = formats::write_npy_f32(o.output, out->data(), {n, vocab}); !st) return report(st.error());
+  if (auto st = write_npy_f32(o.output, out->data(), {n, vocab}); !st) return report(st.error());
   fmt::print(stderr, "glass: wrote {} [{}, {}] ({} mode, {} tokens per call, plans compiled: {})\n", o.output,
              n, vocab, mode->name, mode->chunk, model->plans_compiled());
   return 0;

@@ -1,7 +1,7 @@
 // glass quantize: an F32/F16/BF16 GGUF, or a Hugging Face model directory, to one of llama.cpp's
 // file types (q4_k_m, q8_0, ...) with llama-quantize's per-tensor choices and bytes, so quantized
 // models need no llama.cpp build (HF directories: converted as convert_hf_to_gguf.py does first,
-// models/hf_to_gguf.h).
+// glass::quantize_model, glass/tools.h).
 // Prints each tensor and its fallback (-v; otherwise a count per kind of fallback: a large model has
 // hundreds), a per-type summary, the sizes and the time.
 #include <fmt/format.h>
@@ -11,11 +11,8 @@
 #include <memory>
 #include <string>
 
-#include "backend/cpu/thread_pool.h"
 #include "cli/common.h"
-#include "formats/quantize_file.h"
-#include "models/hf_to_gguf.h"
-#include "runtime/hf_source.h"
+#include "glass/tools.h"
 
 namespace glass::cli {
 namespace {
@@ -37,27 +34,18 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 
 std::string type_names() {
   std::string s;
-  for (const auto& t : formats::file_types()) s += (s.empty() ? "" : ", ") + std::string(t.name);
+  for (const auto& t : quantize_type_names()) s += (s.empty() ? "" : ", ") + t;
   return s + " (q3_k, q4_k, q5_k: the _m mixes)";
 }
 
 int quantize(const QuantizeArgs& a) {
-  const auto ftype = formats::file_type_from_name(a.type);
-  if (!ftype)
-    return report(make_error(ErrorCode::InvalidArgument,
-                             fmt::format("quantize: unknown type '{}': {}", a.type, type_names())));
-  backend::cpu::ThreadPool pool(a.threads);
-  formats::QuantizeOptions o;
-  o.ftype = *ftype;
+  QuantizeOptions o;
+  o.type = a.type;
   o.pure = a.pure;
-  o.parallel = [&pool](int64_t n, const std::function<void(int64_t)>& body) {
-    backend::cpu::parallel_for(pool, n, 1, [&](int64_t begin, int64_t end, int) {
-      for (int64_t i = begin; i < end; ++i) body(i);
-    });
-  };
+  o.n_threads = a.threads;
   size_t index = 0;
   std::map<std::string, std::pair<int, std::string>> fallbacks;  // note -> (count, first tensor)
-  o.on_tensor = [&](const formats::QuantizedTensor& t) {
+  o.on_tensor = [&](const QuantizedTensorInfo& t) {
     ++index;
     if (!t.fallback.empty()) {
       auto& [count, first] = fallbacks[t.fallback];
@@ -66,14 +54,10 @@ int quantize(const QuantizeArgs& a) {
     }
     if (a.verbose)
       fmt::print(stderr, "[{:4}] {:<36} {:<16} {:>5} -> {:<5} {:9.3f} MiB -> {:9.3f} MiB\n", index, t.name,
-                 shape_text(t.shape), graph::dtype_name(t.from), graph::dtype_name(t.to), mib(t.bytes_in),
-                 mib(t.bytes_out));
+                 shape_text(t.shape), t.from, t.to, mib(t.bytes_in), mib(t.bytes_out));
   };
-  auto format = detect_model_format(a.in);
-  if (!format.ok()) return report(format.error());
   const auto start = std::chrono::steady_clock::now();
-  auto r = *format == ModelFormat::HfDirectory ? models::hf_to_gguf(a.in, a.out, o)
-                                               : formats::quantize_gguf(a.in, a.out, o);
+  auto r = quantize_model(a.in, a.out, o);
   if (!r.ok()) return report(r.error());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!a.verbose)
@@ -88,12 +72,12 @@ int quantize(const QuantizeArgs& a) {
   };
   std::map<std::string, Group> groups;
   for (const auto& t : r->tensors) {
-    Group& g = groups[fmt::format("{}{}", graph::dtype_name(t.to), t.quantizable ? "" : " (kept)")];
+    Group& g = groups[fmt::format("{}{}", t.to, t.quantizable ? "" : " (kept)")];
     if (++g.count <= 3) g.examples += (g.examples.empty() ? "" : ", ") + t.name;
     if (g.count == 4) g.examples += ", ...";
     g.bytes += t.bytes_out;
   }
-  fmt::print("{} -> {} ({}{})\n", a.in, a.out, formats::file_type_info(*ftype).name, a.pure ? ", pure" : "");
+  fmt::print("{} -> {} ({}{})\n", a.in, a.out, r->type, a.pure ? ", pure" : "");
   for (const auto& [type, g] : groups)
     fmt::print("  {:<10} {:5} tensors {:10.2f} MiB  {}\n", type, g.count, mib(g.bytes), g.examples);
   const double n = static_cast<double>(r->n_elements);
@@ -101,7 +85,7 @@ int quantize(const QuantizeArgs& a) {
       "size: {:.2f} MiB ({:.2f} bits/weight) -> {:.2f} MiB ({:.2f} bits/weight), {} tensors, {:.2f} s on {} "
       "threads\n",
       mib(r->bytes_in), 8.0 * static_cast<double>(r->bytes_in) / n, mib(r->bytes_out),
-      8.0 * static_cast<double>(r->bytes_out) / n, r->tensors.size(), seconds, pool.size());
+      8.0 * static_cast<double>(r->bytes_out) / n, r->tensors.size(), seconds, r->n_threads);
   return 0;
 }
 

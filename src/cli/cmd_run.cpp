@@ -11,7 +11,6 @@
 
 #include "cli/chat.h"
 #include "cli/common.h"
-#include "runtime/sampler.h"
 
 namespace glass::cli {
 namespace {
@@ -95,10 +94,8 @@ int run(RunOptions o) {
   std::fflush(stdout);
   const GenerateConfig& gen = g.gen;
   if (g.verbose) {
-    auto chain =
-        runtime::SamplerChain::from_config(gen.sampling, static_cast<size_t>(model->info().vocab_size),
-                                           static_cast<size_t>(model->info().n_ctx));
-    if (chain) fmt::print(stderr, "glass: sampler chain: {}\n", chain->describe());
+    auto chain = describe_sampler_chain(gen.sampling, model->info().vocab_size, model->info().n_ctx);
+    if (chain) fmt::print(stderr, "glass: sampler chain: {}\n", *chain);
   }
   PieceCallback stream;
   if (!o.json)

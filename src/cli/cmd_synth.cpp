@@ -13,8 +13,8 @@
 
 #include "cli/common.h"
 #include "cli/synth_hf.h"
-#include "formats/half.h"
-#include "formats/output_file.h"
+#include "glass/files.h"
+#include "glass/half.h"
 
 namespace glass::cli {
 namespace {
@@ -207,8 +207,8 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
         make_error(ErrorCode::InvalidArgument, fmt::format("synth: format '{}' (gguf or hf)", format)));
   }
 
-  // A temporary file renamed over the target when complete (formats/output_file.h).
-  auto f = formats::OutputFile::create(data_path, "synth");
+  // A temporary file renamed over the target when complete (glass/files.h).
+  auto f = OutputFile::create(data_path, "synth");
   if (!f) return report(f.error());
   Status written = f->write(h.data.data(), h.data.size());
   Rng rng(seed);
@@ -222,7 +222,7 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
       if (!t.matrix || ggml_type == kGgmlF32) {
         std::memcpy(buf.data() + 4 * i, &v, 4);
       } else {
-        const uint16_t b = ggml_type == kGgmlF16 ? formats::f32_to_f16(v) : formats::f32_to_bf16(v);
+        const uint16_t b = ggml_type == kGgmlF16 ? f32_to_f16(v) : f32_to_bf16(v);
         std::memcpy(buf.data() + 2 * i, &b, 2);
       }
     }

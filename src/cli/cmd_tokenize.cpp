@@ -2,54 +2,19 @@
 // are loaded). MODEL is a GGUF file, or an HF directory / tokenizer.json file.
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 
 #include "cli/common.h"
-#include "core/read_file.h"
-#include "formats/gguf.h"
-#include "formats/gguf_vocab.h"
-#include "tokenizer/hf_tokenizer.h"
-#include "tokenizer/tokenizer.h"
+#include "glass/files.h"
+#include "glass/tools.h"
 
 namespace glass::cli {
 namespace {
 
-using tokenizer::Tokenizer;
-
-// The bundled default model (as the other commands): ./models/stories260K.gguf, else the source tree's.
-std::filesystem::path default_model() {
-  const std::filesystem::path rel = "models/stories260K.gguf";
-  std::error_code ec;
-  if (std::filesystem::exists(rel, ec)) return rel;
-  return std::filesystem::path(GLASS_SOURCE_DIR) / rel;
-}
-
-// A directory or a .json file is an HF tokenizer; anything else is read as GGUF.
-Result<Tokenizer> load_tokenizer(const std::string& model) {
-  const std::filesystem::path path = model.empty() ? default_model() : std::filesystem::path(model);
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec) || path.extension() == ".json") {
-    return tokenizer::load_hf_tokenizer(path);
-  }
-  Result<formats::GgufFile> file = formats::GgufFile::open(path);
-  if (!file) return file.error();
-  Result<tokenizer::Vocab> vocab = formats::vocab_from_gguf(*file);
-  if (!vocab) {
-    // llama.cpp's weights-only files: say what they are rather than "unsupported tokenizer".
-    auto tok_model = file->find("tokenizer.ggml.model") ? file->get_string("tokenizer.ggml.model")
-                                                        : Result<std::string>(std::string());
-    if (tok_model && *tok_model == "no_vocab")
-      return make_error(ErrorCode::Unsupported,
-                        fmt::format("{} has no vocabulary (tokenizer.ggml.model = \"no_vocab\"): there is "
-                                    "nothing to tokenize with",
-                                    path.string()));
-    return vocab.error();
-  }
-  return Tokenizer::create(std::move(vocab).value());
+Result<std::unique_ptr<TextTokenizer>> load_tokenizer(const std::string& model) {
+  return TextTokenizer::load(model.empty() ? default_model() : model);
 }
 
 Result<std::string> read_file(const std::string& path) {
@@ -78,13 +43,13 @@ int tokenize(const TokenizeOptions& o) {
     if (!content) return report(content.error());
     text = std::move(content).value();
   }
-  Result<Tokenizer> t = load_tokenizer(o.model);
+  auto t = load_tokenizer(o.model);
   if (!t) return report(t.error());
-  Result<std::vector<int32_t>> ids = t->encode(text, !o.no_add_special, !o.no_parse_special);
+  Result<std::vector<int32_t>> ids = (*t)->tokenize(text, !o.no_add_special, !o.no_parse_special);
   if (!ids) return report(ids.error());
   if (o.json) {
     nlohmann::json pieces = nlohmann::json::array();
-    for (int32_t id : *ids) pieces.push_back(t->token_text(id));
+    for (int32_t id : *ids) pieces.push_back((*t)->token_text(id));
     const nlohmann::json out = {{"ids", *ids}, {"pieces", std::move(pieces)}};
     fmt::print("{}\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
@@ -100,18 +65,12 @@ struct DetokenizeOptions {
 };
 
 int detokenize(const DetokenizeOptions& o) {
-  Result<Tokenizer> t = load_tokenizer(o.model);
+  auto t = load_tokenizer(o.model);
   if (!t) return report(t.error());
-  for (int32_t id : o.ids) {
-    if (id < 0 || id >= t->vocab_size()) {
-      return report(
-          make_error(ErrorCode::InvalidArgument,
-                     fmt::format("detokenize: id {} is out of range [0, {})", id, t->vocab_size())));
-    }
-  }
   // As transformers' decode and llama.cpp's detokenize: with the tokenizer's configured clean-up.
-  const std::string text = t->decode(o.ids, tokenizer::DecodeOptions{!o.skip_special, true});
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  auto text = (*t)->detokenize(o.ids, o.skip_special);
+  if (!text) return report(text.error());
+  std::fwrite(text->data(), 1, text->size(), stdout);
   return 0;
 }
 

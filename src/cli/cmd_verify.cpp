@@ -9,10 +9,8 @@
 #include <random>
 
 #include "cli/common.h"
-#include "core/json_depth.h"
-#include "core/read_file.h"
-#include "formats/npy.h"
-#include "runtime/verify.h"
+#include "glass/files.h"
+#include "glass/verify.h"
 
 namespace glass::cli {
 namespace {
@@ -82,7 +80,7 @@ int run_verify(VerifyOptions o) {
     expected = std::move(*full);
     if (o.mode == "all") modes = "decode,chunked:7";
   } else {
-    auto ref = formats::read_npy_f32(o.reference);
+    auto ref = read_npy_f32(o.reference);
     if (!ref) return report(ref.error());
     if (ref->shape != std::vector<int64_t>{n, vocab})
       return report(

@@ -9,18 +9,18 @@
 #include <iterator>
 #include <thread>
 
-#include "core/read_file.h"
+#include "glass/files.h"
 
 namespace glass::cli {
-namespace {
 
-// The bundled default model: ./models/stories260K.gguf, else the source tree's copy.
 std::string default_model() {
   const std::filesystem::path rel = "models/stories260K.gguf";
   std::error_code ec;
   if (std::filesystem::exists(rel, ec)) return rel.string();
   return (std::filesystem::path(GLASS_SOURCE_DIR) / rel).string();
 }
+
+namespace {
 
 std::atomic<bool> g_log_disabled{false};
 
@@ -131,7 +131,7 @@ void add_chat_template_option(CLI::App& cmd, ModelOptions& o) {
 }
 
 Result<std::string> read_text_file(const std::string& path) {
-  // Regular files only, bounded while reading (core/read_file.h): never a FIFO or /dev/zero.
+  // Regular files only, bounded while reading (glass/files.h): never a FIFO or /dev/zero.
   return read_file_bounded(path, kMaxTextFileBytes, "glass");
 }
 

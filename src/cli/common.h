@@ -26,6 +26,8 @@ struct ModelOptions {
   }();
 };
 
+// The bundled default model (when -m is not given): ./models/stories260K.gguf, else the source tree's.
+std::string default_model();
 // The help footer naming the GPU options that are accepted and ignored.
 extern const char* const kGpuFooter;
 // The options every model-loading command reads (-m, -c, -b, -t, the backend's, --log-disable).

@@ -6,8 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/read_file.h"
-#include "runtime/sampler.h"
+#include "glass/files.h"
 
 namespace glass::cli {
 namespace {
@@ -342,14 +341,8 @@ Status compile_constraint(GenOptions& g) {
 
 Status check_generation_options(GenOptions& g) {
   if (auto st = compile_constraint(g); !st) return st;
-  SamplingConfig probe = g.gen.sampling;
-  probe.logit_bias.clear();  // token ids need the vocabulary: checked after loading
-  probe.penalty_last_n = std::max(probe.penalty_last_n, 0);
-  probe.dry_penalty_last_n = std::max(probe.dry_penalty_last_n, 0);
-  probe.seed = 0;
-  auto chain = runtime::SamplerChain::from_config(probe, 1);
-  if (!chain) return chain.error();
-  return {};
+  // No model yet: token ids and the context's windows are checked when generation starts.
+  return validate(g.gen.sampling);
 }
 
 Status prepare_generation(GenOptions& g, const Model& model) {

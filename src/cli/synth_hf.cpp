@@ -6,7 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "formats/output_file.h"
+#include "glass/files.h"
 
 namespace glass::cli {
 namespace {
@@ -33,7 +33,7 @@ std::string hf_name(const std::string& gguf) {
 }
 
 Status write(const std::filesystem::path& path, const std::string& text) {
-  auto f = formats::OutputFile::create(path, "synth");
+  auto f = OutputFile::create(path, "synth");
   if (!f) return f.error();
   if (auto st = f->write(text.data(), text.size()); !st) return st;
   return f->commit();

@@ -2,8 +2,8 @@
 // which kernel tiers it has and this CPU runs.
 #include <fmt/format.h>
 
-#include "backend/cpu/isa.h"
 #include "cli/common.h"
+#include "glass/tools.h"
 
 #ifndef GLASS_VERSION
 #define GLASS_VERSION "unknown"
@@ -18,17 +18,16 @@
 namespace glass::cli {
 
 std::string version_text() {
-  namespace cpu = backend::cpu;
-  std::string tiers;
-  for (auto t = static_cast<uint8_t>(cpu::Isa::kSentinel); t-- > 0;) {
-    const auto isa = static_cast<cpu::Isa>(t);
-    tiers += fmt::format("{}{}{}", tiers.empty() ? "" : ", ", cpu::isa_name(isa),
-                         cpu::parse_isa(cpu::isa_name(isa)) ? "" : " (not on this CPU)");
+  std::string tiers, best;
+  for (const CpuKernelTier& t : cpu_kernel_tiers()) {  // best first
+    tiers +=
+        fmt::format("{}{}{}", tiers.empty() ? "" : ", ", t.name, t.runs_here ? "" : " (not on this CPU)");
+    if (t.runs_here && best.empty()) best = t.name;
   }
   return fmt::format(
       "glass {} (commit {}, {} build)\nbackends: cpu, ref (no GPU backend)\ncpu kernel tiers: {}; this CPU "
       "runs {}",
-      GLASS_VERSION, GLASS_COMMIT, GLASS_BUILD_TYPE, tiers, cpu::isa_name(cpu::detect_isa()));
+      GLASS_VERSION, GLASS_COMMIT, GLASS_BUILD_TYPE, tiers, best);
 }
 
 }  // namespace glass::cli

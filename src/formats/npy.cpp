@@ -13,7 +13,7 @@
 #include "formats/mapped_file.h"
 #include "formats/output_file.h"
 
-namespace glass::formats {
+namespace glass {
 namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
@@ -181,9 +181,9 @@ Status write_npy_f32(const std::filesystem::path& path, const float* data,
 }
 
 Result<NpyArray> read_npy_f32(const std::filesystem::path& path) {
-  auto mapped = MappedFile::open(path);
+  auto mapped = formats::MappedFile::open(path);
   if (!mapped.ok()) return mapped.error();
-  const MappedFile& file = **mapped;
+  const formats::MappedFile& file = **mapped;
   return parse_npy_f32(std::span<const uint8_t>(file.data(), file.size()), file.path());
 }
 
@@ -229,4 +229,4 @@ Result<NpyArray> parse_npy_f32(std::span<const uint8_t> bytes, std::string_view 
   return out;
 }
 
-}  // namespace glass::formats
+}  // namespace glass

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <random>
 
-namespace glass::formats {
+namespace glass {
 namespace {
 
 constexpr size_t kBufferBytes = size_t{1} << 20;
@@ -141,4 +141,4 @@ OutputFile& OutputFile::operator=(OutputFile&& other) noexcept {
 
 OutputFile::~OutputFile() { discard(); }
 
-}  // namespace glass::formats
+}  // namespace glass

@@ -7,6 +7,7 @@
 
 #include "core/json_depth.h"
 #include "core/read_file.h"
+#include "runtime/access.h"
 #include "runtime/chat_load.h"
 #include "runtime/chat_template_source.h"
 #include "runtime/model_impl.h"
@@ -28,10 +29,12 @@ void ChatTemplateSlot::load(std::string text) {
 
 namespace {
 
-// Bounded and regular files only (core/read_file.h).
+// Bounded and regular files only (glass/files.h).
 Result<std::string> read_text(const std::filesystem::path& p) {
   return read_file_bounded(p, kMaxTextFileBytes, "chat");
 }
+
+}  // namespace
 
 // HF: chat_template.jinja beside the config wins (as in transformers), then tokenizer_config.json.
 Result<std::string> hf_chat_template(const std::filesystem::path& dir) {
@@ -59,8 +62,6 @@ Result<std::string> hf_chat_template(const std::filesystem::path& dir) {
       fmt::format("chat: {}: chat_template is neither a string nor a list with a \"default\" entry",
                   config_path.string()));
 }
-
-}  // namespace
 
 Status load_chat_template(Model::Impl& impl, ModelFormat format, const std::filesystem::path& path) {
   if (!impl.options.chat_template.empty()) {
@@ -144,8 +145,8 @@ Result<GenerateResult> Session::chat(const std::vector<ChatMessage>& messages, c
   auto text = m.apply_chat_template(messages, /*add_generation_prompt=*/true);
   if (!text) return text.error();
   // Templates that write BOS themselves (most do) must not get a second one from the tokenizer.
-  if (!m.impl().tokenizer) return no_vocabulary(m.info().path);
-  const tokenizer::Tokenizer& tok = *m.impl().tokenizer;
+  if (!internal::Access::impl(m).tokenizer) return no_vocabulary(m.info().path);
+  const tokenizer::Tokenizer& tok = *internal::Access::impl(m).tokenizer;
   auto ids = tok.encode(*text, /*add_special=*/false, /*parse_special=*/true);
   if (!ids) return ids.error();
   if (ids->empty() && tok.bos_id() < 0)

@@ -7,6 +7,7 @@
 
 #include "grammar/constraint.h"
 #include "grammar/json_schema.h"
+#include "runtime/access.h"
 
 namespace glass::runtime {
 
@@ -34,7 +35,7 @@ Result<std::unique_ptr<ConstraintGate>> ConstraintGate::create(const Model::Impl
     return make_error(ErrorCode::Internal,
                       "constraint: the tokenizer's vocabulary differs from the model's logits");
   return std::unique_ptr<ConstraintGate>(
-      new ConstraintGate(config.constraint->impl().bind(vocab), config, m));
+      new ConstraintGate(internal::Access::impl(*config.constraint).bind(vocab), config, m));
 }
 
 ConstraintGate::ConstraintGate(std::shared_ptr<const grammar::BoundGrammar> bound,

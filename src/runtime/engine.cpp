@@ -17,6 +17,7 @@
 #include <system_error>
 #include <thread>
 
+#include "runtime/access.h"
 #include "runtime/sequence.h"
 #include "runtime/session_impl.h"
 
@@ -538,7 +539,7 @@ Result<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const Model> mode
                                                const EngineOptions& options) {
   if (!model) return make_error(ErrorCode::InvalidArgument, "engine: no model");
   const ModelInfo& info = model->info();
-  if (model->impl().options.kv_storage != KvStorage::Paged)
+  if (internal::Access::impl(*model).options.kv_storage != KvStorage::Paged)
     return make_error(
         ErrorCode::Unsupported,
         "engine: needs the paged KV cache (LoadOptions.kv_storage = Paged): requests come and go "
@@ -560,7 +561,7 @@ Result<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const Model> mode
                                   "one plan call)",
                                   options.step_tokens, info.n_batch));
   auto impl = std::make_unique<Impl>();
-  impl->m = &model->impl();
+  impl->m = &internal::Access::impl(*model);
   impl->opt = options;
   if (impl->opt.max_running == 0) impl->opt.max_running = static_cast<int32_t>(info.n_seq_max);
   if (impl->opt.step_tokens == 0) impl->opt.step_tokens = info.n_batch;
@@ -568,7 +569,7 @@ Result<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const Model> mode
   if (!session) return session.error();
   impl->session = std::move(*session);
   impl->model = std::move(model);
-  impl->s = impl->session->impl_for_batch();
+  impl->s = &internal::Access::impl(*impl->session);
   impl->pool = impl->s->groups[0].pool.get();
   impl->block = impl->pool->block_size();
   impl->pool_rows = int64_t{impl->pool->n_blocks()} * impl->block;

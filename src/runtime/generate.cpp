@@ -8,6 +8,7 @@
 
 #include "core/exception_guard.h"
 #include "glass/engine.h"
+#include "runtime/access.h"
 #include "runtime/sequence.h"
 #include "runtime/session_impl.h"
 
@@ -35,7 +36,7 @@ const char* finish_reason_name(FinishReason r) {
 
 Result<GenerateResult> generate(Session& session, const std::vector<int32_t>& prompt_ids,
                                 const GenerateConfig& config, const PieceCallback& on_piece) try {
-  const Model::Impl& m = session.model().impl();
+  const Model::Impl& m = internal::Access::impl(session.model());
   if (prompt_ids.empty() && session.n_past() == 0)
     return make_error(ErrorCode::InvalidArgument, "generate: empty prompt and empty session");
   auto seq = runtime::SequenceGen::create(m, config);
@@ -86,11 +87,11 @@ Result<std::vector<GenerateResult>> generate_batch_dense(const Model& model,
                                                          const std::vector<std::vector<int32_t>>& prompts,
                                                          const std::vector<GenerateConfig>& configs,
                                                          const BatchPieceCallback& on_piece) {
-  const Model::Impl& m = model.impl();
+  const Model::Impl& m = internal::Access::impl(model);
   const size_t n = prompts.size();
   auto session = model.new_session();
   if (!session) return session.error();
-  Session::Impl& s = *session.value()->impl_for_batch();
+  Session::Impl& s = internal::Access::impl(**session);
 
   std::vector<std::unique_ptr<runtime::SequenceGen>> seqs;
   std::vector<int32_t> tokens, ids;
@@ -171,8 +172,8 @@ Result<std::vector<GenerateResult>> generate_batch_engine(const Model& model,
     return make_error(ErrorCode::InvalidArgument,
                       "generate_batch: the model must be owned by the shared_ptr load_llm returned");
   const size_t n = prompts.size();
-  auto engine = Engine::create(std::move(owner), {.max_running = static_cast<int32_t>(n),
-                                                  .max_queued = static_cast<int32_t>(n)});
+  auto engine = Engine::create(
+      std::move(owner), {.max_running = static_cast<int32_t>(n), .max_queued = static_cast<int32_t>(n)});
   if (!engine) return engine.error();
   std::vector<std::shared_ptr<RequestHandle>> handles;
   for (size_t i = 0; i < n; ++i) {
@@ -202,7 +203,7 @@ Result<std::vector<GenerateResult>> generate_batch(const Model& model,
                                                    const std::vector<std::vector<int32_t>>& prompts,
                                                    const std::vector<GenerateConfig>& configs,
                                                    const BatchPieceCallback& on_piece) {
-  const Model::Impl& m = model.impl();
+  const Model::Impl& m = internal::Access::impl(model);
   const size_t n = prompts.size();
   if (configs.size() != n && configs.size() != 1)
     return make_error(ErrorCode::InvalidArgument,
@@ -214,7 +215,8 @@ Result<std::vector<GenerateResult>> generate_batch(const Model& model,
   for (const auto& p : prompts)
     if (p.empty()) return make_error(ErrorCode::InvalidArgument, "generate_batch: empty prompt");
   if (n == 0) return std::vector<GenerateResult>{};
-  if (m.options.kv_storage == KvStorage::Dense) return generate_batch_dense(model, prompts, configs, on_piece);
+  if (m.options.kv_storage == KvStorage::Dense)
+    return generate_batch_dense(model, prompts, configs, on_piece);
   return generate_batch_engine(model, prompts, configs, on_piece);
 }
 

@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 
+#include "core/exception_guard.h"
 #include "runtime/sampler.h"
 #include "runtime/sampler_internal.h"
 
@@ -347,3 +348,44 @@ Status SamplerChain::load_state(std::string_view state) {
 }
 
 }  // namespace glass::runtime
+
+namespace glass {
+
+// Public (glass/llm.h): the checks from_config makes, without building a chain.
+Status validate(const SamplingConfig& config, int64_t vocab_size, int64_t n_ctx) try {
+  if (vocab_size < 0 || n_ctx < 0)
+    return make_error(ErrorCode::InvalidArgument, "sampling: vocab_size " + std::to_string(vocab_size) +
+                                                      " and n_ctx " + std::to_string(n_ctx) +
+                                                      " must be >= 0 (0: not known)");
+  // Without a vocabulary every id an int32_t holds is in range; the biases are still checked.
+  const size_t vocab = vocab_size > 0 ? static_cast<size_t>(vocab_size) : size_t{1} << 31;
+  if (auto st = runtime::validate(config, vocab); !st) return st;
+  for (const std::string& name : config.order)
+    if (auto kind = runtime::parse_kind(name); !kind) return kind.error();
+  if (n_ctx > 0) {  // -1 windows with no context known are resolved when generation starts
+    const auto context = static_cast<size_t>(n_ctx);
+    if (auto w = runtime::resolve_window(config.penalty_last_n, context, "penalty_last_n"); !w)
+      return w.error();
+    if (auto w = runtime::resolve_window(config.dry_penalty_last_n, context, "dry_penalty_last_n"); !w)
+      return w.error();
+  }
+  return {};
+} catch (...) {
+  return error_from_exception("sampling", std::current_exception());
+}
+
+Result<std::string> describe_sampler_chain(const SamplingConfig& config, int64_t vocab_size,
+                                           int64_t n_ctx) try {
+  if (vocab_size <= 0 || n_ctx < 0)
+    return make_error(ErrorCode::InvalidArgument, "sampling: vocab_size " + std::to_string(vocab_size) +
+                                                      " must be > 0 and n_ctx " + std::to_string(n_ctx) +
+                                                      " >= 0 (0: not known)");
+  auto chain =
+      runtime::SamplerChain::from_config(config, static_cast<size_t>(vocab_size), static_cast<size_t>(n_ctx));
+  if (!chain) return chain.error();
+  return chain->describe();
+} catch (...) {
+  return error_from_exception("sampling", std::current_exception());
+}
+
+}  // namespace glass

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/exception_guard.h"
+#include "runtime/access.h"
 #include "runtime/model_impl.h"
 
 namespace glass::verify {
@@ -98,7 +100,7 @@ const char* weight_class_name(WeightClass c) {
 
 WeightClass weight_class(const Model& model) {
   WeightClass c = WeightClass::F32;
-  for (const auto& [name, w] : model.impl().weights) {
+  for (const auto& [name, w] : internal::Access::impl(model).weights) {
     if (graph::traits(w.dtype).quantized) return WeightClass::Quantized;
     if (w.dtype == graph::DType::BF16) c = WeightClass::BF16;
     if (w.dtype == graph::DType::F16 && c == WeightClass::F32) c = WeightClass::F16;
@@ -161,7 +163,7 @@ Result<Mode> parse_mode(const std::string& name, int64_t n_tokens) {
 }
 
 Result<std::vector<float>> eval_logits(const Model& model, std::span<const int32_t> tokens,
-                                       const Mode& mode) {
+                                       const Mode& mode) try {
   auto session = model.new_session();
   if (!session) return session.error();
   const auto vocab = static_cast<size_t>(model.info().vocab_size);
@@ -174,6 +176,8 @@ Result<std::vector<float>> eval_logits(const Model& model, std::span<const int32
     done += c;
   }
   return out;
+} catch (...) {
+  return error_from_exception("verify", model.info().path, std::current_exception());
 }
 
 std::string format_table(const std::vector<Row>& rows) {

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "references.h"
+#include "runtime/access.h"
 #include "runtime/session_impl.h"
 #include "support/fixtures.h"
 
@@ -53,7 +54,7 @@ Result<std::vector<float>> eval_with(const Model& model, const std::vector<int32
                                      const Layout& layout, int64_t chunk) {
   auto session = model.new_session();
   if (!session) return session.error();
-  Session::Impl& s = *(*session)->impl_for_batch();
+  Session::Impl& s = internal::Access::impl(**session);
   const auto n = static_cast<int64_t>(tokens.size());
   if (layout.fragmented) {  // blocks handed out in turn: sequence 0 gets every other one
     for (int64_t at = layout.block_size; at < n + layout.block_size; at += layout.block_size) {
@@ -157,7 +158,7 @@ TEST_F(KvStorageConformance, SlidingWindowLayersGiveBackTheirBlocks) {
         auto session = (*model)->new_session();
         auto dense = (*dense_model)->new_session();
         ASSERT_TRUE(session.ok() && dense.ok());
-        Session::Impl& s = *(*session)->impl_for_batch();
+        Session::Impl& s = internal::Access::impl(**session);
         ASSERT_EQ(s.groups.size(), 2u);
         const KvGroup& w = s.groups[1];
         const int64_t window = w.window;

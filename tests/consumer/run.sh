@@ -43,6 +43,8 @@ case "$mode" in
     mv "$work/staging" "$work/prefix"
     prefix=$work/prefix
     for f in include/glass/llm.h include/glass/engine.h include/glass/result.h include/glass/glass.h \
+             include/glass/grammar.h include/glass/tools.h include/glass/verify.h include/glass/files.h \
+             include/glass/half.h \
              lib/libglass.a lib/cmake/glass/glassConfig.cmake lib/cmake/glass/glassConfigVersion.cmake \
              lib/cmake/glass/glassTargets.cmake lib/pkgconfig/glass.pc; do
       [ -f "$prefix/$f" ] || { echo "not installed: $f"; exit 1; }

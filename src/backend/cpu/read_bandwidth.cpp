@@ -109,6 +109,7 @@ ReadBandwidth measure_read_bandwidth(ThreadPool& pool, size_t bytes, int passes)
   ReadBandwidth r;
   r.bytes = n * sizeof(uint64_t);
   r.passes = std::max(passes, 1);
+  r.n_threads = pool.size();
   double total = 0;
   for (const bool four : {false, true}) {
     for (int pass = -1; pass < r.passes; ++pass) {

@@ -10,17 +10,12 @@
 #include <cstdint>
 
 #include "backend/cpu/thread_pool.h"
+#include "glass/tools.h"
 
 namespace glass::backend::cpu {
 
-struct ReadBandwidth {
-  double best_gbs = 0;             // best pass of either pattern, 1e9 bytes/s
-  double mean_gbs = 0;             // mean of the four-stream passes
-  double one_stream_best_gbs = 0;  // best pass reading each chunk front to back
-  size_t bytes = 0;                // buffer size
-  int passes = 0;
-  uint64_t checksum = 0;  // of what was read, so the reads cannot be optimized away
-};
+// What it measured: glass::ReadBandwidth (glass/tools.h, public with glass::measure_read_bandwidth).
+using glass::ReadBandwidth;
 
 // Reads a `bytes` buffer `passes` times per pattern (after one untimed pass that faults its pages
 // in).
