@@ -68,6 +68,19 @@ GgufMetadataBuilder& GgufMetadataBuilder::f32_array(std::string_view k, const st
   return *this;
 }
 
+GgufMetadataBuilder& GgufMetadataBuilder::bool_array(std::string_view k, const std::vector<bool>& v) {
+  key(k, static_cast<uint32_t>(GgufValueType::ARRAY));
+  const auto elem = static_cast<uint32_t>(GgufValueType::BOOL);
+  const uint64_t count = v.size();
+  raw(&elem, 4);
+  raw(&count, 8);
+  for (bool b : v) {
+    const uint8_t byte = b ? 1 : 0;
+    raw(&byte, 1);
+  }
+  return *this;
+}
+
 GgufMetadataBuilder& GgufMetadataBuilder::string_array(std::string_view k,
                                                        const std::vector<std::string>& v) {
   key(k, static_cast<uint32_t>(GgufValueType::ARRAY));

@@ -21,6 +21,7 @@ class GgufMetadataBuilder {
   GgufMetadataBuilder& string(std::string_view key, std::string_view v);
   GgufMetadataBuilder& i32_array(std::string_view key, const std::vector<int32_t>& v);
   GgufMetadataBuilder& f32_array(std::string_view key, const std::vector<float>& v);
+  GgufMetadataBuilder& bool_array(std::string_view key, const std::vector<bool>& v);
   GgufMetadataBuilder& string_array(std::string_view key, const std::vector<std::string>& v);
   // Any value as GgufFile returns it (a key copied from another file): scalars at their width,
   // strings, arrays (nested ones too).

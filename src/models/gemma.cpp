@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/blocks.h"
+
 namespace glass::models {
 
 graph::RopeAttrs GemmaShape::rope(int64_t layer) const {
@@ -125,6 +127,56 @@ GemmaWeights declare_gemma_weights(graph::Builder& b, const WeightIndex& w, cons
     g.layers.push_back(l);
   }
   return g;
+}
+
+Result<graph::Graph> build_gemma(const GemmaShape& s, const GemmaVariant& v, const WeightIndex& w,
+                                 const BuildOptions& opt) {
+  using graph::Tensor;
+  graph::Builder b;
+  const int64_t n_ctx = choose_context(opt, s.n_ctx_train);
+  const Step step = declare_step(b, opt, n_ctx, s.local_window());
+  const GemmaWeights gw = declare_gemma_weights(b, w, s, v.qk_norm);
+
+  // Embedding scaled by sqrt(dim).
+  Tensor x = (b.embedding(gw.token_embd, step.tokens) * b.scalar(std::sqrt(static_cast<float>(s.dim))))
+                 .named("token_embd");  // [T, dim]
+  for (int64_t i = 0; i < s.n_layers; ++i) {
+    const std::string layer = fmt::format("blk.{}", i);
+    const GemmaLayer& l = gw.layers[static_cast<size_t>(i)];
+    // Attention: q and k (Gemma 3: RMS-normalised per head) rotated with the layer kind's RoPE
+    // base; local layers see only the last `sliding_window` positions; Gemma 2 caps the scores.
+    const Tensor h = b.rms_norm(x, l.attn_norm, s.rms_eps).named(layer + ".attn_norm");
+    Tensor q = project_heads(b, h, l.wq, s.n_heads, s.head_dim);     // [T, n_heads, head_dim]
+    Tensor k = project_heads(b, h, l.wk, s.n_kv_heads, s.head_dim);  // [T, n_kv_heads, head_dim]
+    if (v.qk_norm) {
+      q = b.rms_norm(q, l.q_norm, s.rms_eps).named(layer + ".q_norm");
+      k = b.rms_norm(k, l.k_norm, s.rms_eps).named(layer + ".k_norm");
+    }
+    q = b.rope(q, step.positions, s.rope(i)).named(layer + ".q_rope");
+    k = b.rope(k, step.positions, s.rope(i)).named(layer + ".k_rope");
+    const Tensor val = project_heads(b, h, l.wv, s.n_kv_heads, s.head_dim).named(layer + ".v");
+    const KvCache kv =
+        write_kv(b, layer, {s.n_kv_heads, s.head_dim}, k, val, step, opt.kv_dtype, s.window(i));
+    const graph::AttentionAttrs attn{s.attn_scale(), {}, s.window(i), v.attn_softcap};
+    const Tensor a = attend(b, layer, q, s.n_heads, s.head_dim, kv, step, attn, l.wo);
+    x = (x + b.rms_norm(a, l.post_attn_norm, s.rms_eps).named(layer + ".post_attention_norm"))
+            .named(layer + ".attn_residual");
+    // GeGLU MLP between its pre- and post-norm.
+    const Tensor f = geglu_ffn(b, layer, l.gate, l.up, l.down,
+                               b.rms_norm(x, l.ffn_norm, s.rms_eps).named(layer + ".ffn_norm"));
+    x = (x + b.rms_norm(f, l.post_ffn_norm, s.rms_eps).named(layer + ".post_ffw_norm")).named(layer + ".out");
+  }
+  gemma_logits(b, step, x, gw.output_norm, gw.output, s.rms_eps, v.final_softcap);
+  return b.finish();
+}
+
+void gemma_logits(graph::Builder& b, const Step& step, graph::Tensor x, graph::Tensor output_norm,
+                  graph::Tensor output, float rms_eps, float final_softcap) {
+  graph::Tensor logits =
+      b.matmul(b.rms_norm(select_output_rows(b, step, x), output_norm, rms_eps).named("output_norm"), output)
+          .named("output");
+  if (final_softcap > 0.0f) logits = b.softcap(logits, final_softcap).named("final_softcap");
+  b.output("logits", logits.named("logits"));  // [O, vocab_size]
 }
 
 }  // namespace glass::models

@@ -1,12 +1,14 @@
 #pragma once
 // What the Gemma 2 and Gemma 3 files share: the hyper-parameters (with per-layer kinds: local
 // sliding-window layers and global ones, each kind with its RoPE base), and the tensor table of
-// the pre/post-norm decoder layer. The graphs themselves are written in gemma2.cpp / gemma3.cpp.
+// the pre/post-norm decoder layer, and the one graph both build (build_gemma, with what differs as
+// a GemmaVariant); gemma2.cpp / gemma3.cpp read their keys. Gemma 3n builds on the same pieces.
 #include <string>
 #include <vector>
 
 #include "graph/builder.h"
 #include "models/architecture.h"
+#include "models/blocks.h"
 #include "models/hparam_reader.h"
 
 namespace glass::models {
@@ -47,6 +49,24 @@ struct GemmaWeights {
 
 GemmaWeights declare_gemma_weights(graph::Builder& b, const WeightIndex& w, const GemmaShape& s,
                                    bool qk_norm);
+
+// What Gemma 2 and Gemma 3 do differently inside the same layer.
+struct GemmaVariant {
+  bool qk_norm = false;        // Gemma 3: q and k RMS-normalised per head (weights [head_dim]) before RoPE
+  float attn_softcap = 0.0f;   // Gemma 2: attention scores soft-capped; 0: none
+  float final_softcap = 0.0f;  // logits soft-capped; 0: none
+};
+
+// The Gemma 2 / Gemma 3 graph: embedding x sqrt(dim); per layer pre-norm attention (local layers
+// see only the last sliding_window positions) -> post-attention norm -> residual, pre-norm GeGLU
+// MLP -> post-FFN norm -> residual; final norm, LM head, optional final softcap.
+Result<graph::Graph> build_gemma(const GemmaShape& s, const GemmaVariant& v, const WeightIndex& w,
+                                 const BuildOptions& opt);
+
+// The final norm of the rows whose logits are wanted, the LM head and, when final_softcap > 0, the
+// final softcap: the "logits" output [O, vocab_size] of every Gemma graph.
+void gemma_logits(graph::Builder& b, const Step& step, graph::Tensor x, graph::Tensor output_norm,
+                  graph::Tensor output, float rms_eps, float final_softcap);
 
 // Entry points (registry.cpp).
 Result<ModelGraph> gemma2_from_gguf(const formats::GgufFile& file, const WeightIndex& weights,

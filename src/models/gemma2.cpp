@@ -40,53 +40,14 @@ Result<Gemma2Config> config_from_gguf(const formats::GgufFile& f, const WeightIn
   return c;
 }
 
-Result<graph::Graph> build(const Gemma2Config& c, const WeightIndex& w, const BuildOptions& opt) {
-  using graph::Tensor;
-  const GemmaShape& s = c.shape;
-  graph::Builder b;
-  const int64_t n_ctx = choose_context(opt, s.n_ctx_train);
-  const Step step = declare_step(b, opt, n_ctx, s.local_window());
-  const GemmaWeights gw = declare_gemma_weights(b, w, s, /*qk_norm=*/false);
-
-  // Embedding scaled by sqrt(dim).
-  Tensor x = (b.embedding(gw.token_embd, step.tokens) * b.scalar(std::sqrt(static_cast<float>(s.dim))))
-                 .named("token_embd");  // [T, dim]
-  for (int64_t i = 0; i < s.n_layers; ++i) {
-    const std::string layer = fmt::format("blk.{}", i);
-    const GemmaLayer& l = gw.layers[static_cast<size_t>(i)];
-    // Attention: local layers see only the last `sliding_window` positions; scores soft-capped.
-    const Tensor h = b.rms_norm(x, l.attn_norm, s.rms_eps).named(layer + ".attn_norm");
-    const Tensor q = b.rope(project_heads(b, h, l.wq, s.n_heads, s.head_dim), step.positions, s.rope(i))
-                         .named(layer + ".q_rope");  // [T, n_heads, head_dim]
-    const Tensor k = b.rope(project_heads(b, h, l.wk, s.n_kv_heads, s.head_dim), step.positions, s.rope(i))
-                         .named(layer + ".k_rope");  // [T, n_kv_heads, head_dim]
-    const Tensor v = project_heads(b, h, l.wv, s.n_kv_heads, s.head_dim).named(layer + ".v");
-    const KvCache kv = write_kv(b, layer, {s.n_kv_heads, s.head_dim}, k, v, step, opt.kv_dtype, s.window(i));
-    graph::AttentionAttrs attn{s.attn_scale(), {}, s.window(i), c.attn_softcap};
-    const Tensor a = attend(b, layer, q, s.n_heads, s.head_dim, kv, step, attn, l.wo);
-    x = (x + b.rms_norm(a, l.post_attn_norm, s.rms_eps).named(layer + ".post_attention_norm"))
-            .named(layer + ".attn_residual");
-    // GeGLU MLP between its pre- and post-norm.
-    const Tensor f = geglu_ffn(b, layer, l.gate, l.up, l.down,
-                               b.rms_norm(x, l.ffn_norm, s.rms_eps).named(layer + ".ffn_norm"));
-    x = (x + b.rms_norm(f, l.post_ffn_norm, s.rms_eps).named(layer + ".post_ffw_norm")).named(layer + ".out");
-  }
-  Tensor logits =
-      b.matmul(b.rms_norm(select_output_rows(b, step, x), gw.output_norm, s.rms_eps).named("output_norm"),
-               gw.output)
-          .named("output");
-  if (c.final_softcap > 0.0f) logits = b.softcap(logits, c.final_softcap).named("final_softcap");
-  b.output("logits", logits.named("logits"));  // [O, vocab_size]
-  return b.finish();
-}
-
 }  // namespace
 
 Result<ModelGraph> gemma2_from_gguf(const formats::GgufFile& file, const WeightIndex& weights,
                                     const BuildOptions& opt) {
   auto c = config_from_gguf(file, weights);
   if (!c) return c.error();
-  auto g = build(*c, weights, opt);
+  auto g = build_gemma(c->shape, {.attn_softcap = c->attn_softcap, .final_softcap = c->final_softcap},
+                       weights, opt);
   if (!g) return g.error();
   return finish_model_graph(std::move(*g), c->shape.vocab_size, c->shape.n_ctx_train, c->shape.n_layers, opt,
                             fmt::format("{}: {}, attn softcap {:g}, final softcap {:g}", kArch,

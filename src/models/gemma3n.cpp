@@ -196,12 +196,7 @@ Result<graph::Graph> build_gemma3n(const Gemma3nConfig& cfg, const WeightIndex& 
     streams = b.concat(b.slice(corrected, 1, 0, c(1)), rest, 1).named(layer + ".streams");
   }
   const Tensor x = altup_merge(b, cfg, gw, streams);
-  Tensor logits =
-      b.matmul(b.rms_norm(select_output_rows(b, step, x), gw.output_norm, s.rms_eps).named("output_norm"),
-               gw.output)
-          .named("output");
-  if (cfg.final_softcap > 0.0f) logits = b.softcap(logits, cfg.final_softcap).named("final_softcap");
-  b.output("logits", logits.named("logits"));  // [O, vocab_size]
+  gemma_logits(b, step, x, gw.output_norm, gw.output, s.rms_eps, cfg.final_softcap);
   return b.finish();
 }
 

@@ -5,9 +5,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
+#include <cstring>
+#include <set>
 
+#include "formats/half.h"
 #include "formats/safetensors_checkpoint.h"
+#include "models/hf_families.h"
 #include "models/hparam_bounds.h"
 #include "models/llama_hf.h"
 
@@ -15,38 +18,87 @@ namespace glass::models {
 namespace {
 
 // Families that load from HF, by GGUF architecture name. One line per family.
-constexpr const HfAdapter* kAdapters[] = {&kLlamaHf};
+constexpr const HfAdapter* kAdapters[] = {&kLlamaHf, &kQwen2Hf,  &kQwen3Hf,  &kQwen3MoeHf,
+                                          &kPhi3Hf,  &kGemma2Hf, &kGemma3Hf, &kGemma3nHf};
 
-// Splits a "{}" pattern; no placeholder: the whole pattern is the prefix.
+// A name pattern: literal pieces around placeholders, "{}" (the layer) and "{e}" (the index of a
+// stacked part).
 struct Pattern {
-  std::string_view prefix, suffix;
-  bool per_layer;
+  std::vector<std::string_view> pieces;  // one more than slots
+  std::vector<char> slots;               // 'l' layer, 'e' stack index
+  bool has(char slot) const { return std::find(slots.begin(), slots.end(), slot) != slots.end(); }
 };
-Pattern split(std::string_view p) {
-  const size_t at = p.find("{}");
-  if (at == std::string_view::npos) return {p, {}, false};
-  return {p.substr(0, at), p.substr(at + 2), true};
+
+Pattern parse(std::string_view p) {
+  Pattern out;
+  size_t start = 0;
+  for (;;) {
+    const size_t layer = p.find("{}", start), index = p.find("{e}", start);
+    const size_t at = std::min(layer, index);
+    if (at == std::string_view::npos) {
+      out.pieces.push_back(p.substr(start));
+      return out;
+    }
+    out.pieces.push_back(p.substr(start, at - start));
+    out.slots.push_back(at == layer ? 'l' : 'e');
+    start = at + (at == layer ? 2 : 3);
+  }
 }
 
-// The layer index when `name` matches a per-layer pattern: prefix, a decimal without leading zeros,
-// suffix. -1 when it does not match.
-int64_t match_layer(std::string_view name, const Pattern& p) {
-  if (name.size() <= p.prefix.size() + p.suffix.size() || !name.starts_with(p.prefix) ||
-      !name.ends_with(p.suffix))
-    return -1;
-  const std::string_view digits =
-      name.substr(p.prefix.size(), name.size() - p.prefix.size() - p.suffix.size());
-  if (digits.size() > 1 && digits.front() == '0') return -1;
-  int64_t v = -1;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-  if (ec != std::errc() || end != digits.data() + digits.size()) return -1;
-  return v;
+// Whether `name` matches: every placeholder a decimal without leading zeros. `layer` / `index`
+// are -1 where the pattern has no such placeholder.
+bool match(std::string_view name, const Pattern& p, int64_t& layer, int64_t& index) {
+  layer = index = -1;
+  if (!name.starts_with(p.pieces.front())) return false;
+  name.remove_prefix(p.pieces.front().size());
+  for (size_t i = 0; i < p.slots.size(); ++i) {
+    size_t n = 0;
+    while (n < name.size() && name[n] >= '0' && name[n] <= '9') ++n;
+    if (n == 0 || n > 9 || (n > 1 && name.front() == '0')) return false;
+    int64_t v = 0;
+    for (size_t d = 0; d < n; ++d) v = v * 10 + (name[d] - '0');
+    (p.slots[i] == 'l' ? layer : index) = v;
+    name.remove_prefix(n);
+    if (!name.starts_with(p.pieces[i + 1])) return false;
+    name.remove_prefix(p.pieces[i + 1].size());
+  }
+  return name.empty();
 }
 
-std::string with_layer(std::string_view pattern, int64_t layer) {
-  const Pattern p = split(pattern);
-  if (!p.per_layer) return std::string(pattern);
-  return fmt::format("{}{}{}", p.prefix, layer, p.suffix);
+std::string with_layer(std::string_view pattern, int64_t layer, int64_t index = 0) {
+  const Pattern p = parse(pattern);
+  std::string out(p.pieces.front());
+  for (size_t i = 0; i < p.slots.size(); ++i)
+    out += fmt::format("{}{}", p.slots[i] == 'l' ? layer : index, p.pieces[i + 1]);
+  return out;
+}
+
+uint64_t elements(const std::vector<int64_t>& shape) {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+float element(const formats::SafetensorsTensor& t, uint64_t i) {
+  const graph::DType d = *t.graph_dtype;
+  if (d == graph::DType::F32) return static_cast<const float*>(t.data)[i];
+  const uint16_t h = static_cast<const uint16_t*>(t.data)[i];
+  return d == graph::DType::F16 ? formats::f16_to_f32(h) : formats::bf16_to_f32(h);
+}
+
+// 1 + w as F32 (HfTransform::AddOne).
+WeightInfo add_one(const formats::SafetensorsTensor& t, HfOwnedTensors& owned) {
+  const uint64_t n = elements(t.shape);
+  std::vector<std::byte>& buf = owned.buffers.emplace_back(n * sizeof(float));
+  auto* out = reinterpret_cast<float*>(buf.data());
+  for (uint64_t i = 0; i < n; ++i) out[i] = element(t, i) + 1.0f;
+  return WeightInfo{t.shape, graph::DType::F32, buf.data()};
+}
+
+bool starts_with_any(std::string_view name, std::span<const std::string_view> prefixes) {
+  for (std::string_view p : prefixes)
+    if (name.starts_with(p)) return true;
+  return false;
 }
 
 bool computes_with(graph::DType t) {
@@ -57,6 +109,7 @@ bool computes_with(graph::DType t) {
 struct Storage {
   formats::SafetensorsCheckpoint checkpoint;
   std::vector<HfDerivedTensor> derived;
+  HfOwnedTensors owned;
 };
 
 }  // namespace
@@ -77,53 +130,103 @@ const Architecture* find_architecture_for_model_type(std::string_view model_type
   return nullptr;
 }
 
-Result<WeightIndex> bind_hf_tensors(
-    const std::map<std::string, const formats::SafetensorsTensor*, std::less<>>& tensors,
-    std::span<const HfTensorName> table, int64_t n_layers, bool tied, std::string_view where) {
+namespace {
+
+struct BindInput {
+  std::span<const HfTensorName> table;
+  std::span<const HfRename> renames;
+  std::span<const std::string_view> skipped;
+};
+
+Result<WeightIndex> bind_table(
+    const std::map<std::string, const formats::SafetensorsTensor*, std::less<>>& tensors, const BindInput& in,
+    int64_t n_layers, bool tied, std::string_view where, HfOwnedTensors* owned) {
   // Each layer needs at least one tensor, so a layer count beyond the tensor count is wrong; the
   // bound also keeps the enumeration of expected names proportional to the checkpoint.
   if (n_layers < 0 || static_cast<uint64_t>(n_layers) > tensors.size())
     return make_error(ErrorCode::InvalidFile,
                       fmt::format("{}: the config says {} layers but the checkpoint holds {} tensors", where,
                                   n_layers, tensors.size()));
+  std::vector<Pattern> patterns;
+  for (const HfTensorName& r : in.table) patterns.push_back(parse(r.hf));
   WeightIndex out;
   std::vector<std::string> unexpected, unusable;
+  std::set<std::pair<size_t, int64_t>> bound;  // (row, layer) seen
+  // Stacked rows: (row, layer) -> parts by index.
+  std::map<std::pair<size_t, int64_t>, std::map<int64_t, const formats::SafetensorsTensor*>> stacks;
   for (const auto& [name, t] : tensors) {
-    const HfTensorName* row = nullptr;
-    int64_t layer = -1;
-    for (const HfTensorName& r : table) {
-      const Pattern p = split(r.hf);
-      if (!p.per_layer && name == r.hf) {
-        row = &r;
+    if (starts_with_any(name, in.skipped)) continue;
+    std::string canonical = name;
+    for (const HfRename& r : in.renames)
+      if (name.starts_with(r.from)) {
+        canonical = std::string(r.to) + name.substr(r.from.size());
         break;
       }
-      if (p.per_layer) {
-        layer = match_layer(name, p);
-        if (layer >= 0) {
-          row = &r;
-          break;
-        }
+    size_t row = in.table.size();
+    int64_t layer = -1, index = -1;
+    for (size_t r = 0; r < in.table.size(); ++r)
+      if (match(canonical, patterns[r], layer, index)) {
+        row = r;
+        break;
       }
-    }
-    if (row == nullptr || layer >= n_layers) {
+    if (row == in.table.size() || layer >= n_layers) {
       unexpected.push_back(name);
       continue;
     }
-    if (row->role == HfRole::Ignored || (row->role == HfRole::Output && tied)) continue;
+    const HfTensorName& r = in.table[row];
+    if (r.role == HfRole::Ignored || (r.role == HfRole::Output && tied)) continue;
     if (!t->graph_dtype || !computes_with(*t->graph_dtype)) {
       unusable.push_back(fmt::format("'{}' ({})", name, t->dtype));
+      bound.insert({row, layer});  // present, if unusable: not also missing
       continue;
     }
-    out.emplace(with_layer(row->gguf, layer), WeightInfo{t->shape, *t->graph_dtype, t->data});
+    const bool stacked = patterns[row].has('e');
+    if ((stacked || r.transform != HfTransform::None) && owned == nullptr)
+      return make_error(
+          ErrorCode::Internal,
+          fmt::format("{}: tensor '{}' must be built at load but no storage was given", where, name));
+    if (stacked) {
+      if (!stacks[{row, layer}].emplace(index, t).second) unexpected.push_back(name + " (twice)");
+      continue;
+    }
+    const std::string gguf = with_layer(r.gguf, layer);
+    const WeightInfo info = r.transform == HfTransform::AddOne
+                                ? add_one(*t, *owned)
+                                : WeightInfo{t->shape, *t->graph_dtype, t->data};
+    if (!out.emplace(gguf, info).second) unexpected.push_back(name + " (a second '" + gguf + "')");
+    bound.insert({row, layer});
   }
   std::vector<std::string> missing;
-  for (const HfTensorName& r : table) {
-    if (r.role != HfRole::Required && !(r.role == HfRole::Output && !tied)) continue;
-    const int64_t n = split(r.hf).per_layer ? n_layers : 1;
-    for (int64_t i = 0; i < n; ++i) {
-      std::string name = with_layer(r.hf, i);
-      if (tensors.find(name) == tensors.end()) missing.push_back(std::move(name));
+  for (const auto& [key, parts] : stacks) {
+    const HfTensorName& r = in.table[key.first];
+    const formats::SafetensorsTensor& first = *parts.begin()->second;
+    bound.insert(key);
+    for (int64_t i = 0; i <= parts.rbegin()->first; ++i)
+      if (!parts.contains(i)) missing.push_back(with_layer(r.hf, key.second, i));
+    if (!missing.empty()) continue;
+    for (const auto& [i, t] : parts)
+      if (t->shape != first.shape || t->dtype != first.dtype)
+        return make_error(ErrorCode::InvalidFile,
+                          fmt::format("{}: tensor '{}' ({} {}) cannot be stacked with '{}' ({} {})", where,
+                                      t->name, t->dtype, fmt::join(t->shape, "x"), first.name, first.dtype,
+                                      fmt::join(first.shape, "x")));
+    // The parts one after another: [n, ...part shape], in the parts' dtype.
+    std::vector<int64_t> shape{static_cast<int64_t>(parts.size())};
+    shape.insert(shape.end(), first.shape.begin(), first.shape.end());
+    std::vector<std::byte>& buf = owned->buffers.emplace_back(first.nbytes * parts.size());
+    size_t at = 0;
+    for (const auto& [i, t] : parts) {
+      std::memcpy(buf.data() + at, t->data, t->nbytes);
+      at += t->nbytes;
     }
+    out.emplace(with_layer(r.gguf, key.second), WeightInfo{shape, *first.graph_dtype, buf.data()});
+  }
+  for (size_t row = 0; row < in.table.size(); ++row) {
+    const HfTensorName& r = in.table[row];
+    if (r.role != HfRole::Required && !(r.role == HfRole::Output && !tied)) continue;
+    const bool per_layer = patterns[row].has('l');
+    for (int64_t i = 0; i < (per_layer ? n_layers : 1); ++i)
+      if (!bound.contains({row, per_layer ? i : -1})) missing.push_back(with_layer(r.hf, i));
   }
   if (!missing.empty() || !unexpected.empty()) {
     std::string msg = fmt::format("{}: the checkpoint does not match the architecture ({} layers{})", where,
@@ -138,6 +241,29 @@ Result<WeightIndex> bind_hf_tensors(
                       fmt::format("{}: tensors in a dtype glass does not compute with (F32, F16, BF16): {}",
                                   where, fmt::join(unusable, ", ")));
   return out;
+}
+
+}  // namespace
+
+Result<WeightIndex> bind_hf_tensors(
+    const std::map<std::string, const formats::SafetensorsTensor*, std::less<>>& tensors,
+    std::span<const HfTensorName> table, int64_t n_layers, bool tied, std::string_view where,
+    HfOwnedTensors* owned) {
+  return bind_table(tensors, BindInput{table, {}, {}}, n_layers, tied, where, owned);
+}
+
+Result<WeightIndex> bind_hf_tensors(
+    const std::map<std::string, const formats::SafetensorsTensor*, std::less<>>& tensors,
+    const HfAdapter& adapter, int64_t n_layers, bool tied, std::string_view where, HfOwnedTensors& owned) {
+  return bind_table(tensors, BindInput{adapter.tensors, adapter.renames, adapter.skipped}, n_layers, tied,
+                    where, &owned);
+}
+
+Result<formats::HfObject> hf_text_config(const formats::HfConfig& config) {
+  const formats::HfObject c = config.config();
+  auto text = c.object("text_config");
+  if (!text) return text.error();
+  return *text ? **text : c;
 }
 
 Result<HfModel> open_hf_model(const std::filesystem::path& dir) {
@@ -194,12 +320,12 @@ Result<HfModel> open_hf_model(const std::filesystem::path& dir) {
   if (!meta) return meta.error();
   m.metadata.emplace(std::move(*meta));
 
-  auto storage = std::make_shared<Storage>(Storage{std::move(*checkpoint), std::move(norm.derived)});
+  auto storage = std::make_shared<Storage>(Storage{std::move(*checkpoint), std::move(norm.derived), {}});
   m.file_bytes = storage->checkpoint.file_bytes();
   for (const formats::SafetensorsFile& shard : storage->checkpoint.shards())
     m.mappings.push_back(shard.mapping());
-  auto weights = bind_hf_tensors(storage->checkpoint.tensors(), adapter->tensors, norm.n_layers,
-                                 norm.tied_embeddings, "hf: " + dir.string());
+  auto weights = bind_hf_tensors(storage->checkpoint.tensors(), *adapter, norm.n_layers, norm.tied_embeddings,
+                                 "hf: " + dir.string(), storage->owned);
   if (!weights) return weights.error();
   m.weights = std::move(*weights);
   for (const HfDerivedTensor& d : storage->derived) {

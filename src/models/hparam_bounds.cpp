@@ -101,7 +101,15 @@ Status check_hparams_fit_file(const formats::GgufFile& file, const WeightIndex& 
 
 Status check_hf_config_fits(const formats::HfConfig& config, uint64_t max_tensor_elements,
                             uint64_t n_tensors) {
-  const formats::HfObject c = config.config();
+  if (Status s = check_hf_config_fits(config.config(), max_tensor_elements, n_tensors); !s.ok()) return s;
+  // A multimodal config's text model, whose keys the adapter reads.
+  auto text = config.config().object("text_config");
+  if (!text) return text.error();
+  if (*text) return check_hf_config_fits(**text, max_tensor_elements, n_tensors);
+  return {};
+}
+
+Status check_hf_config_fits(const formats::HfObject& c, uint64_t max_tensor_elements, uint64_t n_tensors) {
   auto value = [&](std::string_view key) -> std::optional<uint64_t> {
     if (!c.has(key)) return std::nullopt;
     auto v = c.get_int(key);

@@ -26,5 +26,8 @@ Status check_hparams_fit_file(const formats::GgufFile& file, const WeightIndex& 
 // at most the largest tensor's element count. Keys of another type are the adapter's to refuse.
 Status check_hf_config_fits(const formats::HfConfig& config, uint64_t max_tensor_elements,
                             uint64_t n_tensors);
+// The same for one object of it (config.json itself or its text_config, both checked by the above).
+Status check_hf_config_fits(const formats::HfObject& config, uint64_t max_tensor_elements,
+                            uint64_t n_tensors);
 
 }  // namespace glass::models

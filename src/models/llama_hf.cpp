@@ -10,6 +10,8 @@
 #include <limits>
 #include <numbers>
 
+#include "models/hf_keys.h"
+
 namespace glass::models {
 namespace {
 
@@ -59,9 +61,7 @@ Status rope(const formats::HfObject& c, int64_t n_rot, formats::GgufMetadataBuil
   if (!(*theta > 0)) return c.error("rope_theta", "must be positive");
   m.f32("llama.rope.freq_base", static_cast<float>(*theta));
   if (!r) return {};
-  auto type = r->get_string("rope_type", std::string("default"));
-  if (!type) return type.error();
-  if (!r->has("rope_type")) type = r->get_string("type", std::string("default"));
+  auto type = hf_rope_type(*r);
   if (!type) return type.error();
   if (*type == "default") return {};
   if (*type != "linear" && *type != "llama3")

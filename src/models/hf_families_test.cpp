@@ -1,0 +1,195 @@
+// The HF adapters of the non-Llama families (hf_families.h): config.json keys to GGUF keys, and the
+// binding features they need (stacked parts, 1 + w norms, multimodal prefixes). Logits against the
+// GGUF twins: tests/conformance/hf_twins_test.cpp.
+#include "models/hf_families.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <deque>
+#include <map>
+
+#include "models/hf_keys.h"
+
+namespace glass::models {
+namespace {
+
+Result<formats::GgufFile> normalized(const HfAdapter& a, const std::string& json, HfNormalized& out) {
+  auto config = formats::HfConfig::parse(json, "", "dir");
+  if (!config) return config.error();
+  if (auto st = a.normalize(*config, out); !st) return st.error();
+  return out.metadata.build("dir/config.json");
+}
+
+// A Qwen3-MoE config.json with `extra` members appended.
+std::string qwen3moe(const std::string& extra = "") {
+  return R"({"model_type": "qwen3_moe", "hidden_size": 128, "intermediate_size": 384,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64,
+    "max_position_embeddings": 256, "rms_norm_eps": 1e-6, "rope_theta": 1e6, "num_experts": 8,
+    "num_experts_per_tok": 2, "moe_intermediate_size": 64, "norm_topk_prob": true)" +
+         extra + "}";
+}
+
+TEST(HfFamilies, Qwen3MoeKeys) {
+  HfNormalized out;
+  auto f = normalized(kQwen3MoeHf, qwen3moe(), out);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(*f->get_u32("qwen3moe.expert_count"), 8u);
+  EXPECT_EQ(*f->get_u32("qwen3moe.expert_used_count"), 2u);
+  EXPECT_EQ(*f->get_u32("qwen3moe.expert_feed_forward_length"), 64u);
+  EXPECT_EQ(*f->get_u32("qwen3moe.attention.key_length"), 64u);
+  EXPECT_TRUE(*f->get_bool("qwen3moe.expert_weights_norm"));
+  EXPECT_EQ(*f->get_f32("qwen3moe.rope.freq_base"), 1e6f);
+  EXPECT_EQ(out.n_layers, 2);
+}
+
+TEST(HfFamilies, RefusalsNameTheKey) {
+  struct Case {
+    const HfAdapter* adapter;
+    std::string json;
+    const char* key;
+  };
+  const std::string qwen2 =
+      R"({"model_type": "qwen2", "hidden_size": 64, "intermediate_size": 64, "num_hidden_layers": 1,
+          "num_attention_heads": 4, "rms_norm_eps": 1e-6, "max_position_embeddings": 64)";
+  const std::string gemma2 =
+      R"({"model_type": "gemma2", "hidden_size": 64, "intermediate_size": 64, "num_hidden_layers": 1,
+          "num_attention_heads": 4, "head_dim": 16, "rms_norm_eps": 1e-6)";
+  const Case cases[] = {
+      {&kQwen3MoeHf, qwen3moe(R"(, "mlp_only_layers": [1])"), "mlp_only_layers"},
+      {&kQwen3MoeHf, qwen3moe(R"(, "decoder_sparse_step": 2)"), "decoder_sparse_step"},
+      {&kQwen2Hf, qwen2 + R"(, "use_sliding_window": true})", "use_sliding_window"},
+      {&kQwen2Hf, qwen2 + R"(, "hidden_act": "gelu"})", "hidden_act"},
+      {&kQwen2Hf, qwen2 + R"(, "rope_scaling": {"rope_type": "yarn", "factor": 4}})", "rope_scaling"},
+      {&kGemma2Hf, gemma2 + R"(, "query_pre_attn_scalar": 144})", "query_pre_attn_scalar"},
+      {&kPhi3Hf,
+       qwen2 + R"(, "rope_scaling": {"type": "longrope", "long_factor": [1], "short_factor": [1]}})",
+       "rope_scaling"},
+  };
+  for (const Case& c : cases) {
+    HfNormalized out;
+    auto f = normalized(*c.adapter, c.json, out);
+    ASSERT_FALSE(f.ok()) << c.json;
+    EXPECT_EQ(f.error().code, ErrorCode::Unsupported) << f.error().message;
+    EXPECT_NE(f.error().message.find(c.key), std::string::npos) << f.error().message;
+  }
+}
+
+TEST(HfFamilies, Phi3PartialRotaryAndGemmaLayerKinds) {
+  HfNormalized phi;
+  auto p = normalized(kPhi3Hf,
+                      R"({"model_type": "phi3", "hidden_size": 128, "intermediate_size": 256,
+                          "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+                          "rms_norm_eps": 1e-5, "max_position_embeddings": 256,
+                          "original_max_position_embeddings": 128, "partial_rotary_factor": 0.75})",
+                      phi);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(*p->get_u32("phi3.rope.dimension_count"), 24u);
+  EXPECT_EQ(*p->get_u32("phi3.rope.scaling.original_context_length"), 128u);
+  EXPECT_EQ(*p->get_u32("phi3.attention.sliding_window"), 0u);
+
+  // Gemma 3 (multimodal: the text config nested): layer_types that follow a period become it.
+  HfNormalized g;
+  auto f = normalized(kGemma3Hf,
+                      R"({"model_type": "gemma3", "text_config": {"hidden_size": 64, "intermediate_size": 64,
+                          "num_hidden_layers": 4, "num_attention_heads": 2, "head_dim": 32,
+                          "query_pre_attn_scalar": 32, "sliding_window": 8, "rope_local_base_freq": 1e4,
+                          "rope_scaling": {"rope_type": "linear", "factor": 8.0},
+                          "layer_types": ["sliding_attention", "sliding_attention", "full_attention",
+                                          "sliding_attention"]}})",
+                      g);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(*f->get_u32("gemma3.attention.sliding_window_pattern"), 3u);
+  EXPECT_EQ(*f->get_f32("gemma3.rope.freq_base"), 1e6f);  // Gemma3TextConfig's default
+  EXPECT_EQ(*f->get_f32("gemma3.rope.freq_base_swa"), 1e4f);
+  EXPECT_EQ(*f->get_f32("gemma3.rope.scaling.factor"), 8.0f);
+  EXPECT_TRUE(g.tied_embeddings);
+}
+
+TEST(HfFamilies, NormalQuantile) {
+  EXPECT_NEAR(normal_quantile(0.95), 1.6448536269514722, 1e-12);
+  EXPECT_NEAR(normal_quantile(0.5), 0.0, 1e-15);
+}
+
+// Fake checkpoint tensors with real data.
+struct Fake {
+  std::deque<std::vector<float>> data;
+  std::deque<formats::SafetensorsTensor> storage;
+  std::map<std::string, const formats::SafetensorsTensor*, std::less<>> map;
+  void add(const std::string& name, std::vector<int64_t> shape, float value) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    std::vector<float>& v = data.emplace_back(static_cast<size_t>(n), value);
+    formats::SafetensorsTensor& t = storage.emplace_back();
+    t.name = name;
+    t.dtype = "F32";
+    t.graph_dtype = graph::DType::F32;
+    t.shape = std::move(shape);
+    t.nbytes = static_cast<uint64_t>(n) * 4;
+    t.data = v.data();
+    map.emplace(name, &t);
+  }
+};
+
+constexpr HfTensorName kTable[] = {
+    {"model.norm.weight", "output_norm.weight", HfRole::Required, HfTransform::AddOne},
+    {"model.layers.{}.experts.{e}.w", "blk.{}.exps.weight", HfRole::Required},
+};
+constexpr HfRename kRenames[] = {{"model.language_model.", "model."}};
+constexpr std::string_view kSkipped[] = {"model.vision_tower."};
+const HfAdapter kAdapter{"test", nullptr, kTable, false, kRenames, kSkipped};
+
+TEST(HfBindStacked, StacksPartsShiftsNormsAndRenames) {
+  Fake f;
+  f.add("model.language_model.norm.weight", {4}, -0.25f);
+  for (int e = 0; e < 3; ++e) f.add(fmt::format("model.language_model.layers.0.experts.{}.w", e), {2, 2}, e);
+  f.add("model.vision_tower.conv", {1}, 0.0f);
+  HfOwnedTensors owned;
+  auto w = bind_hf_tensors(f.map, kAdapter, 1, false, "hf: dir", owned);
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  const WeightInfo& norm = w->at("output_norm.weight");
+  EXPECT_EQ(static_cast<const float*>(norm.data)[3], 0.75f);
+  const WeightInfo& exps = w->at("blk.0.exps.weight");
+  EXPECT_EQ(exps.shape, (std::vector<int64_t>{3, 2, 2}));
+  const auto* x = static_cast<const float*>(exps.data);
+  EXPECT_EQ(x[0], 0.0f);
+  EXPECT_EQ(x[4], 1.0f);
+  EXPECT_EQ(x[11], 2.0f);
+  // Without storage for what must be built: an error, not a dangling pointer.
+  Fake plain;
+  plain.add("model.norm.weight", {4}, 0.0f);
+  plain.add("model.layers.0.experts.0.w", {2, 2}, 0.0f);
+  EXPECT_EQ(bind_hf_tensors(plain.map, kTable, 1, false, "hf: dir").error().code, ErrorCode::Internal);
+}
+
+TEST(HfBindStacked, GapsAndMismatchedPartsAreNamed) {
+  Fake gap;
+  gap.add("model.norm.weight", {4}, 0.0f);
+  gap.add("model.layers.0.experts.0.w", {2, 2}, 0.0f);
+  gap.add("model.layers.0.experts.2.w", {2, 2}, 0.0f);
+  HfOwnedTensors owned;
+  auto w = bind_hf_tensors(gap.map, kAdapter, 1, false, "hf: dir", owned);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.error().message.find("1 missing: model.layers.0.experts.1.w"), std::string::npos)
+      << w.error().message;
+
+  Fake odd;
+  odd.add("model.norm.weight", {4}, 0.0f);
+  odd.add("model.layers.0.experts.0.w", {2, 2}, 0.0f);
+  odd.add("model.layers.0.experts.1.w", {2, 3}, 0.0f);
+  w = bind_hf_tensors(odd.map, kAdapter, 1, false, "hf: dir", owned);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.error().message.find("'model.layers.0.experts.1.w' (F32 2x3) cannot be stacked"),
+            std::string::npos)
+      << w.error().message;
+
+  Fake none;
+  none.add("model.norm.weight", {4}, 0.0f);
+  w = bind_hf_tensors(none.map, kAdapter, 1, false, "hf: dir", owned);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.error().message.find("model.layers.0.experts.0.w"), std::string::npos) << w.error().message;
+}
+
+}  // namespace
+}  // namespace glass::models

@@ -1,0 +1,397 @@
+#!/usr/bin/python3
+"""HF twins of the synthetic-arch GGUFs: an independent oracle for glass's HF loaders.
+
+For each F32 GGUF in fixtures/models/synthetic-arch/ this writes the Hugging Face directory that
+llama.cpp's convert_hf_to_gguf.py would have turned into it: config.json with the family's real
+transformers keys, model.safetensors with HF tensor names, and the tok512 tokenizer files. The
+conversion is inverted here, written from the HF and GGUF formats alone (it reads the GGUF with its
+own small reader and writes safetensors by hand); it never calls glass.
+
+What is inverted, per family:
+  * names: GGUF's blk.N.attn_q.weight -> HF's model.layers.N.self_attn.q_proj.weight, and so on;
+  * RoPE rows: none of these families is permuted by the converter (all rotate halves, NeoX), so
+    q/k rows are written as they are (only Llama's would need un-permuting);
+  * Gemma 2 / Gemma 3 norms: the converter adds 1 (HF's RMSNorm computes x * (1 + w)), so w - 1 is
+    written; Gemma 3n's norms are the multiplier in both formats and stay;
+  * Qwen3-MoE experts: GGUF stacks [n_expert, ...]; HF stores mlp.experts.E.{gate,up,down}_proj;
+  * Gemma 3n AltUp projections: GGUF stacks [3, dim, dim]; HF stores altup_projections.{0,1,2};
+  * Phi-3's fused qkv_proj / gate_up_proj are the same rows in both formats.
+Gemma 3n's twin uses the multimodal layout (model_type "gemma3n", text_config,
+model.language_model.* tensors, plus one tiny vision-tower tensor a text loader must skip).
+
+Usage: gguf_to_hf.py --fixtures DIR --out DIR [--arch NAME ...]
+Writes OUT/index.json: one entry per twin (arch, gguf, hf directory, reference .npy / .json).
+Exit 0 on success; 77 when the fixtures are absent or numpy is missing (index.json says why).
+"""
+import argparse
+import json
+import math
+import os
+import struct
+import sys
+
+try:
+    import numpy as np
+except ImportError:  # the caller reports a skip with this reason
+    np = None
+
+SKIP = 77
+
+# ---------------------------------------------------------------------------------------------
+# GGUF (v3) reader: metadata and F32 tensors.
+
+_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+
+
+class Reader:
+    def __init__(self, data):
+        self.data, self.at = data, 0
+
+    def take(self, fmt):
+        v = struct.unpack_from(fmt, self.data, self.at)[0]
+        self.at += struct.calcsize(fmt)
+        return v
+
+    def string(self):
+        n = self.take("<Q")
+        s = self.data[self.at:self.at + n].decode("utf-8")
+        self.at += n
+        return s
+
+    def value(self, t):
+        if t in _SCALARS:
+            return self.take(_SCALARS[t])
+        if t == 8:
+            return self.string()
+        if t == 9:
+            elem, count = self.take("<I"), self.take("<Q")
+            return [self.value(elem) for _ in range(count)]
+        raise ValueError(f"gguf: unknown value type {t}")
+
+
+def read_gguf(path):
+    data = open(path, "rb").read()
+    r = Reader(data)
+    if data[:4] != b"GGUF":
+        raise ValueError(f"{path}: not a GGUF file")
+    r.at = 4
+    version, n_tensors, n_kv = r.take("<I"), r.take("<Q"), r.take("<Q")
+    if version != 3:
+        raise ValueError(f"{path}: GGUF version {version}")
+    meta = {}
+    for _ in range(n_kv):
+        key = r.string()
+        meta[key] = r.value(r.take("<I"))
+    infos = []
+    for _ in range(n_tensors):
+        name = r.string()
+        ne = [r.take("<Q") for _ in range(r.take("<I"))]
+        ggml_type, offset = r.take("<I"), r.take("<Q")
+        infos.append((name, ne, ggml_type, offset))
+    align = meta.get("general.alignment", 32)
+    base = (r.at + align - 1) // align * align
+    tensors = {}
+    for name, ne, ggml_type, offset in infos:
+        if ggml_type != 0:
+            raise ValueError(f"{path}: tensor {name} is not F32 (type {ggml_type})")
+        shape = list(reversed(ne))  # numpy order: outermost first
+        count = int(np.prod(shape)) if shape else 1
+        tensors[name] = np.frombuffer(data, dtype="<f4", count=count, offset=base + offset).reshape(shape)
+    return meta, tensors
+
+
+# ---------------------------------------------------------------------------------------------
+# safetensors writer: u64 header length, JSON header, raw little-endian data.
+
+def write_safetensors(path, tensors):
+    header, blobs, at = {"__metadata__": {"format": "pt"}}, [], 0
+    for name, a in tensors.items():
+        a = np.ascontiguousarray(a, dtype="<f4")
+        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [at, at + a.nbytes]}
+        blobs.append(a.tobytes())
+        at += a.nbytes
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 8)  # the data starts 8-aligned
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for b in blobs:
+            f.write(b)
+
+
+# ---------------------------------------------------------------------------------------------
+# GGUF name -> HF name, per family.
+
+LAYER_COMMON = {
+    "attn_norm": "input_layernorm",
+    "attn_q": "self_attn.q_proj",
+    "attn_k": "self_attn.k_proj",
+    "attn_v": "self_attn.v_proj",
+    "attn_output": "self_attn.o_proj",
+    "attn_q_norm": "self_attn.q_norm",
+    "attn_k_norm": "self_attn.k_norm",
+    "ffn_gate": "mlp.gate_proj",
+    "ffn_up": "mlp.up_proj",
+    "ffn_down": "mlp.down_proj",
+}
+LAYER = {
+    "qwen2": dict(LAYER_COMMON, ffn_norm="post_attention_layernorm"),
+    "qwen3": dict(LAYER_COMMON, ffn_norm="post_attention_layernorm"),
+    "qwen3moe": dict(LAYER_COMMON, ffn_norm="post_attention_layernorm", ffn_gate_inp="mlp.gate"),
+    "phi3": dict(LAYER_COMMON, ffn_norm="post_attention_layernorm", attn_qkv="self_attn.qkv_proj",
+                 ffn_up="mlp.gate_up_proj"),
+    "gemma2": dict(LAYER_COMMON, post_attention_norm="post_attention_layernorm",
+                   ffn_norm="pre_feedforward_layernorm", post_ffw_norm="post_feedforward_layernorm"),
+}
+LAYER["gemma3"] = LAYER["gemma2"]
+LAYER["gemma3n"] = dict(
+    LAYER["gemma2"],
+    altup_correct_coef="altup.correction_coefs",
+    altup_predict_coef="altup.prediction_coefs",
+    altup_router="altup.modality_router",
+    altup_router_norm="altup.router_norm",
+    laurel_l="laurel.linear_left",
+    laurel_r="laurel.linear_right",
+    laurel_post_norm="laurel.post_laurel_norm",
+    inp_gate="per_layer_input_gate",
+    proj="per_layer_projection",
+    post_norm="post_per_layer_input_norm",
+)
+GLOBAL = {
+    "token_embd.weight": "model.embed_tokens.weight",
+    "output_norm.weight": "model.norm.weight",
+    "output.weight": "lm_head.weight",
+    "per_layer_token_embd.weight": "model.embed_tokens_per_layer.weight",
+    "per_layer_model_proj.weight": "model.per_layer_model_projection.weight",
+    "per_layer_proj_norm.weight": "model.per_layer_projection_norm.weight",
+}
+STACKED_GLOBAL = {  # GGUF stacks these along axis 0; HF keeps one tensor per index
+    "altup_proj.weight": "model.altup_projections.{}.weight",
+    "altup_unembd_proj.weight": "model.altup_unembed_projections.{}.weight",
+}
+EXPERTS = {"ffn_gate_exps": "gate_proj", "ffn_up_exps": "up_proj", "ffn_down_exps": "down_proj"}
+
+
+def hf_tensors(arch, gguf):
+    """The HF state dict for a GGUF state dict."""
+    out = {}
+    shift_norms = arch in ("gemma2", "gemma3")  # HF stores w - 1
+    for name, t in gguf.items():
+        if name in GLOBAL:
+            hf = GLOBAL[name]
+            if shift_norms and name.endswith("norm.weight"):
+                t = t - np.float32(1)
+            out[hf] = t
+            continue
+        if name in STACKED_GLOBAL:
+            for i in range(t.shape[0]):
+                out[STACKED_GLOBAL[name].format(i)] = t[i]
+            continue
+        parts = name.split(".")
+        if parts[0] != "blk" or len(parts) != 4:
+            raise ValueError(f"{arch}: no HF name for {name}")
+        layer, what, kind = parts[1], parts[2], parts[3]
+        prefix = f"model.layers.{layer}."
+        if what in EXPERTS:
+            for e in range(t.shape[0]):
+                out[f"{prefix}mlp.experts.{e}.{EXPERTS[what]}.weight"] = t[e]
+            continue
+        if what == "altup_correct_scale":  # an nn.Parameter, no ".weight"
+            out[prefix + "altup.correct_output_scale"] = t
+            continue
+        if what not in LAYER[arch]:
+            raise ValueError(f"{arch}: no HF name for {name}")
+        if shift_norms and what.endswith("norm") and kind == "weight":
+            t = t - np.float32(1)
+        out[f"{prefix}{LAYER[arch][what]}.{kind}"] = t
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# config.json from the GGUF metadata, in each family's transformers keys.
+
+def layer_types(local):
+    return ["sliding_attention" if l else "full_attention" for l in local]
+
+
+def period_local(n_layers, period):
+    return [period > 1 and i % period < period - 1 for i in range(n_layers)]
+
+
+def normal_cdf(x):
+    return 0.5 * math.erfc(-x / math.sqrt(2))
+
+
+def config(arch, meta, tensors):
+    def g(key, default=None):
+        v = meta.get(f"{arch}.{key}", default)
+        # GGUF floats are F32: shown as the shortest decimal that reads back as the same F32.
+        return float(str(np.float32(v))) if isinstance(v, float) else v
+
+    n_layers = g("block_count")
+    dim = g("embedding_length")
+    heads = g("attention.head_count")
+    kv = g("attention.head_count_kv", heads)
+    vocab = tensors["token_embd.weight"].shape[0]
+    tied = "output.weight" not in tensors
+    c = {
+        "hidden_size": dim,
+        "num_hidden_layers": n_layers,
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv,
+        "max_position_embeddings": g("context_length"),
+        "rms_norm_eps": g("attention.layer_norm_rms_epsilon"),
+        "vocab_size": vocab,
+        "tie_word_embeddings": tied,
+        "torch_dtype": "float32",
+        "bos_token_id": meta["tokenizer.ggml.bos_token_id"],
+        "eos_token_id": meta["tokenizer.ggml.eos_token_id"],
+    }
+    ffn = g("feed_forward_length")
+    if ffn is not None:
+        c["intermediate_size"] = ffn
+    if g("attention.key_length") is not None:
+        c["head_dim"] = g("attention.key_length")
+    head_dim = g("attention.key_length", dim // heads)
+    if arch in ("qwen2", "qwen3", "qwen3moe"):
+        name = {"qwen2": "Qwen2", "qwen3": "Qwen3", "qwen3moe": "Qwen3Moe"}[arch]
+        c.update(model_type={"qwen3moe": "qwen3_moe"}.get(arch, arch), architectures=[f"{name}ForCausalLM"],
+                 hidden_act="silu", rope_theta=g("rope.freq_base", 10000.0), use_sliding_window=False,
+                 sliding_window=None, max_window_layers=n_layers, rope_scaling=None)
+        if arch != "qwen2":
+            c["attention_bias"] = False
+        if arch == "qwen3moe":
+            c.update(num_experts=g("expert_count"), num_experts_per_tok=g("expert_used_count"),
+                     moe_intermediate_size=g("expert_feed_forward_length"), norm_topk_prob=True,
+                     decoder_sparse_step=1, mlp_only_layers=[], router_aux_loss_coef=0.001)
+        return c
+    if arch == "phi3":
+        n_rot = g("rope.dimension_count", head_dim)
+        c.update(model_type="phi3", architectures=["Phi3ForCausalLM"], hidden_act="silu",
+                 rope_theta=g("rope.freq_base", 10000.0), partial_rotary_factor=n_rot * heads / dim,
+                 original_max_position_embeddings=g("rope.scaling.original_context_length"),
+                 sliding_window=g("attention.sliding_window") or None, rope_scaling=None,
+                 attention_bias=False, resid_pdrop=0.0)
+        return c
+    # Gemma: queries scaled by query_pre_attn_scalar^-0.5 = head_dim^-0.5 here; tanh GELU.
+    c.update(hidden_activation="gelu_pytorch_tanh", query_pre_attn_scalar=head_dim,
+             sliding_window=g("attention.sliding_window"))
+    if arch == "gemma2":
+        c.update(model_type="gemma2", architectures=["Gemma2ForCausalLM"], rope_theta=g("rope.freq_base", 10000.0),
+                 attn_logit_softcapping=g("attn_logit_softcapping"),
+                 final_logit_softcapping=g("final_logit_softcapping"))
+        return c
+    pattern = g("attention.sliding_window_pattern")
+    if isinstance(pattern, list):
+        local = [bool(x) for x in pattern]
+    else:
+        local = period_local(n_layers, pattern if pattern is not None else (6 if arch == "gemma3" else 5))
+    c.update(rope_theta=g("rope.freq_base", 1e6), rope_local_base_freq=g("rope.freq_base_swa", 10000.0),
+             layer_types=layer_types(local), attn_logit_softcapping=None,
+             final_logit_softcapping=g("final_logit_softcapping"))
+    if arch == "gemma3":
+        c.update(model_type="gemma3_text", architectures=["Gemma3ForCausalLM"], rope_scaling=None)
+        return c
+    # gemma3n: the multimodal wrapper around its text config.
+    scales = g("activation_sparsity_scale")
+    c.update(
+        model_type="gemma3n_text",
+        intermediate_size=list(ffn) if isinstance(ffn, list) else ffn,
+        altup_num_inputs=g("altup.num_inputs", 4),
+        altup_active_idx=g("altup.active_idx", 0),
+        altup_coef_clip=120.0,
+        altup_correct_scale=True,
+        altup_lr_multiplier=1.0,
+        hidden_size_per_layer_input=g("embedding_length_per_layer_input", 256),
+        laurel_rank=tensors["blk.0.laurel_l.weight"].shape[0],
+        num_kv_shared_layers=g("attention.shared_kv_layers"),
+        activation_sparsity_pattern=[0.0 if s == 0 else round(normal_cdf(s), 6) for s in scales],
+        vocab_size_per_layer_input=vocab,
+        query_pre_attn_scalar=None,
+    )
+    del c["bos_token_id"], c["eos_token_id"]
+    return {
+        "model_type": "gemma3n",
+        "architectures": ["Gemma3nForConditionalGeneration"],
+        "text_config": c,
+        "vision_config": {"model_type": "gemma3n_vision", "hidden_size": 8},
+        "audio_config": {"model_type": "gemma3n_audio", "hidden_size": 8},
+        "bos_token_id": meta["tokenizer.ggml.bos_token_id"],
+        "eos_token_id": meta["tokenizer.ggml.eos_token_id"],
+        "torch_dtype": "float32",
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# The tokenizer: the fixtures' tok512 tokenizer.json (stories260K-hf), after checking that its
+# vocabulary is the GGUF's token for token.
+
+def tokenizer_files(fixtures, meta):
+    src = os.path.join(fixtures, "models", "stories260K-hf")
+    tok = json.load(open(os.path.join(src, "tokenizer.json"), encoding="utf-8"))
+    vocab = tok["model"]["vocab"]
+    tokens = meta["tokenizer.ggml.tokens"]
+    by_id = {i: piece for piece, i in vocab.items()}
+    for a in tok.get("added_tokens", []):
+        by_id[a["id"]] = a["content"]
+    if len(by_id) != len(tokens) or any(by_id.get(i) != t for i, t in enumerate(tokens)):
+        raise ValueError("stories260K-hf/tokenizer.json is not the GGUF's vocabulary")
+    return {name: open(os.path.join(src, name), "rb").read() for name in ("tokenizer.json", "tokenizer_config.json")}
+
+
+def convert(fixtures, gguf_path, out_dir, arch_expected):
+    meta, gguf = read_gguf(gguf_path)
+    arch = meta["general.architecture"]
+    if arch != arch_expected:
+        raise ValueError(f"{gguf_path}: architecture {arch}, expected {arch_expected}")
+    os.makedirs(out_dir, exist_ok=True)
+    tensors = hf_tensors(arch, gguf)
+    if arch == "gemma3n":  # the multimodal layout, with a tower tensor the text graph never reads
+        tensors = {n.replace("model.", "model.language_model.", 1) if n.startswith("model.") else n: t
+                   for n, t in tensors.items()}
+        tensors["model.vision_tower.timm_model.stem.conv.weight"] = np.zeros((2, 2), dtype=np.float32)
+    write_safetensors(os.path.join(out_dir, "model.safetensors"), tensors)
+    with open(os.path.join(out_dir, "config.json"), "w", encoding="utf-8") as f:
+        json.dump(config(arch, meta, gguf), f, indent=2)
+    with open(os.path.join(out_dir, "generation_config.json"), "w", encoding="utf-8") as f:
+        json.dump({"bos_token_id": meta["tokenizer.ggml.bos_token_id"],
+                   "eos_token_id": meta["tokenizer.ggml.eos_token_id"]}, f)
+    for name, data in tokenizer_files(fixtures, meta).items():
+        with open(os.path.join(out_dir, name), "wb") as f:
+            f.write(data)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--fixtures", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--arch", action="append", help="only these families (default: all)")
+    a = p.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    index = {"twins": []}
+    models = os.path.join(a.fixtures, "models", "synthetic-arch")
+    if np is None or not os.path.isdir(models):
+        index["skip_reason"] = "numpy is missing" if np is None else f"no fixtures at {models}"
+        json.dump(index, open(os.path.join(a.out, "index.json"), "w"), indent=2)
+        print(index["skip_reason"], file=sys.stderr)
+        return SKIP
+    for fname in sorted(os.listdir(models)):
+        if not fname.endswith("-f32.gguf"):
+            continue
+        stem = fname[: -len(".gguf")]
+        arch = stem[: -len("-f32")]
+        if a.arch and arch not in a.arch:
+            continue
+        # llama.cpp special-cases a general.name containing "phi3" (it then wants <|endoftext|>);
+        # a converted file's general.name is its directory's name.
+        hf_dir = os.path.join(a.out, stem.replace("phi3", "phi_3") + "-hf")
+        convert(a.fixtures, os.path.join(models, fname), hf_dir, arch)
+        ref = os.path.join(a.fixtures, "reference", "synthetic-arch", stem)
+        index["twins"].append({"arch": arch, "gguf": os.path.join(models, fname), "hf": hf_dir,
+                               "reference": ref + ".npy", "reference_json": ref + ".json"})
+    json.dump(index, open(os.path.join(a.out, "index.json"), "w"), indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

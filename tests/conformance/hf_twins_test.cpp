@@ -1,0 +1,206 @@
+// HF directories of every family against their GGUF twins. gguf_to_hf.py (beside this file, an
+// independent oracle: numpy only, its own GGUF reader and safetensors writer, never glass) turns
+// each F32 GGUF of fixtures/models/synthetic-arch into the HF checkpoint llama.cpp's converter
+// would have made it from, into the build tree. Then:
+//  * glass loads the directory and its logits equal the GGUF twin's (F32: <= 1e-4 max abs) and meet
+//    the fixture's llama.cpp reference (and the exact-GELU one) at the README's bars;
+//  * `glass quantize HF_DIR` (models/hf_to_gguf.h) at F32 writes the fixture's tensors byte for byte
+//    with its hyper-parameter keys, and at Q8_0 / Q4_K_M gives the logits of quantizing the GGUF twin.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "formats/gguf.h"
+#include "formats/npy.h"
+#include "formats/quantize_file.h"
+#include "models/hf_to_gguf.h"
+#include "references.h"
+#include "runtime/verify.h"
+#include "support/fixtures.h"
+
+namespace glass {
+namespace {
+
+struct Twin {
+  std::string arch;
+  std::filesystem::path gguf, hf;
+  conformance::Reference ref;
+};
+
+class HfTwins : public test::WithSharedFixtures, public ::testing::WithParamInterface<const char*> {
+ protected:
+  // Runs the oracle for this family into the build tree; empty with `skip` set when it cannot run.
+  // Each test writes its own folder (ctest runs them in parallel).
+  std::optional<Twin> make_twin(std::string& skip) {
+    const std::string arch = GetParam();
+    out_ = std::filesystem::path(GLASS_HF_TWINS_DIR) /
+           (arch + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    const std::filesystem::path& out = out_;
+    std::filesystem::remove_all(out);
+    const std::string cmd = fmt::format("'{}' '{}' --fixtures '{}' --out '{}' --arch {}", GLASS_TEST_PYTHON,
+                                        (test::source_dir() / "tests/conformance/gguf_to_hf.py").string(),
+                                        fixtures_.string(), out.string(), arch);
+    const int status = std::system(cmd.c_str());
+    std::ifstream in(out / "index.json");
+    const auto index = nlohmann::json::parse(in, nullptr, false);
+    if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+      skip =
+          index.is_object() ? index.value("skip_reason", "gguf_to_hf.py skipped") : "gguf_to_hf.py skipped";
+      return std::nullopt;
+    }
+    EXPECT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0) << cmd;
+    if (!index.is_object() || !index.contains("twins") || index["twins"].size() != 1) {
+      ADD_FAILURE() << cmd << ": no twin in " << (out / "index.json");
+      return std::nullopt;
+    }
+    const auto& t = index["twins"][0];
+    Twin twin{arch, t["gguf"].get<std::string>(), t["hf"].get<std::string>(), {}};
+    for (conformance::Reference& r : conformance::find_references(fixtures_, "synthetic-arch"))
+      if (r.name == arch + "-f32") twin.ref = std::move(r);
+    if (twin.ref.tokens.empty()) ADD_FAILURE() << "no reference for " << arch << "-f32";
+    return twin;
+  }
+
+  std::string backend() const {
+    const auto b = conformance::available_backends();
+    return std::find(b.begin(), b.end(), "cpu") != b.end() ? "cpu" : "ref";
+  }
+
+  Result<std::vector<float>> logits(const std::filesystem::path& model, const std::vector<int32_t>& tokens,
+                                    const std::string& mode_name = "prefill") {
+    LoadOptions lo{.backend = backend()};
+    lo.min_ctx = static_cast<int64_t>(tokens.size());
+    lo.n_batch = static_cast<int64_t>(tokens.size());
+    auto m = load_llm(model.string(), lo);
+    if (!m) return m.error();
+    auto mode = verify::parse_mode(mode_name, static_cast<int64_t>(tokens.size()));
+    if (!mode) return mode.error();
+    return verify::eval_logits(**m, tokens, *mode);
+  }
+
+  std::filesystem::path out_;
+};
+
+constexpr int64_t kVocab = 512;
+
+TEST_P(HfTwins, SameLogitsAsTheGgufTwinAndTheReference) {
+  std::string skip;
+  const auto twin = make_twin(skip);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  ASSERT_TRUE(twin && !HasFailure());
+  const std::vector<int32_t>& tokens = twin->ref.tokens;
+  auto gguf = logits(twin->gguf, tokens);
+  ASSERT_TRUE(gguf.ok()) << gguf.error().message;
+  for (const char* mode : {"prefill", "decode"}) {
+    auto hf = logits(twin->hf, tokens, mode);
+    ASSERT_TRUE(hf.ok()) << twin->arch << ": " << hf.error().message;
+    const verify::Metrics vs_gguf = verify::compare(*hf, *gguf, kVocab);
+    EXPECT_LE(vs_gguf.max_abs, 1e-4) << twin->arch << " " << mode << ": HF vs GGUF twin";
+
+    auto expected = formats::read_npy_f32(twin->ref.logits);
+    ASSERT_TRUE(expected.ok()) << expected.error().message;
+    const verify::Metrics vs_ref = verify::compare(*hf, expected->data, kVocab);
+    const auto breaches =
+        verify::breaches(vs_ref, conformance::thresholds_for(twin->ref, verify::WeightClass::F32));
+    EXPECT_TRUE(breaches.empty()) << twin->arch << " " << mode << ": "
+                                  << (breaches.empty() ? "" : breaches[0]);
+    double vs_exact = 0;
+    if (!twin->ref.exact_gelu.empty()) {
+      auto exact = formats::read_npy_f32(twin->ref.exact_gelu);
+      ASSERT_TRUE(exact.ok()) << exact.error().message;
+      const verify::Metrics m = verify::compare(*hf, exact->data, kVocab);
+      vs_exact = m.max_abs;
+      const auto b = verify::breaches(m, verify::thresholds(verify::WeightClass::F32));
+      EXPECT_TRUE(b.empty()) << twin->arch << " " << mode << " (exact gelu): " << (b.empty() ? "" : b[0]);
+    }
+    std::printf("hf twin %-9s %-8s max|d| vs GGUF twin %.3g, vs llama.cpp reference %.3g, vs exact-GELU %s\n",
+                twin->arch.c_str(), mode, vs_gguf.max_abs, vs_ref.max_abs,
+                twin->ref.exact_gelu.empty() ? "-" : fmt::format("{:.3g}", vs_exact).c_str());
+  }
+}
+
+// The converted F32 file holds the fixture's tensors bit for bit and its <arch>.* keys.
+void expect_same_file(const formats::GgufFile& want, const formats::GgufFile& got, const std::string& arch) {
+  EXPECT_EQ(want.tensors().size(), got.tensors().size()) << arch;
+  for (const formats::GgufTensorInfo& t : want.tensors()) {
+    const formats::GgufTensorInfo* g = got.find_tensor(t.name);
+    if (g == nullptr) {
+      ADD_FAILURE() << arch << ": no tensor " << t.name;
+      continue;
+    }
+    EXPECT_EQ(g->shape, t.shape) << t.name;
+    EXPECT_EQ(g->dtype, t.dtype) << t.name;
+    EXPECT_TRUE(g->nbytes == t.nbytes && std::memcmp(g->data, t.data, t.nbytes) == 0) << t.name << " differs";
+  }
+  for (const auto& [key, value] : want.metadata()) {
+    if (!key.starts_with(arch + ".")) continue;
+    const formats::GgufValue* v = got.find(key);
+    if (v == nullptr) {
+      ADD_FAILURE() << arch << ": no key " << key;
+      continue;
+    }
+    if (formats::gguf_value_to_string(*v, 64) == formats::gguf_value_to_string(value, 64)) continue;
+    // Numbers computed from config.json (Gemma 3n's sparsity quantiles) may differ in the last bits.
+    auto a = want.get_f32_array(key), b = got.get_f32_array(key);
+    if (!a || !b) {
+      auto x = want.get_f32(key), y = got.get_f32(key);
+      ASSERT_TRUE(x && y) << key << ": " << formats::gguf_value_to_string(value) << " vs "
+                          << formats::gguf_value_to_string(*v);
+      a = std::vector<float>{*x};
+      b = std::vector<float>{*y};
+    }
+    ASSERT_EQ(a->size(), b->size()) << key;
+    for (size_t i = 0; i < a->size(); ++i) EXPECT_NEAR((*a)[i], (*b)[i], 1e-6 * std::abs((*a)[i])) << key;
+  }
+}
+
+TEST_P(HfTwins, QuantizeFromHfLikeFromTheGgufTwin) {
+  std::string skip;
+  const auto twin = make_twin(skip);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  ASSERT_TRUE(twin && !HasFailure());
+  const std::filesystem::path& dir = out_;
+  for (const char* type : {"f32", "q8_0", "q4_k_m"}) {
+    formats::QuantizeOptions o;
+    o.ftype = type == std::string("f32") ? formats::FileType::AllF32 : *formats::file_type_from_name(type);
+    const auto from_hf = dir / fmt::format("from-hf-{}.gguf", type);
+    auto q = models::hf_to_gguf(twin->hf, from_hf, o);
+    ASSERT_TRUE(q.ok()) << twin->arch << " " << type << ": " << q.error().message;
+    if (o.ftype == formats::FileType::AllF32) {
+      auto want = formats::GgufFile::open(twin->gguf);
+      auto got = formats::GgufFile::open(from_hf);
+      ASSERT_TRUE(want.ok() && got.ok());
+      expect_same_file(*want, *got, twin->arch);
+      std::filesystem::remove(from_hf);
+      continue;
+    }
+    const auto from_gguf = dir / fmt::format("from-gguf-{}.gguf", type);
+    auto g = formats::quantize_gguf(twin->gguf, from_gguf, o);
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    auto a = logits(from_hf, twin->ref.tokens);
+    ASSERT_TRUE(a.ok()) << twin->arch << " " << type << ": " << a.error().message;
+    auto b = logits(from_gguf, twin->ref.tokens);
+    ASSERT_TRUE(b.ok()) << b.error().message;
+    const verify::Metrics m = verify::compare(*a, *b, kVocab);
+    EXPECT_LE(m.max_abs, 1e-4) << twin->arch << " " << type;
+    std::printf("hf twin %-9s quantized %-6s from HF vs from GGUF: max|d| %.3g\n", twin->arch.c_str(), type,
+                m.max_abs);
+    std::filesystem::remove(from_gguf);
+    std::filesystem::remove(from_hf);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, HfTwins,
+                         ::testing::Values("qwen2", "qwen3", "qwen3moe", "phi3", "gemma2", "gemma3",
+                                           "gemma3n"),
+                         [](const ::testing::TestParamInfo<const char*>& p) { return std::string(p.param); });
+
+}  // namespace
+}  // namespace glass
