@@ -25,6 +25,30 @@ OUT = os.path.join(os.path.dirname(__file__), "..", "tests", "grammar", "schema_
 RFC3339_TIME = re.compile(r"^([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$")
 
 
+# RFC 3986 (URI and relative reference) from its ABNF, without IP literals.
+_UNRES = r"A-Za-z0-9\-._~"
+_SUB = r"!$&'()*+,;="
+_PCT = r"%[0-9A-Fa-f]{2}"
+_PCHAR = r"(?:[%s%s:@]|%s)" % (_UNRES, _SUB, _PCT)
+_AUTH = r"(?:(?:[%s%s:]|%s)*@)?(?:[%s%s]|%s)*(?::[0-9]*)?" % (_UNRES, _SUB, _PCT, _UNRES, _SUB, _PCT)
+_ABEMPTY = r"(?:/%s*)*" % _PCHAR
+_ABSOLUTE = r"/(?:%s+(?:/%s*)*)?" % (_PCHAR, _PCHAR)
+_ROOTLESS = r"%s+(?:/%s*)*" % (_PCHAR, _PCHAR)
+_NOSCHEME = r"(?:[%s%s@]|%s)+(?:/%s*)*" % (_UNRES, _SUB, _PCT, _PCHAR)
+_QF = r"(?:\?(?:%s|[/?])*)?(?:#(?:%s|[/?])*)?" % (_PCHAR, _PCHAR)
+RFC3986_URI = re.compile(r"[A-Za-z][A-Za-z0-9+\-.]*:(?://%s%s|%s|%s|)%s" % (_AUTH, _ABEMPTY, _ABSOLUTE, _ROOTLESS, _QF))
+RFC3986_REL = re.compile(r"(?://%s%s|%s|%s|)%s" % (_AUTH, _ABEMPTY, _ABSOLUTE, _NOSCHEME, _QF))
+# RFC 1123 host names (what python3-jsonschema checks with the fqdn package, absent here).
+HOST_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+
+
+def check_hostname(instance):
+    if len(instance) > 253 or instance == "":
+        return False
+    labels = instance.split(".")
+    return all(HOST_LABEL.fullmatch(x) for x in labels) and not labels[-1].isdigit()
+
+
 def check_rfc3339(instance, schema_fmt):
     # python3-jsonschema checks time/date-time only with rfc3339-validator installed; check here.
     if schema_fmt == "time":
@@ -42,7 +66,9 @@ def check_rfc3339(instance, schema_fmt):
 
 
 def formats_ok(schema, instance, root):
-    """The time / date-time formats the installed oracle does not check, checked by hand."""
+    """The formats the installed oracle does not check (time, date-time, hostname, uri,
+    uri-reference: their checkers need packages Debian's python3-jsonschema leaves optional),
+    checked by hand."""
     if isinstance(schema, bool):
         return True
     if "$ref" in schema:
@@ -53,6 +79,13 @@ def formats_ok(schema, instance, root):
         return formats_ok(node, instance, root)
     if isinstance(instance, str) and schema.get("format") in ("time", "date-time"):
         if not check_rfc3339(instance, schema["format"]):
+            return False
+    if isinstance(instance, str) and schema.get("format") == "hostname" and not check_hostname(instance):
+        return False
+    if isinstance(instance, str) and schema.get("format") == "uri" and not RFC3986_URI.fullmatch(instance):
+        return False
+    if isinstance(instance, str) and schema.get("format") == "uri-reference":
+        if not (RFC3986_URI.fullmatch(instance) or RFC3986_REL.fullmatch(instance)):
             return False
     if isinstance(instance, dict):
         for k, v in instance.items():
@@ -447,6 +480,141 @@ def generated(rng, n):
     return out
 
 
+def keyword_schemas():
+    """Schemas for the keywords beyond the first corpus (multipleOf, fractional and exclusive bounds,
+    pattern with lengths, more formats, patternProperties, propertyNames, uniqueItems), each with
+    hand-picked valid instances (in the grammars' canonical shape) and near-miss invalid ones."""
+    draft4 = "http://json-schema.org/draft-04/schema#"
+    return [
+        ("kw_multiple_of", {"type": "integer", "multipleOf": 3},
+         [0, 3, -9, 999999, 123456789012], [10, 1, -4, 3.5, "3", 1000000000000001, 20]),
+        ("kw_multiple_of_range", {"type": "integer", "multipleOf": 5, "minimum": 12, "maximum": 1000},
+         [15, 1000, 500, 995], [10, 1005, 13, 0, 12, -15]),
+        ("kw_multiple_of_number", {"type": "number", "multipleOf": 4, "minimum": -20},
+         [-20, 0, 16, 4000], [-24, 6, 2.5, -21, "8"]),
+        ("kw_multiple_of_negative", {"type": "integer", "multipleOf": 7, "maximum": -1},
+         [-7, -700, -49], [0, 7, -8, -1]),
+        ("kw_minimum_fraction", {"type": "number", "minimum": 0.5},
+         [0.5, 0.51, 1, 100.25, 0.5000000000000001, 3], [0.49, 0.4999, -1, 0, "0.5", 0.4999999999]),
+        ("kw_exclusive_unit", {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+         [0.5, 0.0001, 0.9999, 0.1], [0, 1, 1.0, -0.1, 1.5, 0.0]),
+        ("kw_fraction_range", {"type": "number", "minimum": -2.75, "maximum": 3.14},
+         [-2.75, -2.7, 0, 3.14, 3.1, 3, -0.5], [3.15, -2.76, 3.141, 4, -3]),
+        ("kw_exclusive_negative", {"type": "number", "exclusiveMaximum": -0.5},
+         [-0.6, -1, -100.5, -0.5001], [-0.5, 0, -0.49, 1]),
+        ("kw_integer_fraction_bounds", {"type": "integer", "minimum": 0.5, "exclusiveMaximum": 10.5},
+         [1, 10, 5], [0, 11, 0.5, -1]),
+        ("kw_integer_exclusive", {"type": "integer", "exclusiveMinimum": -3, "exclusiveMaximum": 3},
+         [-2, 2, 0], [-3, 3, 4, -4]),
+        ("kw_draft4_exclusive", {"$schema": draft4, "type": "number", "minimum": 1, "exclusiveMinimum": True,
+                                 "maximum": 2, "exclusiveMaximum": True},
+         [1.5, 1.0001, 1.9], [1, 2, 2.0, 1.0, 0.5, 2.5]),
+        ("kw_price", {"type": "object", "properties": {
+            "price": {"type": "number", "exclusiveMinimum": 0, "maximum": 999.99},
+            "discount": {"type": "number", "minimum": 0, "maximum": 0.5},
+            "pack": {"type": "integer", "multipleOf": 6, "exclusiveMaximum": 100}},
+            "required": ["price"], "additionalProperties": False},
+         [{"price": 9.99}, {"price": 999.99, "discount": 0.5}, {"price": 0.01, "discount": 0, "pack": 96}],
+         [{"price": 0}, {"price": 1000}, {"price": 999.991}, {"price": 1, "discount": 0.51}, {"price": 1, "pack": 100},
+          {"price": 1, "pack": 97}, {"discount": 0.1}]),
+        ("kw_pattern_max_length", {"type": "string", "pattern": "^[a-z]+$", "maxLength": 5},
+         ["abc", "abcde", "a"], ["abcdef", "", "ABC", "ab1", 5]),
+        ("kw_pattern_length_redundant", {"type": "string", "pattern": "^[A-Z]{3}-[0-9]{4}$", "minLength": 8,
+                                         "maxLength": 8},
+         ["ABC-1234", "XYZ-0000"], ["AB-1234", "ABCD-1234", "ABC-123"]),
+        ("kw_pattern_length_search", {"type": "string", "pattern": "[0-9]", "minLength": 2, "maxLength": 4},
+         ["12", "1234", "007"], ["1", "12345", "ab", ""]),
+        ("kw_pattern_min_length", {"type": "string", "pattern": "^\\w+$", "minLength": 3},
+         ["abc", "a_b9", "abcdefghijklmnop"], ["ab", "a b c", "", "ab!"]),
+        ("kw_slug", {"type": "object", "properties": {
+            "slug": {"type": "string", "pattern": "^[a-z0-9-]+$", "minLength": 3, "maxLength": 12},
+            "code": {"type": "string", "pattern": "^[A-Z]{2}[0-9]{2}$", "maxLength": 10}},
+            "required": ["slug"], "additionalProperties": False},
+         [{"slug": "abc"}, {"slug": "my-post-12", "code": "AB12"}, {"slug": "abcdefghijkl"}],
+         [{"slug": "ab"}, {"slug": "abcdefghijklm"}, {"slug": "Abc"}, {"slug": "abc", "code": "AB123"}]),
+        ("kw_ipv4", {"type": "string", "format": "ipv4"},
+         ["192.168.0.1", "0.0.0.0", "255.255.255.255", "10.0.42.7"],
+         ["256.1.1.1", "1.2.3", "01.2.3.4", "1.2.3.4.5", "a.b.c.d", "1.2.3.256", ""]),
+        ("kw_ipv6", {"type": "string", "format": "ipv6"},
+         ["2001:db8:0:0:0:0:0:1", "::", "::1", "fe80::", "1:2:3:4:5:6:7::", "::ffff:0:1"],
+         ["2001:db8::1::", "12345::", ":::", "1:2:3:4:5:6:7:8:9", "g::1", "1.2.3.4"]),
+        ("kw_hostname", {"type": "string", "format": "hostname"},
+         ["example.com", "a-b.example.org", "localhost", "x1.y2.z3.example.net"],
+         ["-a.com", "a..com", "a_b.com", "a" * 70 + ".com", "ex ample.com", "a-.com", ""]),
+        ("kw_uri", {"type": "string", "format": "uri"},
+         ["https://example.com/a/b?x=1#frag", "http://localhost:8080/", "ftp://files.example.org",
+          "https://example.com/%20x/~u"],
+         ["example.com", "http://exa mple.com", "://x", "1http://a.com", "http://a.com/%zz", "/relative"]),
+        ("kw_uri_reference", {"type": "string", "format": "uri-reference"},
+         ["/path/to?q=1", "#top", "https://a.b/c", "/"],
+         ["a b", "%zz", "#a b", "/p q", "http://a.com/%g0"]),
+        ("kw_date_leap", {"type": "string", "format": "date"},
+         ["2024-02-29", "2000-02-29", "2023-02-28", "1996-02-29", "2024-12-31"],
+         ["2023-02-29", "1900-02-29", "2024-02-30", "2100-02-29", "2024-13-01"]),
+        ("kw_pattern_properties", {"type": "object", "properties": {
+            "x_count": {"type": "integer"}, "name": {"type": "string"}},
+            "patternProperties": {"^x_": {"minimum": 0, "maximum": 10}},
+            "required": ["x_count"], "additionalProperties": False},
+         [{"x_count": 5, "name": "a"}, {"x_count": 0}, {"x_count": 10}],
+         [{"x_count": 11}, {"x_count": -1}, {"name": "a"}, {"x_count": 5, "y": 1}]),
+        ("kw_pattern_properties_only", {"type": "object", "patternProperties": {"^[a-z]{1,8}$": {"type": "integer"}},
+                                        "additionalProperties": False},
+         [{"abc": 1, "b": 2}, {}, {"abcdefgh": -5}],
+         [{"ABC": 1}, {"abc": "x"}, {"abcdefghi": 1}, {"": 1}]),
+        ("kw_property_names", {"type": "object", "propertyNames": {"maxLength": 3},
+                               "additionalProperties": {"type": "boolean"}},
+         [{"a": True, "abc": False}, {}, {"xyz": True}],
+         [{"abcd": True}, {"a": 1}, {"abcdefgh": False}]),
+        ("kw_property_names_declared", {"type": "object", "properties": {
+            "id": {"type": "integer"}, "very_long_name": {"type": "string"}},
+            "propertyNames": {"pattern": "^[a-z]{1,4}$"}, "required": ["id"]},
+         [{"id": 1}, {"id": -20}],
+         [{"id": 1, "very_long_name": "x"}, {}, {"id": "1"}]),
+        ("kw_unique_single", {"type": "array", "items": {"type": "integer"}, "uniqueItems": True, "maxItems": 1},
+         [[], [3]], [[1, 1], [1, 2], ["a"]]),
+        ("kw_unique_enum", {"type": "array", "items": {"enum": ["red", "green", "blue"]}, "uniqueItems": True,
+                            "minItems": 1},
+         [["red"], ["blue", "red"], ["green", "blue", "red"]],
+         [["red", "red"], [], ["red", "green", "red"], ["pink"], ["blue", "green", "blue"]]),
+        ("kw_unique_boolean", {"type": "array", "items": {"type": "boolean"}, "uniqueItems": True},
+         [[], [True], [False, True]], [[True, True], [False, True, False], [1]]),
+        ("kw_unique_tags", {"type": "object", "properties": {
+            "tags": {"type": "array", "items": {"enum": ["a", "b", 1, None]}, "uniqueItems": True, "maxItems": 3}},
+            "required": ["tags"], "additionalProperties": False},
+         [{"tags": []}, {"tags": [1, "a", None]}, {"tags": [None]}],
+         [{"tags": [1, 1]}, {"tags": ["a", "b", 1, None]}, {"tags": [None, None]}, {"tags": ["a", "a"]}]),
+        ("kw_server_config", {"type": "object", "properties": {
+            "host": {"type": "string", "format": "hostname"}, "ip": {"type": "string", "format": "ipv4"},
+            "ip6": {"type": "string", "format": "ipv6"},
+            "port": {"type": "integer", "minimum": 1024, "maximum": 65535},
+            "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 30},
+            "batch": {"type": "integer", "multipleOf": 8, "minimum": 8, "maximum": 512},
+            "home": {"type": "string", "format": "uri"}},
+            "required": ["host", "port"], "additionalProperties": False},
+         [{"host": "api.example.com", "port": 8443}, {"host": "db1", "ip": "10.1.2.3", "port": 5432, "timeout_s": 2.5},
+          {"host": "x.org", "ip6": "::1", "port": 1024, "batch": 64, "home": "https://x.org/"}],
+         [{"host": "api.example.com", "port": 80}, {"host": "db1", "ip": "10.1.2.300", "port": 5432},
+          {"host": "x", "port": 2000, "timeout_s": 0}, {"host": "x", "port": 2000, "batch": 60},
+          {"host": "x", "port": 2000, "home": "not a uri"}, {"host": "-x", "port": 2000},
+          {"host": "x", "port": 2000, "timeout_s": 30.5}]),
+    ]
+
+
+def build_keywords():
+    out = []
+    for name, schema, valid, invalid in keyword_schemas():
+        v = [dump(x) for x in valid]
+        bad = [dump(x) for x in invalid]
+        for t in v:
+            if not is_valid(schema, t):
+                raise SystemExit("keyword corpus: %s: %s is not valid" % (name, t))
+        for t in bad:
+            if is_valid(schema, t):
+                raise SystemExit("keyword corpus: %s: %s is valid" % (name, t))
+        out.append({"name": name, "schema": schema, "valid": v, "invalid": bad})
+    return out
+
+
 def build():
     rng = random.Random(20261202)
     corpus = []
@@ -465,7 +633,7 @@ def build():
             if len(valid) >= 4 and len(invalid) >= 6:
                 break
         corpus.append({"name": name, "schema": schema, "valid": valid, "invalid": invalid})
-    return corpus
+    return corpus + build_keywords()
 
 
 def check(corpus):

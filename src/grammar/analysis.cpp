@@ -6,26 +6,45 @@
 
 namespace glass::grammar {
 
+// Worklists rather than repeated passes over the grammar: a chain of helper rules (x{0,100000} lowers
+// to 100000 nested optionals) would need a pass per link, each over every element.
 std::vector<bool> nullable_rules(const Grammar& g) {
-  std::vector<bool> nullable(g.rules.size(), false);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t r = 0; r < g.rules.size(); ++r) {
-      if (nullable[r]) continue;
-      for (const uint32_t a : g.rules[r].alts) {
-        bool all = true;
-        for (uint32_t i = a; g.elems[i].kind != ElemKind::End; ++i) {
-          const Elem& e = g.elems[i];
-          if (e.kind == ElemKind::Byte || !nullable[e.value]) {
-            all = false;
-            break;
-          }
-        }
-        if (all) {
-          nullable[r] = true;
-          changed = true;
+  const size_t n = g.rules.size();
+  std::vector<bool> nullable(n, false);
+  // Per alternative: the calls not yet known nullable (an alternative with a byte never is).
+  std::vector<uint32_t> rule_of_alt, waiting;
+  std::vector<std::vector<uint32_t>> users(n);  // rule -> alternatives calling it (once per call)
+  std::vector<uint32_t> ready;
+  for (uint32_t r = 0; r < n; ++r)
+    for (const uint32_t a : g.rules[r].alts) {
+      const auto alt = static_cast<uint32_t>(waiting.size());
+      uint32_t calls = 0;
+      bool has_byte = false;
+      for (uint32_t i = a; g.elems[i].kind != ElemKind::End; ++i) {
+        if (g.elems[i].kind == ElemKind::Byte) {
+          has_byte = true;
           break;
         }
+        ++calls;
+      }
+      rule_of_alt.push_back(r);
+      waiting.push_back(has_byte ? UINT32_MAX : calls);
+      if (has_byte) continue;
+      for (uint32_t i = a; g.elems[i].kind != ElemKind::End; ++i) users[g.elems[i].value].push_back(alt);
+      if (calls == 0 && !nullable[r]) {
+        nullable[r] = true;
+        ready.push_back(r);
+      }
+    }
+  while (!ready.empty()) {
+    const uint32_t x = ready.back();
+    ready.pop_back();
+    for (const uint32_t alt : users[x]) {
+      if (waiting[alt] == UINT32_MAX || --waiting[alt] != 0) continue;
+      const uint32_t r = rule_of_alt[alt];
+      if (!nullable[r]) {
+        nullable[r] = true;
+        ready.push_back(r);
       }
     }
   }
@@ -123,6 +142,27 @@ void unite(ByteSet& a, const ByteSet& b, bool& changed) {
   }
 }
 
+// Propagates sets along "set[from] is part of set[to]" edges until nothing changes, from a worklist:
+// a set changes at most 256 times, so the work is bounded by the edges, not by chain lengths.
+void propagate(std::vector<ByteSet>& sets, const std::vector<std::vector<uint32_t>>& into) {
+  std::vector<uint32_t> work(sets.size());
+  std::vector<bool> queued(sets.size(), true);
+  for (uint32_t r = 0; r < sets.size(); ++r) work[r] = r;
+  while (!work.empty()) {
+    const uint32_t x = work.back();
+    work.pop_back();
+    queued[x] = false;
+    for (const uint32_t to : into[x]) {
+      bool changed = false;
+      unite(sets[to], sets[x], changed);
+      if (changed && !queued[to]) {
+        queued[to] = true;
+        work.push_back(to);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 FirstFollow first_follow(const Grammar& g) {
@@ -138,46 +178,47 @@ FirstFollow first_follow(const Grammar& g) {
         ff.rule_of[i] = r;
         if (g.elems[i].kind == ElemKind::End) break;
       }
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (uint32_t r = 0; r < n; ++r)
-      for (const uint32_t a : g.rules[r].alts)
-        for (uint32_t i = a; g.elems[i].kind != ElemKind::End; ++i) {
-          const Elem& e = g.elems[i];
-          if (e.kind == ElemKind::Byte) {
-            unite(ff.first[r], g.sets[e.value], changed);
+  bool unused = false;
+  // FIRST: an alternative's bytes up to its first element that cannot be empty; first[x] flows into
+  // first[r] for every rule x in that prefix.
+  std::vector<std::vector<uint32_t>> into(n);
+  for (uint32_t r = 0; r < n; ++r)
+    for (const uint32_t a : g.rules[r].alts)
+      for (uint32_t i = a; g.elems[i].kind != ElemKind::End; ++i) {
+        const Elem& e = g.elems[i];
+        if (e.kind == ElemKind::Byte) {
+          unite(ff.first[r], g.sets[e.value], unused);
+          break;
+        }
+        into[e.value].push_back(r);
+        if (!ff.nullable[e.value]) break;
+      }
+  propagate(ff.first, into);
+  // FOLLOW: what may follow each call is the rest of its alternative's FIRST, and the caller's
+  // FOLLOW when the rest can be empty (follow[r] flows into follow[callee]).
+  for (auto& v : into) v.clear();
+  for (uint32_t r = 0; r < n; ++r)
+    for (const uint32_t a : g.rules[r].alts)
+      for (uint32_t i = a; g.elems[i].kind != ElemKind::End; ++i) {
+        const Elem& e = g.elems[i];
+        if (e.kind != ElemKind::Rule) continue;
+        bool rest_nullable = true;
+        for (uint32_t j = i + 1; g.elems[j].kind != ElemKind::End; ++j) {
+          const Elem& x = g.elems[j];
+          if (x.kind == ElemKind::Byte) {
+            unite(ff.follow[e.value], g.sets[x.value], unused);
+            rest_nullable = false;
             break;
           }
-          unite(ff.first[r], ff.first[e.value], changed);
-          if (!ff.nullable[e.value]) break;
-        }
-  }
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (uint32_t r = 0; r < n; ++r)
-      for (const uint32_t a : g.rules[r].alts)
-        for (uint32_t i = a; g.elems[i].kind != ElemKind::End; ++i) {
-          const Elem& e = g.elems[i];
-          if (e.kind != ElemKind::Rule) continue;
-          // What may follow the call: the rest of the alternative, and the caller's follow when
-          // the rest can be empty.
-          bool rest_nullable = true;
-          for (uint32_t j = i + 1; g.elems[j].kind != ElemKind::End; ++j) {
-            const Elem& x = g.elems[j];
-            if (x.kind == ElemKind::Byte) {
-              unite(ff.follow[e.value], g.sets[x.value], changed);
-              rest_nullable = false;
-              break;
-            }
-            unite(ff.follow[e.value], ff.first[x.value], changed);
-            if (!ff.nullable[x.value]) {
-              rest_nullable = false;
-              break;
-            }
+          unite(ff.follow[e.value], ff.first[x.value], unused);
+          if (!ff.nullable[x.value]) {
+            rest_nullable = false;
+            break;
           }
-          if (rest_nullable) unite(ff.follow[e.value], ff.follow[r], changed);
         }
-  }
+        if (rest_nullable) into[r].push_back(e.value);
+      }
+  propagate(ff.follow, into);
   return ff;
 }
 

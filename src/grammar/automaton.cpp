@@ -34,11 +34,18 @@ uint32_t Automaton::intern(uint32_t pos, uint32_t parent) {
 }
 
 void Automaton::expand() {
+  size_t expanded = 0;
   while (!work_.empty()) {
     const uint32_t n = work_.back();
     work_.pop_back();
     if (stamp_[n] == epoch_) continue;
     stamp_[n] = epoch_;
+    if (++expanded > kMaxClosure) {  // ir.h: exponentially many stacks through empty matches
+      overflowed_ = true;
+      work_.clear();
+      out_.clear();
+      return;
+    }
     if (n == kBottom) {
       out_.push_back(n);
       continue;

@@ -44,8 +44,8 @@ class Automaton {
   }
   uint32_t pos(uint32_t node) const { return nodes_[node].pos; }
   uint32_t parent(uint32_t node) const { return nodes_[node].parent; }
-  // A closure produced more than kMaxStacks stacks (an ambiguous grammar); the transition was
-  // made dead. Sticky until flush().
+  // A closure produced more than kMaxStacks stacks or expanded more than kMaxClosure nodes (an
+  // ambiguous grammar); the transition was made dead. Sticky until flush().
   bool overflowed() const { return overflowed_; }
   size_t n_states() const { return state_begin_.size() - 1; }
   size_t n_nodes() const { return nodes_.size(); }

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "grammar/analysis.h"
 #include "grammar/automaton.h"
 #include "grammar/matches_test_support.h"
 
@@ -149,6 +150,69 @@ TEST(Gbnf, AmbiguityBeyondTheStackBoundIsReported) {
   Automaton a(g);
   (void)a.start_state(g.start);
   EXPECT_TRUE(a.overflowed());
+}
+
+TEST(Gbnf, StacksThroughEmptyMatchesAreBounded) {
+  // r_i ::= r_{i+1} r_{i+1}: 2^30 distinct stacks through empty matches before the first byte, none of
+  // them a live top (the gbnf fuzz harness's hostile seeds). The closure stops at kMaxClosure nodes
+  // and reports the overflow instead of growing for minutes and gigabytes.
+  std::string chain = "root ::= r1 r1 \"x\"\n";
+  for (int i = 1; i < 30; ++i)
+    chain += std::string("r") + std::to_string(i) + " ::= r" + std::to_string(i + 1) + " r" +
+             std::to_string(i + 1) + "\n";
+  chain += "r30 ::= \"\"\n";
+  const Grammar g = compile(chain);
+  Automaton a(g);
+  (void)a.start_state(g.start);
+  EXPECT_TRUE(a.overflowed());
+  EXPECT_LE(a.n_nodes(), kMaxClosure * 4);
+  // Ten levels (1024 stacks) are matched as usual.
+  std::string small = "root ::= r1 r1 \"x\"\n";
+  for (int i = 1; i < 10; ++i)
+    small += std::string("r") + std::to_string(i) + " ::= r" + std::to_string(i + 1) + " r" +
+             std::to_string(i + 1) + "\n";
+  small += "r10 ::= \"\" | \"a\"\n";
+  const Grammar h = compile(small);
+  EXPECT_TRUE(matches(h, "x"));
+  EXPECT_TRUE(matches(h, "aaax"));
+  EXPECT_FALSE(matches(h, "ax" + std::string(1, 'a')));
+}
+
+// x{0,100000} lowers to 100000 nested optional rules. Nullability, FIRST and FOLLOW were fixpoints of
+// whole passes over the grammar, one pass per link of such a chain: binding "[a-z]{0,100000}" to a
+// vocabulary took minutes (the gbnf fuzz harness's seed [a-z]{0,5000} timed out). Worklists make it
+// linear; the sets are what they were.
+TEST(Gbnf, LongRepetitionChainsAreAnalysedInOnePass) {
+  const Grammar g = compile("root ::= [a-z]{0,100000} \"!\"\n");
+  const FirstFollow ff = first_follow(g);
+  size_t helpers = 0, wrong = 0;
+  for (size_t r = 0; r < g.rules.size(); ++r) {
+    if (!g.rules[r].helper) continue;
+    ++helpers;
+    const bool ok = ff.nullable[r] && ff.first[r].has('a') && ff.first[r].has('z') && !ff.first[r].has('!') &&
+                    ff.follow[r].has('!') && !ff.follow[r].has('a');
+    wrong += ok ? 0 : 1;
+  }
+  EXPECT_GE(helpers, 1000u);
+  EXPECT_EQ(wrong, 0u);
+  const uint32_t root = g.root;
+  EXPECT_FALSE(ff.nullable[root]);
+  EXPECT_TRUE(ff.first[root].has('a') && ff.first[root].has('!'));
+  EXPECT_TRUE(ff.follow[root].empty());
+  EXPECT_TRUE(matches(g, std::string(1000, 'q') + "!"));
+  EXPECT_TRUE(matches(g, "!"));
+  EXPECT_FALSE(matches(g, "q!q"));
+  // Nullability through chains of calls: r1 ::= r2 r2, ..., r40 ::= "" | "a".
+  std::string chain = "root ::= r1 \"x\"\n";
+  for (int i = 1; i < 40; ++i)
+    chain += std::string("r") + std::to_string(i) + " ::= r" + std::to_string(i + 1) + " r" +
+             std::to_string(i + 1) + "\n";
+  chain += "r40 ::= \"\" | \"a\"\n";
+  auto c = compile_gbnf(chain);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const std::vector<bool> nullable = nullable_rules(*c);
+  for (size_t r = 0; r < c->rules.size(); ++r)
+    EXPECT_EQ(nullable[r], c->rules[r].name != "root") << c->rules[r].name;
 }
 
 }  // namespace

@@ -50,5 +50,9 @@ inline constexpr size_t kMaxElems = size_t{1} << 20;  // elements after lowering
 inline constexpr uint32_t kMaxRepeat = 100000;        // m and n in x{m,n}
 inline constexpr size_t kMaxNesting = 256;            // parentheses / brackets depth in GBNF
 inline constexpr size_t kMaxStacks = 4096;            // live parse stacks of one matcher state
+// Stack nodes one closure may expand. Rules that call nullable rules twice in a row (r0 ::= r1 r1,
+// r1 ::= r2 r2, ..., rN ::= "") reach 2^N distinct stacks through empty matches alone, none of
+// them a live top, so kMaxStacks alone does not bound the work; 16 per live stack does.
+inline constexpr size_t kMaxClosure = 16 * kMaxStacks;
 
 }  // namespace glass::grammar

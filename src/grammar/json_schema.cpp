@@ -1,27 +1,29 @@
-// The JSON Schema converter: one visit per schema node, returning a GBNF expression (usually a
-// rule name); rules are deduplicated by body, so equal sub-schemas share one rule (and one set of
-// mask tables). Errors carry the JSON path of the node at fault.
+// The JSON Schema converter's core (json_schema_converter.h): the primitive rules, the visit of one
+// schema node, $ref / allOf merging, anyOf / oneOf, enum / const; strings, numbers, objects and
+// arrays have files of their own. Errors carry the JSON path of the node at fault.
 #include "grammar/json_schema.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 
+#include "core/json_depth.h"
 #include "grammar/bound.h"
 #include "grammar/gbnf.h"
+#include "grammar/json_schema_converter.h"
 #include "grammar/json_schema_numbers.h"
+#include "grammar/json_schema_strings.h"
 #include "grammar/matcher.h"
 #include "grammar/regex.h"
 
 namespace glass::grammar {
-namespace {
-
-using json = nlohmann::ordered_json;
+namespace schema_detail {
 
 // The primitive rules, emitted when used. Whitespace only after { [ , : and at most one line
 // break with a bounded indent, so a model cannot stall in whitespace forever.
@@ -41,13 +43,35 @@ const std::map<std::string, std::string>& primitives() {
       {"object", R"("{" ws ( member ( "," ws member )* )? "}")"},
       {"member", R"(string ":" ws value)"},
       {"array", R"("[" ws ( value ( "," ws value )* )? "]")"},
-      // RFC 3339 / ISO 8601 pieces; February stops at 28 (29 would need the year's leap rule).
+      // RFC 3339 / ISO 8601 pieces; February 29 only in leap years (divisible by 4, and centuries
+      // only when divisible by 400).
       {"date",
-       R"([1-9] [0-9]{3} "-" ( ("0" [13578] | "1" [02]) "-" ("0" [1-9] | [12] [0-9] | "3" [01]) | ("0" [469] | "11") "-" ("0" [1-9] | [12] [0-9] | "30") | "02" "-" ("0" [1-9] | "1" [0-9] | "2" [0-8]) ))"},
+       R"([1-9] [0-9]{3} "-" ( ("0" [13578] | "1" [02]) "-" ("0" [1-9] | [12] [0-9] | "3" [01]) | ("0" [469] | "11") "-" ("0" [1-9] | [12] [0-9] | "30") | "02" "-" ("0" [1-9] | "1" [0-9] | "2" [0-8]) ) | leap-year "-02-29")"},
+      {"leap-year",
+       R"([1-9] [0-9] ("0" [48] | [2468] [048] | [13579] [26]) | ([2468] [048] | [13579] [26]) "00")"},
       {"time",
        R"(([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9] ":" [0-5] [0-9] ("." [0-9]{1,6})? ("Z" | [+-] ([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9]))"},
       {"uuid",
        R"([0-9a-fA-F]{8} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{12})"},
+      // Dotted quads without leading zeros.
+      {"ipv4", R"(ipv4-octet "." ipv4-octet "." ipv4-octet "." ipv4-octet)"},
+      {"ipv4-octet", R"("25" [0-5] | "2" [0-4] [0-9] | "1" [0-9] [0-9] | [1-9] [0-9] | [0-9])"},
+      // Eight groups, or "::" with at most seven groups after it or before it (a subset).
+      {"ipv6",
+       R"(ipv6-h16 (":" ipv6-h16){7} | "::" (ipv6-h16 (":" ipv6-h16){0,6})? | ipv6-h16 (":" ipv6-h16){0,6} "::")"},
+      {"ipv6-h16", R"([0-9a-fA-F]{1,4})"},
+      // RFC 1123 labels of at most 32 characters, at most five (164 characters in all, within 253);
+      // the last label starts with a letter (no all-numeric top-level label).
+      {"hostname", R"((host-label "."){0,4} [a-zA-Z] ([a-zA-Z0-9-]{0,30} [a-zA-Z0-9])?)"},
+      {"host-label", R"([a-zA-Z0-9] ([a-zA-Z0-9-]{0,30} [a-zA-Z0-9])?)"},
+      // RFC 3986 subset: scheme "://" reg-name (unreserved characters) [":" port], then path
+      // segments, query and fragment of pchar (unreserved, sub-delims, ':', '@', %HH).
+      {"uri", R"(uri-scheme "://" [a-zA-Z0-9._~-]{1,64} (":" [0-9]{1,5})? ("/" uri-pchar*)* uri-tail)"},
+      {"uri-scheme", R"([a-zA-Z] [a-zA-Z0-9+.-]{0,15})"},
+      {"uri-pchar", R"([a-zA-Z0-9._~!$&'()*+,;=:@-] | "%" [0-9a-fA-F] [0-9a-fA-F])"},
+      {"uri-tail", R"(("?" (uri-pchar | [/?])*)? ("#" (uri-pchar | [/?])*)?)"},
+      // A URI, or a relative reference: an absolute path ("/" not followed by "/"), or a fragment.
+      {"uri-reference", R"(uri | "/" (uri-pchar+ ("/" uri-pchar*)*)? uri-tail | "#" (uri-pchar | [/?])*)"},
       {"email",
        R"([a-zA-Z0-9_+-]{1,32} ("." [a-zA-Z0-9_+-]{1,32}){0,3} "@" [a-zA-Z0-9] [a-zA-Z0-9-]{0,30} ("." [a-zA-Z]{2,10}){1,3})"},
   };
@@ -62,6 +86,13 @@ const std::map<std::string, std::vector<std::string>>& primitive_deps() {
       {"object", {"ws", "member"}},
       {"member", {"string", "ws", "value"}},
       {"array", {"ws", "value"}},
+      {"date", {"leap-year"}},
+      {"ipv4", {"ipv4-octet"}},
+      {"ipv6", {"ipv6-h16"}},
+      {"hostname", {"host-label"}},
+      {"uri", {"uri-scheme", "uri-pchar", "uri-tail"}},
+      {"uri-tail", {"uri-pchar"}},
+      {"uri-reference", {"uri", "uri-pchar", "uri-tail"}},
   };
   return d;
 }
@@ -90,9 +121,12 @@ const std::set<std::string>& supported() {
                                           "maximum",
                                           "exclusiveMinimum",
                                           "exclusiveMaximum",
+                                          "multipleOf",
                                           "properties",
                                           "required",
                                           "additionalProperties",
+                                          "patternProperties",
+                                          "propertyNames",
                                           "items",
                                           "prefixItems",
                                           "minItems",
@@ -113,598 +147,416 @@ std::string type_of(const json& v) {
   return "object";
 }
 
-class Converter {
- public:
-  explicit Converter(const json& root) : root_(root) {}
+// The most visits and merges one conversion may take (Converter::step): one per schema node and
+// allOf part for a schema without shared references, so real schemas stay far below it (every schema
+// of tests/grammar/schema_corpus.jsonl converts within it, corpus_test.cpp).
+constexpr size_t kMaxSteps = 50000;
+// JSON nesting of a schema's text: two levels per schema level through properties.
+constexpr size_t kMaxSchemaJsonDepth = 300;
+Result<std::string> Converter::run() {
+  auto r = visit(root_, "#");
+  if (!r) return r.error();
+  std::string out = "root ::= " + *r + "\n";
+  for (const auto& name : order_) out += name + " ::= " + rules_[name] + "\n";
+  for (const auto& name : prims_) out += name + " ::= " + primitives().at(name) + "\n";
+  return out;
+}
 
-  Result<std::string> run() {
-    auto r = visit(root_, "#");
-    if (!r) return r.error();
-    std::string out = "root ::= " + *r + "\n";
-    for (const auto& name : order_) out += name + " ::= " + rules_[name] + "\n";
-    for (const auto& name : prims_) out += name + " ::= " + primitives().at(name) + "\n";
-    return out;
+Error Converter::fail(const std::string& path, const std::string& what) const {
+  return make_error(ErrorCode::Unsupported, fmt::format("json schema: at {}: {}", path, what));
+}
+
+std::string Converter::use(const std::string& prim) {
+  if (prims_.insert(prim).second)
+    if (auto it = primitive_deps().find(prim); it != primitive_deps().end())
+      for (const auto& d : it->second) use(d);
+  return prim;
+}
+
+std::string Converter::rule(const std::string& hint, const std::string& body) {
+  if (auto it = by_body_.find(body); it != by_body_.end()) return it->second;
+  std::string base;
+  for (const char c : hint) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
+  if (base.empty() || !std::isalpha(static_cast<unsigned char>(base[0]))) base = "r" + base;
+  if (base.size() > 40) base.resize(40);
+  std::string name = base;
+  for (int i = 2; rules_.count(name) || primitives().count(name) || name == "root"; ++i)
+    name = fmt::format("{}-{}", base, i);
+  rules_[name] = body;
+  order_.push_back(name);
+  by_body_[body] = name;
+  return name;
+}
+
+std::string Converter::alt(const std::vector<std::string>& xs) {
+  if (xs.size() == 1) return xs[0];
+  std::string out = "(";
+  for (size_t i = 0; i < xs.size(); ++i) out += (i ? " | " : "") + xs[i];
+  return out + ")";
+}
+
+Result<json> Converter::resolve(const std::string& ref, const std::string& path) const {
+  if (ref.empty() || ref[0] != '#')
+    return fail(path, fmt::format("$ref '{}' is not local (only '#...' references are supported)", ref));
+  try {
+    const json::json_pointer ptr(ref.substr(1));
+    if (!root_.contains(ptr)) return fail(path, fmt::format("$ref '{}' names nothing in the schema", ref));
+    return root_.at(ptr);
+  } catch (const std::exception&) {
+    return fail(path, fmt::format("$ref '{}' is not a JSON pointer", ref));
   }
+}
 
- private:
-  Error fail(const std::string& path, const std::string& what) const {
-    return make_error(ErrorCode::Unsupported, fmt::format("json schema: at {}: {}", path, what));
+Status Converter::step(const std::string& path) const {
+  if (++steps_ <= kMaxSteps) return {};
+  return fail(path, fmt::format("the schema expands to more than {} sub-schemas ($ref / allOf / anyOf "
+                                "used inside each other)",
+                                kMaxSteps));
+}
+
+Result<json> Converter::flatten(const json& s, const std::string& path, int depth) const {
+  if (depth > 32) return fail(path, "allOf / $ref nested too deeply to merge");
+  if (Status st = step(path); !st) return st.error();
+  if (!s.is_object()) return s;
+  json base = s;
+  std::vector<json> parts;
+  if (base.contains("allOf")) {
+    if (!base["allOf"].is_array() || base["allOf"].empty())
+      return fail(path, "allOf must be a non-empty array");
+    for (const auto& p : base["allOf"]) parts.push_back(p);
+    base.erase("allOf");
   }
-
-  std::string use(const std::string& prim) {
-    if (prims_.insert(prim).second)
-      if (auto it = primitive_deps().find(prim); it != primitive_deps().end())
-        for (const auto& d : it->second) use(d);
-    return prim;
+  if (base.contains("$ref") && (!parts.empty() || has_assertions(base, "$ref"))) {
+    auto t = resolve(base["$ref"].get<std::string>(), path);
+    if (!t) return t.error();
+    parts.push_back(*t);
+    base.erase("$ref");
   }
+  for (json p : parts) {
+    if (p.is_boolean()) {
+      if (!p.get<bool>()) return fail(path, "allOf holds the schema false (matches nothing)");
+      continue;
+    }
+    if (p.contains("$ref")) {
+      auto t = resolve(p["$ref"].get<std::string>(), path);
+      if (!t) return t.error();
+      json rest = p;
+      rest.erase("$ref");
+      json both = json::object();
+      both["allOf"] = json::array({*t, rest});
+      p = both;
+    }
+    auto f = flatten(p, path + "/allOf", depth + 1);
+    if (!f) return f.error();
+    auto m = merge(base, *f, path);
+    if (!m) return m.error();
+    base = std::move(*m);
+  }
+  return base;
+}
 
-  // A named rule for `body` (an existing one when the body is the same).
-  std::string rule(const std::string& hint, const std::string& body) {
-    if (auto it = by_body_.find(body); it != by_body_.end()) return it->second;
-    std::string base;
-    for (const char c : hint) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
-    if (base.empty() || !std::isalpha(static_cast<unsigned char>(base[0]))) base = "r" + base;
-    if (base.size() > 40) base.resize(40);
-    std::string name = base;
+bool Converter::has_assertions(const json& s, const std::string& except) {
+  for (const auto& [k, v] : s.items())
+    if (k != except && !annotations().count(k)) return true;
+  return false;
+}
+
+Result<json> Converter::merge(json a, const json& b, const std::string& path) const {
+  // additionalProperties: false in one part forbids the other part's extra members (it sees only
+  // its own part's properties), so merging would admit invalid objects: refuse instead.
+  for (const json* x : {static_cast<const json*>(&a), &b}) {
+    const json& y = x == &a ? b : static_cast<const json&>(a);
+    if (x->contains("additionalProperties") && (*x)["additionalProperties"] != true &&
+        y.contains("properties") && y["properties"].is_object())
+      for (const auto& [k, unused] : y["properties"].items())
+        if (!x->contains("properties") || !(*x)["properties"].contains(k))
+          return fail(path, fmt::format("allOf: property '{}' of one part is not allowed by another part's "
+                                        "additionalProperties",
+                                        k));
+  }
+  for (const auto& [k, v] : b.items()) {
+    if (annotations().count(k)) continue;
+    if (!a.contains(k)) {
+      a[k] = v;
+      continue;
+    }
+    json& x = a[k];
+    if (x == v) continue;
+    if (k == "properties" && x.is_object() && v.is_object()) {
+      for (const auto& [pk, pv] : v.items())
+        if (!x.contains(pk))
+          x[pk] = pv;
+        else if (x[pk] != pv)
+          x[pk] = json{{"allOf", json::array({x[pk], pv})}};
+    } else if (k == "required" && x.is_array() && v.is_array()) {
+      for (const auto& r : v)
+        if (std::find(x.begin(), x.end(), r) == x.end()) x.push_back(r);
+    } else if (k == "type") {
+      // integer is the part of number that is whole: their intersection is integer.
+      auto set_of = [](const json& t) {
+        std::set<std::string> out;
+        if (t.is_string()) out.insert(t.get<std::string>());
+        if (t.is_array())
+          for (const auto& e : t)
+            if (e.is_string()) out.insert(e.get<std::string>());
+        return out;
+      };
+      const std::set<std::string> sa = set_of(x), sb = set_of(v);
+      std::set<std::string> both;
+      for (const auto& t : sa) {
+        if (sb.count(t)) both.insert(t);
+        if (t == "number" && sb.count("integer")) both.insert("integer");
+        if (t == "integer" && sb.count("number")) both.insert("integer");
+      }
+      if (both.empty()) return fail(path, "allOf: the parts' types do not intersect");
+      x = json(std::vector<std::string>(both.begin(), both.end()));
+    } else if ((k == "minLength" || k == "minItems" || k == "minimum") && x.is_number() && v.is_number()) {
+      if (v > x) x = v;
+    } else if ((k == "maxLength" || k == "maxItems" || k == "maximum") && x.is_number() && v.is_number()) {
+      if (v < x) x = v;
+    } else {
+      return fail(path, fmt::format("allOf: keyword '{}' differs between the parts and cannot be merged", k));
+    }
+  }
+  return a;
+}
+
+Result<std::string> Converter::visit(const json& s0, const std::string& path, int depth) {
+  if (depth > 128) return fail(path, "schema nested more than 128 levels deep");
+  if (Status st = step(path); !st) return st.error();
+  if (s0.is_boolean()) {
+    if (s0.get<bool>()) return use("value");
+    return fail(path, "the schema false matches nothing");
+  }
+  if (!s0.is_object()) return fail(path, "a schema must be an object or a boolean");
+  // A lone $ref (with annotations) becomes a rule of its own, so recursive schemas terminate.
+  if (s0.contains("$ref") && !s0.contains("allOf") && !has_assertions(s0, "$ref")) {
+    if (!s0["$ref"].is_string()) return fail(path, "$ref must be a string");
+    const std::string ref = s0["$ref"].get<std::string>();
+    if (auto it = ref_rules_.find(ref); it != ref_rules_.end()) return it->second;
+    auto target = resolve(ref, path);
+    if (!target) return target.error();
+    std::string hint = ref.substr(ref.find_last_of('/') + 1);
+    std::string name;
+    for (const char c : hint) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
+    if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0]))) name = "ref-" + name;
+    if (name.size() > 40) name.resize(40);
+    const std::string base = name;
     for (int i = 2; rules_.count(name) || primitives().count(name) || name == "root"; ++i)
       name = fmt::format("{}-{}", base, i);
-    rules_[name] = body;
+    ref_rules_[ref] = name;
+    rules_[name] = "";  // reserved: the body comes after the target is visited
     order_.push_back(name);
-    by_body_[body] = name;
+    auto body = visit(*target, ref, depth + 1);
+    if (!body) return body.error();
+    rules_[name] = *body;
     return name;
   }
+  auto flat = flatten(s0, path);
+  if (!flat) return flat.error();
+  const json& s = *flat;
+  if (!s.is_object()) return visit(s, path, depth + 1);
+  for (const auto& [k, v] : s.items())
+    if (!annotations().count(k) && !supported().count(k))
+      return fail(path, fmt::format("keyword '{}' is not supported", k));
 
-  static std::string alt(const std::vector<std::string>& xs) {
-    if (xs.size() == 1) return xs[0];
-    std::string out = "(";
-    for (size_t i = 0; i < xs.size(); ++i) out += (i ? " | " : "") + xs[i];
-    return out + ")";
-  }
-
-  Result<json> resolve(const std::string& ref, const std::string& path) const {
-    if (ref.empty() || ref[0] != '#')
-      return fail(path, fmt::format("$ref '{}' is not local (only '#...' references are supported)", ref));
-    try {
-      const json::json_pointer ptr(ref.substr(1));
-      if (!root_.contains(ptr)) return fail(path, fmt::format("$ref '{}' names nothing in the schema", ref));
-      return root_.at(ptr);
-    } catch (const std::exception&) {
-      return fail(path, fmt::format("$ref '{}' is not a JSON pointer", ref));
-    }
-  }
-
-  // Schema `s` with allOf parts (and a $ref among siblings) merged into one object.
-  Result<json> flatten(const json& s, const std::string& path, int depth = 0) const {
-    if (depth > 32) return fail(path, "allOf / $ref nested too deeply to merge");
-    if (!s.is_object()) return s;
-    json base = s;
-    std::vector<json> parts;
-    if (base.contains("allOf")) {
-      if (!base["allOf"].is_array() || base["allOf"].empty())
-        return fail(path, "allOf must be a non-empty array");
-      for (const auto& p : base["allOf"]) parts.push_back(p);
-      base.erase("allOf");
-    }
-    if (base.contains("$ref") && (!parts.empty() || has_assertions(base, "$ref"))) {
-      auto t = resolve(base["$ref"].get<std::string>(), path);
-      if (!t) return t.error();
-      parts.push_back(*t);
-      base.erase("$ref");
-    }
-    for (json p : parts) {
-      if (p.is_boolean()) {
-        if (!p.get<bool>()) return fail(path, "allOf holds the schema false (matches nothing)");
-        continue;
-      }
-      if (p.contains("$ref")) {
-        auto t = resolve(p["$ref"].get<std::string>(), path);
-        if (!t) return t.error();
-        json rest = p;
-        rest.erase("$ref");
-        json both = json::object();
-        both["allOf"] = json::array({*t, rest});
-        p = both;
-      }
-      auto f = flatten(p, path + "/allOf", depth + 1);
-      if (!f) return f.error();
-      auto m = merge(base, *f, path);
-      if (!m) return m.error();
-      base = std::move(*m);
-    }
-    return base;
-  }
-
-  static bool has_assertions(const json& s, const std::string& except) {
-    for (const auto& [k, v] : s.items())
-      if (k != except && !annotations().count(k)) return true;
-    return false;
-  }
-
-  Result<json> merge(json a, const json& b, const std::string& path) const {
-    // additionalProperties: false in one part forbids the other part's extra members (it sees only
-    // its own part's properties), so merging would admit invalid objects: refuse instead.
-    for (const json* x : {static_cast<const json*>(&a), &b}) {
-      const json& y = x == &a ? b : static_cast<const json&>(a);
-      if (x->contains("additionalProperties") && (*x)["additionalProperties"] != true &&
-          y.contains("properties") && y["properties"].is_object())
-        for (const auto& [k, unused] : y["properties"].items())
-          if (!x->contains("properties") || !(*x)["properties"].contains(k))
-            return fail(path, fmt::format("allOf: property '{}' of one part is not allowed by another part's "
-                                          "additionalProperties",
-                                          k));
-    }
-    for (const auto& [k, v] : b.items()) {
-      if (annotations().count(k)) continue;
-      if (!a.contains(k)) {
-        a[k] = v;
-        continue;
-      }
-      json& x = a[k];
-      if (x == v) continue;
-      if (k == "properties" && x.is_object() && v.is_object()) {
-        for (const auto& [pk, pv] : v.items())
-          if (!x.contains(pk))
-            x[pk] = pv;
-          else if (x[pk] != pv)
-            x[pk] = json{{"allOf", json::array({x[pk], pv})}};
-      } else if (k == "required" && x.is_array() && v.is_array()) {
-        for (const auto& r : v)
-          if (std::find(x.begin(), x.end(), r) == x.end()) x.push_back(r);
-      } else if (k == "type") {
-        // integer is the part of number that is whole: their intersection is integer.
-        auto set_of = [](const json& t) {
-          std::set<std::string> out;
-          if (t.is_string()) out.insert(t.get<std::string>());
-          if (t.is_array())
-            for (const auto& e : t)
-              if (e.is_string()) out.insert(e.get<std::string>());
-          return out;
-        };
-        const std::set<std::string> sa = set_of(x), sb = set_of(v);
-        std::set<std::string> both;
-        for (const auto& t : sa) {
-          if (sb.count(t)) both.insert(t);
-          if (t == "number" && sb.count("integer")) both.insert("integer");
-          if (t == "integer" && sb.count("number")) both.insert("integer");
-        }
-        if (both.empty()) return fail(path, "allOf: the parts' types do not intersect");
-        x = json(std::vector<std::string>(both.begin(), both.end()));
-      } else if ((k == "minLength" || k == "minItems" || k == "minimum") && x.is_number() && v.is_number()) {
-        if (v > x) x = v;
-      } else if ((k == "maxLength" || k == "maxItems" || k == "maximum") && x.is_number() && v.is_number()) {
-        if (v < x) x = v;
-      } else {
-        return fail(path,
-                    fmt::format("allOf: keyword '{}' differs between the parts and cannot be merged", k));
-      }
-    }
-    return a;
-  }
-
-  Result<std::string> visit(const json& s0, const std::string& path, int depth = 0) {
-    if (depth > 128) return fail(path, "schema nested more than 128 levels deep");
-    if (s0.is_boolean()) {
-      if (s0.get<bool>()) return use("value");
-      return fail(path, "the schema false matches nothing");
-    }
-    if (!s0.is_object()) return fail(path, "a schema must be an object or a boolean");
-    // A lone $ref (with annotations) becomes a rule of its own, so recursive schemas terminate.
-    if (s0.contains("$ref") && !s0.contains("allOf") && !has_assertions(s0, "$ref")) {
-      if (!s0["$ref"].is_string()) return fail(path, "$ref must be a string");
-      const std::string ref = s0["$ref"].get<std::string>();
-      if (auto it = ref_rules_.find(ref); it != ref_rules_.end()) return it->second;
-      auto target = resolve(ref, path);
-      if (!target) return target.error();
-      std::string hint = ref.substr(ref.find_last_of('/') + 1);
-      std::string name;
-      for (const char c : hint) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
-      if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0]))) name = "ref-" + name;
-      if (name.size() > 40) name.resize(40);
-      const std::string base = name;
-      for (int i = 2; rules_.count(name) || primitives().count(name) || name == "root"; ++i)
-        name = fmt::format("{}-{}", base, i);
-      ref_rules_[ref] = name;
-      rules_[name] = "";  // reserved: the body comes after the target is visited
-      order_.push_back(name);
-      auto body = visit(*target, ref, depth + 1);
-      if (!body) return body.error();
-      rules_[name] = *body;
-      return name;
-    }
-    auto flat = flatten(s0, path);
-    if (!flat) return flat.error();
-    const json& s = *flat;
-    if (!s.is_object()) return visit(s, path, depth + 1);
-    for (const auto& [k, v] : s.items())
-      if (!annotations().count(k) && !supported().count(k))
-        return fail(path, fmt::format("keyword '{}' is not supported", k));
-
-    for (const char* comb : {"anyOf", "oneOf"}) {
-      if (!s.contains(comb)) continue;
-      if (s.contains(comb == std::string("anyOf") ? "oneOf" : "anyOf"))
-        return fail(path, "anyOf together with oneOf is not supported");
-      const json& branches = s[comb];
-      if (!branches.is_array() || branches.empty())
-        return fail(path, fmt::format("{} must be a non-empty array", comb));
-      json siblings = s;
-      siblings.erase(comb);
-      std::vector<std::string> alts;
-      std::vector<json> flats;
-      for (size_t i = 0; i < branches.size(); ++i) {
-        const std::string bpath = fmt::format("{}/{}/{}", path, comb, i);
-        json b = branches[i];
-        if (b.is_boolean()) {
-          if (!b.get<bool>()) continue;
-          b = json::object();
-        }
-        json both = json::object();
-        if (has_assertions(siblings, "")) {
-          both["allOf"] = json::array({siblings, b});
-        } else {
-          both = b;
-        }
-        auto f = flatten(both, bpath);
-        if (!f) return f.error();
-        flats.push_back(*f);
-        auto e = visit(*f, bpath, depth + 1);
-        if (!e) return e.error();
-        alts.push_back(*e);
-      }
-      if (alts.empty()) return fail(path, fmt::format("every {} branch is false", comb));
-      if (comb == std::string("oneOf"))
-        if (auto st = check_disjoint(flats, path); !st) return st.error();
-      return alt(alts);
-    }
-
-    if (s.contains("const")) return literal_values({s["const"]}, s, path);
-    if (s.contains("enum")) {
-      if (!s["enum"].is_array() || s["enum"].empty()) return fail(path, "enum must be a non-empty array");
-      return literal_values(std::vector<json>(s["enum"].begin(), s["enum"].end()), s, path);
-    }
-
-    std::vector<std::string> types;
-    if (s.contains("type")) {
-      const json& t = s["type"];
-      if (t.is_string())
-        types.push_back(t.get<std::string>());
-      else if (t.is_array())
-        for (const auto& e : t) {
-          if (!e.is_string()) return fail(path, "type must be a string or an array of strings");
-          types.push_back(e.get<std::string>());
-        }
-      else
-        return fail(path, "type must be a string or an array of strings");
-      if (s.value("nullable", false) && std::find(types.begin(), types.end(), "null") == types.end())
-        types.push_back("null");
-    } else {
-      // No type: every type is valid; generate those the keywords describe (or any value).
-      auto any_of = [&](std::initializer_list<const char*> ks) {
-        for (const char* k : ks)
-          if (s.contains(k)) return true;
-        return false;
-      };
-      if (any_of({"properties", "required", "additionalProperties"})) types.push_back("object");
-      if (any_of({"items", "prefixItems", "minItems", "maxItems", "additionalItems"}))
-        types.push_back("array");
-      if (any_of({"minLength", "maxLength", "pattern", "format"})) types.push_back("string");
-      if (any_of({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})) types.push_back("number");
-      if (types.empty()) return use("value");
-    }
+  for (const char* comb : {"anyOf", "oneOf"}) {
+    if (!s.contains(comb)) continue;
+    if (s.contains(comb == std::string("anyOf") ? "oneOf" : "anyOf"))
+      return fail(path, "anyOf together with oneOf is not supported");
+    const json& branches = s[comb];
+    if (!branches.is_array() || branches.empty())
+      return fail(path, fmt::format("{} must be a non-empty array", comb));
+    json siblings = s;
+    siblings.erase(comb);
     std::vector<std::string> alts;
-    for (const std::string& t : types) {
-      Result<std::string> e = std::string();
-      if (t == "string")
-        e = string_schema(s, path);
-      else if (t == "integer")
-        e = number_schema(s, path, true);
-      else if (t == "number")
-        e = number_schema(s, path, false);
-      else if (t == "boolean")
-        e = use("boolean");
-      else if (t == "null")
-        e = use("null");
-      else if (t == "object")
-        e = object_schema(s, path, depth);
-      else if (t == "array")
-        e = array_schema(s, path, depth);
-      else
-        return fail(path, fmt::format("unknown type '{}'", t));
+    std::vector<json> flats;
+    for (size_t i = 0; i < branches.size(); ++i) {
+      const std::string bpath = fmt::format("{}/{}/{}", path, comb, i);
+      json b = branches[i];
+      if (b.is_boolean()) {
+        if (!b.get<bool>()) continue;
+        b = json::object();
+      }
+      json both = json::object();
+      if (has_assertions(siblings, "")) {
+        both["allOf"] = json::array({siblings, b});
+      } else {
+        both = b;
+      }
+      auto f = flatten(both, bpath);
+      if (!f) return f.error();
+      flats.push_back(*f);
+      auto e = visit(*f, bpath, depth + 1);
       if (!e) return e.error();
       alts.push_back(*e);
     }
+    if (alts.empty()) return fail(path, fmt::format("every {} branch is false", comb));
+    if (comb == std::string("oneOf"))
+      if (auto st = check_disjoint(flats, path); !st) return st.error();
     return alt(alts);
   }
 
-  // const / enum: the values as literals (compact JSON), keeping those of the sibling type.
-  Result<std::string> literal_values(const std::vector<json>& values, const json& s,
-                                     const std::string& path) {
-    for (const auto& [k, v] : s.items())
-      if (k != "enum" && k != "const" && k != "type" && !annotations().count(k))
-        return fail(path, fmt::format("keyword '{}' next to enum/const is not supported", k));
-    std::set<std::string> types;
-    if (s.contains("type")) {
-      if (s["type"].is_string()) types.insert(s["type"].get<std::string>());
-      if (s["type"].is_array())
-        for (const auto& t : s["type"])
-          if (t.is_string()) types.insert(t.get<std::string>());
-    }
-    std::vector<std::string> alts;
-    for (const json& v : values) {
-      const std::string t = type_of(v);
-      if (!types.empty() && !types.count(t) && !(t == "integer" && types.count("number"))) continue;
-      alts.push_back(gbnf_literal(v.dump(-1, ' ', false, json::error_handler_t::strict)));
-    }
-    if (alts.empty()) return fail(path, "no enum/const value has the schema's type");
-    return alt(alts);
+  if (s.contains("const")) return literal_values({s["const"]}, s, path);
+  if (s.contains("enum")) {
+    if (!s["enum"].is_array() || s["enum"].empty()) return fail(path, "enum must be a non-empty array");
+    return literal_values(std::vector<json>(s["enum"].begin(), s["enum"].end()), s, path);
   }
 
-  Status check_disjoint(const std::vector<json>& branches, const std::string& path) const {
-    // Distinct JSON types per branch, or distinct constants, or objects told apart by a required
-    // property with distinct const values.
-    auto types_of = [](const json& b) {
-      std::set<std::string> t;
-      if (b.contains("const")) {
-        t.insert(type_of(b["const"]));
-      } else if (b.contains("enum") && b["enum"].is_array()) {
-        for (const auto& v : b["enum"]) t.insert(type_of(v));
-      } else if (b.contains("type")) {
-        if (b["type"].is_string()) t.insert(b["type"].get<std::string>());
-        if (b["type"].is_array())
-          for (const auto& x : b["type"]) t.insert(x.get<std::string>());
-      } else {
-        t.insert("*");
+  std::vector<std::string> types;
+  if (s.contains("type")) {
+    const json& t = s["type"];
+    if (t.is_string())
+      types.push_back(t.get<std::string>());
+    else if (t.is_array())
+      for (const auto& e : t) {
+        if (!e.is_string()) return fail(path, "type must be a string or an array of strings");
+        types.push_back(e.get<std::string>());
       }
-      if (t.count("number")) t.insert("integer");
-      return t;
+    else
+      return fail(path, "type must be a string or an array of strings");
+    if (s.value("nullable", false) && std::find(types.begin(), types.end(), "null") == types.end())
+      types.push_back("null");
+  } else {
+    // No type: every type is valid; generate those the keywords describe (or any value).
+    auto any_of = [&](std::initializer_list<const char*> ks) {
+      for (const char* k : ks)
+        if (s.contains(k)) return true;
+      return false;
     };
-    bool types_ok = true;
-    std::set<std::string> seen;
-    for (const auto& b : branches)
-      for (const auto& t : types_of(b)) {
-        if (t == "*" || !seen.insert(t).second) types_ok = false;
-      }
-    if (types_ok) return {};
-    bool consts_ok = true;
-    std::vector<json> values;
-    for (const auto& b : branches) {
-      if (b.contains("const"))
-        values.push_back(b["const"]);
-      else if (b.contains("enum") && b["enum"].is_array())
-        values.insert(values.end(), b["enum"].begin(), b["enum"].end());
-      else
-        consts_ok = false;
-    }
-    if (consts_ok) {
-      for (size_t i = 0; i < values.size(); ++i)
-        for (size_t j = i + 1; j < values.size(); ++j)
-          if (values[i] == values[j]) consts_ok = false;
-      if (consts_ok) return {};
-    }
-    // A discriminator: a property every branch requires with a const, all different.
-    if (branches[0].contains("properties") && branches[0]["properties"].is_object())
-      for (const auto& [key, unused] : branches[0]["properties"].items()) {
-        std::vector<json> tags;
-        for (const auto& b : branches) {
-          const bool req = b.contains("required") && b["required"].is_array() &&
-                           std::find(b["required"].begin(), b["required"].end(), key) != b["required"].end();
-          if (!req || !b.contains("properties") || !b["properties"].contains(key)) break;
-          const json& p = b["properties"][key];
-          if (!p.is_object() || !p.contains("const")) break;
-          tags.push_back(p["const"]);
-        }
-        if (tags.size() != branches.size()) continue;
-        bool distinct = true;
-        for (size_t i = 0; i < tags.size(); ++i)
-          for (size_t j = i + 1; j < tags.size(); ++j)
-            if (tags[i] == tags[j]) distinct = false;
-        if (distinct) return {};
-      }
-    return fail(path,
-                "oneOf whose branches may overlap is not supported (only disjoint types, distinct "
-                "constants or a const discriminator property); use anyOf if overlap is fine");
+    if (any_of({"properties", "required", "additionalProperties", "patternProperties", "propertyNames"}))
+      types.push_back("object");
+    if (any_of({"items", "prefixItems", "minItems", "maxItems", "additionalItems"})) types.push_back("array");
+    if (any_of({"minLength", "maxLength", "pattern", "format"})) types.push_back("string");
+    if (any_of({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}))
+      types.push_back("number");
+    if (types.empty()) return use("value");
   }
+  std::vector<std::string> alts;
+  for (const std::string& t : types) {
+    Result<std::string> e = std::string();
+    if (t == "string")
+      e = string_schema(s, path);
+    else if (t == "integer")
+      e = number_schema(s, path, true);
+    else if (t == "number")
+      e = number_schema(s, path, false);
+    else if (t == "boolean")
+      e = use("boolean");
+    else if (t == "null")
+      e = use("null");
+    else if (t == "object")
+      e = object_schema(s, path, depth);
+    else if (t == "array")
+      e = array_schema(s, path, depth);
+    else
+      return fail(path, fmt::format("unknown type '{}'", t));
+    if (!e) return e.error();
+    alts.push_back(*e);
+  }
+  return alt(alts);
+}
 
-  Result<std::string> string_schema(const json& s, const std::string& path) {
-    const bool has_len = s.contains("minLength") || s.contains("maxLength");
-    if (s.contains("format")) {
-      if (!s["format"].is_string()) return fail(path, "format must be a string");
-      const std::string f = s["format"].get<std::string>();
-      if (has_len || s.contains("pattern"))
-        return fail(path,
-                    fmt::format("format '{}' together with minLength/maxLength/pattern is not supported", f));
-      if (f == "date" || f == "time" || f == "uuid" || f == "email")
-        return rule("str-" + f, "\"\\\"\" " + use(f) + " \"\\\"\"");
-      if (f == "date-time") {
-        use("date");
-        use("time");
-        return rule("str-date-time", "\"\\\"\" date \"T\" time \"\\\"\"");
+Result<std::string> Converter::literal_values(const std::vector<json>& values, const json& s,
+                                              const std::string& path) {
+  for (const auto& [k, v] : s.items())
+    if (k != "enum" && k != "const" && k != "type" && !annotations().count(k))
+      return fail(path, fmt::format("keyword '{}' next to enum/const is not supported", k));
+  std::set<std::string> types;
+  if (s.contains("type")) {
+    if (s["type"].is_string()) types.insert(s["type"].get<std::string>());
+    if (s["type"].is_array())
+      for (const auto& t : s["type"])
+        if (t.is_string()) types.insert(t.get<std::string>());
+  }
+  std::vector<std::string> alts;
+  for (const json& v : values) {
+    const std::string t = type_of(v);
+    if (!types.empty() && !types.count(t) && !(t == "integer" && types.count("number"))) continue;
+    alts.push_back(gbnf_literal(v.dump(-1, ' ', false, json::error_handler_t::strict)));
+  }
+  if (alts.empty()) return fail(path, "no enum/const value has the schema's type");
+  return alt(alts);
+}
+
+Status Converter::check_disjoint(const std::vector<json>& branches, const std::string& path) const {
+  // Distinct JSON types per branch, or distinct constants, or objects told apart by a required
+  // property with distinct const values.
+  auto types_of = [](const json& b) {
+    std::set<std::string> t;
+    if (b.contains("const")) {
+      t.insert(type_of(b["const"]));
+    } else if (b.contains("enum") && b["enum"].is_array()) {
+      for (const auto& v : b["enum"]) t.insert(type_of(v));
+    } else if (b.contains("type")) {
+      if (b["type"].is_string()) t.insert(b["type"].get<std::string>());
+      if (b["type"].is_array())
+        for (const auto& x : b["type"]) t.insert(x.get<std::string>());
+    } else {
+      t.insert("*");
+    }
+    if (t.count("number")) t.insert("integer");
+    return t;
+  };
+  bool types_ok = true;
+  std::set<std::string> seen;
+  for (const auto& b : branches)
+    for (const auto& t : types_of(b)) {
+      if (t == "*" || !seen.insert(t).second) types_ok = false;
+    }
+  if (types_ok) return {};
+  bool consts_ok = true;
+  std::vector<json> values;
+  for (const auto& b : branches) {
+    if (b.contains("const"))
+      values.push_back(b["const"]);
+    else if (b.contains("enum") && b["enum"].is_array())
+      values.insert(values.end(), b["enum"].begin(), b["enum"].end());
+    else
+      consts_ok = false;
+  }
+  if (consts_ok) {
+    for (size_t i = 0; i < values.size(); ++i)
+      for (size_t j = i + 1; j < values.size(); ++j)
+        if (values[i] == values[j]) consts_ok = false;
+    if (consts_ok) return {};
+  }
+  // A discriminator: a property every branch requires with a const, all different.
+  if (branches[0].contains("properties") && branches[0]["properties"].is_object())
+    for (const auto& [key, unused] : branches[0]["properties"].items()) {
+      std::vector<json> tags;
+      for (const auto& b : branches) {
+        const bool req = b.contains("required") && b["required"].is_array() &&
+                         std::find(b["required"].begin(), b["required"].end(), key) != b["required"].end();
+        if (!req || !b.contains("properties") || !b["properties"].contains(key)) break;
+        const json& p = b["properties"][key];
+        if (!p.is_object() || !p.contains("const")) break;
+        tags.push_back(p["const"]);
       }
-      return fail(path + "/format", fmt::format("format '{}' is not supported", f));
+      if (tags.size() != branches.size()) continue;
+      bool distinct = true;
+      for (size_t i = 0; i < tags.size(); ++i)
+        for (size_t j = i + 1; j < tags.size(); ++j)
+          if (tags[i] == tags[j]) distinct = false;
+      if (distinct) return {};
     }
-    if (s.contains("pattern")) {
-      if (has_len) return fail(path, "pattern together with minLength/maxLength is not supported");
-      if (!s["pattern"].is_string()) return fail(path, "pattern must be a string");
-      auto re = regex_to_gbnf(s["pattern"].get<std::string>(), RegexMode::JsonSearch);
-      if (!re) return fail(path + "/pattern", re.error().message);
-      use("jchar");
-      return rule("pattern", "\"\\\"\" " + *re + " \"\\\"\"");
-    }
-    if (has_len) {
-      auto bound = [&](const char* k, uint64_t dflt) -> Result<uint64_t> {
-        if (!s.contains(k)) return dflt;
-        const json& v = s[k];
-        if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
-          return fail(path + "/" + k, fmt::format("{} must be a non-negative integer", k));
-        return v.get<uint64_t>();
-      };
-      auto mn = bound("minLength", 0);
-      if (!mn) return mn.error();
-      auto mx = bound("maxLength", UINT64_MAX);
-      if (!mx) return mx.error();
-      if (*mx != UINT64_MAX && *mx < *mn) return fail(path, "maxLength below minLength");
-      if (*mn > 10000 || (*mx != UINT64_MAX && *mx > 10000))
-        return fail(path, "minLength/maxLength over 10000 is not supported");
-      use("jcharb");
-      const std::string rep =
-          *mx == UINT64_MAX ? fmt::format("{{{},}}", *mn) : fmt::format("{{{},{}}}", *mn, *mx);
-      return rule("string-len", "\"\\\"\" jcharb" + rep + " \"\\\"\"");
-    }
-    return use("string");
-  }
+  return fail(path,
+              "oneOf whose branches may overlap is not supported (only disjoint types, distinct "
+              "constants or a const discriminator property); use anyOf if overlap is fine");
+}
 
-  Result<std::string> number_schema(const json& s, const std::string& path, bool integer) {
-    NumberBounds b;
-    for (const char* k : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}) {
-      if (!s.contains(k)) continue;
-      const json& v = s[k];
-      if (!v.is_number()) return fail(path + "/" + k, fmt::format("{} must be a number", k));
-      b.set(k, v.get<double>());
-    }
-    if (!b.any()) return use(integer ? "integer" : "number");
-    auto body = integer ? integer_range_gbnf(b) : number_range_gbnf(b);
-    if (!body) return fail(path, body.error().message);
-    return rule(integer ? "int-range" : "num-range", *body);
-  }
+}  // namespace schema_detail
 
-  Result<std::string> object_schema(const json& s, const std::string& path, int depth) {
-    std::vector<std::pair<std::string, json>> props;
-    if (s.contains("properties")) {
-      if (!s["properties"].is_object()) return fail(path, "properties must be an object");
-      for (const auto& [k, v] : s["properties"].items()) props.push_back({k, v});
-    }
-    std::set<std::string> required;
-    if (s.contains("required")) {
-      if (!s["required"].is_array()) return fail(path, "required must be an array");
-      for (const auto& r : s["required"]) {
-        if (!r.is_string()) return fail(path, "required must hold strings");
-        required.insert(r.get<std::string>());
-        if (std::none_of(props.begin(), props.end(),
-                         [&](const auto& p) { return p.first == r.get<std::string>(); }))
-          props.push_back({r.get<std::string>(), json::object()});
-      }
-    }
-    const json addl = s.contains("additionalProperties") ? s["additionalProperties"] : json(true);
-    if (props.empty()) {
-      if (addl.is_boolean() && !addl.get<bool>()) return rule("empty-object", "\"{\" ws \"}\"");
-      auto v = visit(addl, path + "/additionalProperties", depth + 1);
-      if (!v) return v.error();
-      use("ws");
-      use("string");
-      const std::string kv = rule("kv", "string \":\" ws " + *v);
-      return rule("object", "\"{\" ws ( " + kv + " ( \",\" ws " + kv + " )* )? \"}\"");
-    }
-    // Members in order; optional ones may be left out, with commas only between present ones:
-    // first_i = the members from i on when none came before, rest_i = the same after one did.
-    use("ws");
-    std::vector<std::string> kvs;
-    for (const auto& [k, v] : props) {
-      auto e = visit(v, path + "/properties/" + k, depth + 1);
-      if (!e) return e.error();
-      kvs.push_back(gbnf_literal(json(k).dump()) + " \":\" ws " + *e);
-    }
-    const size_t n = props.size();
-    std::vector<std::string> rest(n + 1), first(n + 1);
-    rest[n] = "";
-    first[n] = "";
-    for (size_t i = n; i-- > 0;) {
-      const bool req = required.count(props[i].first) > 0;
-      const std::string r_next = rest[i + 1].empty() ? "" : " " + rest[i + 1];
-      const std::string with = "\",\" ws " + kvs[i] + r_next;
-      rest[i] = rule("rest", req ? with : with + " | " + (rest[i + 1].empty() ? "\"\"" : rest[i + 1]));
-      const std::string fwith = kvs[i] + r_next;
-      first[i] = rule("first", req ? fwith : fwith + " | " + (first[i + 1].empty() ? "\"\"" : first[i + 1]));
-    }
-    return rule("object", "\"{\" ws " + first[0] + " \"}\"");
-  }
-
-  Result<std::string> array_schema(const json& s, const std::string& path, int depth) {
-    std::vector<json> prefix;
-    json tail = json(true);
-    bool tail_allowed = true;
-    if (s.contains("prefixItems")) {
-      if (!s["prefixItems"].is_array()) return fail(path, "prefixItems must be an array");
-      prefix.assign(s["prefixItems"].begin(), s["prefixItems"].end());
-      if (s.contains("items")) tail = s["items"];
-    } else if (s.contains("items") && s["items"].is_array()) {  // draft 7 tuples
-      prefix.assign(s["items"].begin(), s["items"].end());
-      if (s.contains("additionalItems")) tail = s["additionalItems"];
-    } else if (s.contains("items")) {
-      tail = s["items"];
-    }
-    if (s.contains("additionalItems") && !(s.contains("items") && s["items"].is_array()))
-      return fail(path, "additionalItems without an items array is not supported");
-    if (tail.is_boolean() && !tail.get<bool>()) tail_allowed = false;
-    if (s.contains("uniqueItems") && s["uniqueItems"] == true)
-      return fail(path + "/uniqueItems", "keyword 'uniqueItems' is not supported");
-    auto count = [&](const char* k, uint64_t dflt) -> Result<uint64_t> {
-      if (!s.contains(k)) return dflt;
-      const json& v = s[k];
-      if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
-        return fail(path + "/" + k, fmt::format("{} must be a non-negative integer", k));
-      return v.get<uint64_t>();
-    };
-    auto mn = count("minItems", 0);
-    if (!mn) return mn.error();
-    auto mx = count("maxItems", UINT64_MAX);
-    if (!mx) return mx.error();
-    if (*mx < *mn) return fail(path, "maxItems below minItems");
-    if (*mn > 1000 || (*mx != UINT64_MAX && *mx > 1000))
-      return fail(path, "minItems/maxItems over 1000 is not supported");
-    const uint64_t P = prefix.size();
-    if (!tail_allowed && *mn > P) return fail(path, "minItems exceeds the items allowed");
-    use("ws");
-    std::vector<std::string> elems;
-    for (size_t i = 0; i < prefix.size(); ++i) {
-      auto e = visit(prefix[i], fmt::format("{}/prefixItems/{}", path, i), depth + 1);
-      if (!e) return e.error();
-      elems.push_back(*e);
-    }
-    std::string t;
-    if (tail_allowed) {
-      auto e = visit(tail, path + "/items", depth + 1);
-      if (!e) return e.error();
-      t = *e;
-    }
-    // seq_i: the elements from index i on (a comma first when i > 0).
-    const uint64_t limit = std::min<uint64_t>(P, *mx);
-    std::string tail_part;
-    auto comma = [](uint64_t i) { return i > 0 ? std::string("\",\" ws ") : std::string(); };
-    auto tail_from = [&](uint64_t i) -> std::string {  // i == limit elements done
-      if (!tail_allowed || *mx <= i) return "";
-      const uint64_t tmin = *mn > i ? *mn - i : 0;
-      const std::string more = *mx == UINT64_MAX
-                                   ? fmt::format("{{{},}}", tmin > 0 ? tmin - 1 : 0)
-                                   : fmt::format("{{{},{}}}", tmin > 0 ? tmin - 1 : 0, *mx - i - 1);
-      std::string body;
-      if (i == 0) {
-        body = t + " ( \",\" ws " + t + " )" + more;
-        if (tmin == 0) body = "( " + body + " )?";
-      } else {
-        const std::string rep =
-            *mx == UINT64_MAX ? fmt::format("{{{},}}", tmin) : fmt::format("{{{},{}}}", tmin, *mx - i);
-        body = "( \",\" ws " + t + " )" + rep;
-      }
-      return rule("items", body);
-    };
-    std::string seq = tail_from(limit);
-    for (uint64_t i = limit; i-- > 0;) {
-      const std::string with = comma(i) + elems[i] + (seq.empty() ? "" : " " + seq);
-      seq = rule("tuple", i >= *mn ? with + " | \"\"" : with);
-    }
-    return rule("array", "\"[\" ws " + (seq.empty() ? std::string() : seq + " ") + "\"]\"");
-  }
-
-  const json& root_;
-  std::map<std::string, std::string> rules_;
-  std::vector<std::string> order_;
-  std::map<std::string, std::string> by_body_;
-  std::map<std::string, std::string> ref_rules_;
-  std::set<std::string> prims_;
-};
-
-}  // namespace
+using schema_detail::Converter;
+using schema_detail::json;
+using schema_detail::kMaxSchemaJsonDepth;
+using schema_detail::primitives;
 
 Result<std::string> json_schema_to_gbnf(std::string_view schema_json) {
+  // Copies, comparisons and dumps of the parsed schema (flatten, merge, const values) recurse with its
+  // nesting; the converter's own bound (128 schema levels) is reached first in any real schema.
+  if (Status s = check_json_depth(schema_json, "json schema", kMaxSchemaJsonDepth); !s)
+    return make_error(ErrorCode::InvalidArgument, s.error().message);
   try {
     const json root = json::parse(schema_json);
     return Converter(root).run();

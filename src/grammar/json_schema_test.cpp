@@ -159,11 +159,14 @@ TEST(JsonSchema, EnumConstRefsAndCombinators) {
 
 TEST(JsonSchema, UnsupportedKeywordsNameKeywordAndPath) {
   const std::pair<const char*, const char*> cases[] = {
-      {R"({"type":"object","properties":{"age":{"type":"integer","multipleOf":5}}})",
-       "at #/properties/age: keyword 'multipleOf' is not supported"},
+      {R"({"type":"object","properties":{"age":{"type":"number","multipleOf":0.5}}})",
+       "at #/properties/age/multipleOf: keyword 'multipleOf' with a fractional value"},
+      {R"({"type":"integer","multipleOf":997})", "#/multipleOf: keyword 'multipleOf' (997)"},
       {R"({"type":"array","items":{"type":"string"},"uniqueItems":true})", "#/uniqueItems"},
-      {R"({"type":"object","patternProperties":{"^x":{}}})", "keyword 'patternProperties'"},
-      {R"({"type":"string","format":"hostname"})", "format 'hostname' is not supported"},
+      {R"({"type":"object","patternProperties":{"^x":{},"^y":{}}})",
+       "#/patternProperties: patternProperties"},
+      {R"({"type":"string","format":"idn-hostname"})", "format 'idn-hostname' is not supported"},
+      {R"({"type":"string","pattern":"^a+b$","maxLength":4})", "#/pattern: pattern '^a+b$' matches strings"},
       {R"({"type":"string","pattern":"(?=a)b"})", "lookaround"},
       {R"({"type":"string","pattern":"(a)\\1"})", "backreferences"},
       {R"({"type":"string","pattern":"\\bword"})", "word boundary"},
@@ -172,8 +175,8 @@ TEST(JsonSchema, UnsupportedKeywordsNameKeywordAndPath) {
       {R"({"allOf":[{"type":"string"},{"type":"integer"}]})", "types do not intersect"},
       {R"({"$ref":"http://example.com/s.json"})", "not local"},
       {R"({"$ref":"#/$defs/missing"})", "names nothing"},
-      {R"({"type":"number","minimum":0.5})", "not a whole number"},
-      {R"({"type":"number","exclusiveMaximum":3})", "exclusiveMaximum"},
+      {R"({"type":"number","minimum":1e20})", "keyword 'minimum'"},
+      {R"({"type":"number","exclusiveMaximum":true})", "exclusiveMaximum must be a number"},
       {"false", "matches nothing"},
       {"{\"type\":", "not JSON"},
   };
@@ -181,6 +184,41 @@ TEST(JsonSchema, UnsupportedKeywordsNameKeywordAndPath) {
     auto r = json_schema_to_gbnf(s);
     ASSERT_FALSE(r.ok()) << s;
     EXPECT_NE(r.error().message.find(want), std::string::npos) << s << ": " << r.error().message;
+  }
+}
+
+// Hostile schemas (the json_schema fuzz harness's seeds): definitions that each use the next twice
+// expand exponentially where a $ref sits beside other keywords or in allOf, so conversion counts its
+// steps; text nested past the JSON bound would be copied and dumped recursively. Errors, promptly.
+std::string doubling_refs(const char* comb, int levels, bool with_type) {
+  std::string defs;
+  for (int i = 0; i < levels; ++i) {
+    const std::string ref =
+        "{\"$ref\":\"#/$defs/a" + std::to_string(i + 1) + "\"" + (with_type ? ",\"type\":\"object\"}" : "}");
+    defs += "\"a" + std::to_string(i) + "\":{\"" + comb + "\":[" + ref + "," + ref + "]},";
+  }
+  defs += "\"a" + std::to_string(levels) + "\":{\"type\":\"object\"}";
+  return "{\"$defs\":{" + defs + "},\"allOf\":[{\"$ref\":\"#/$defs/a0\"}],\"type\":\"object\"}";
+}
+
+TEST(JsonSchema, ExponentialExpansionAndDeepTextAreErrors) {
+  for (const std::string& s : {doubling_refs("anyOf", 40, true), doubling_refs("allOf", 40, false)}) {
+    auto r = json_schema_to_gbnf(s);
+    ASSERT_FALSE(r.ok()) << s;
+    EXPECT_EQ(r.error().code, ErrorCode::Unsupported);
+    EXPECT_TRUE(r.error().message.find("expands to more than") != std::string::npos ||
+                r.error().message.find("nested too deeply") != std::string::npos)
+        << r.error().message;
+  }
+  // A few levels of the same shape are an ordinary schema.
+  auto small = json_schema_to_gbnf(doubling_refs("anyOf", 4, true));
+  EXPECT_TRUE(small.ok()) << small.error().message;
+
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  for (const std::string& s : {"{\"const\": " + deep + "}", "{\"enum\": [" + deep + "]}", deep}) {
+    auto r = json_schema_to_gbnf(s);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("nested more than 300 deep"), std::string::npos) << r.error().message;
   }
 }
 

@@ -92,7 +92,8 @@ Status Matcher::fill_mask(std::span<uint64_t> mask) {
   for (const PositionTable* t : tables) check_deferred(*t, mask);
   if (a_.overflowed())
     return make_error(ErrorCode::Unsupported,
-                      "grammar: the grammar is too ambiguous here (more than 4096 parse stacks at once)");
+                      "grammar: the grammar is too ambiguous here (more than 4096 parse stacks, or 65536 "
+                      "stack frames through empty matches, at once)");
   if (can_end())
     for (const int32_t id : bound_->vocab().end_tokens())
       mask[static_cast<size_t>(id) >> 6] |= uint64_t{1} << (id & 63);
