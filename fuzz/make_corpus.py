@@ -8,6 +8,9 @@ mutates small inputs faster and takes its -max_len from them): big fixtures are 
 generator here (vocabularies to their first tokens, safetensors tensors to one element, GGUF
 models to their metadata) rather than copied, and a tiny llama GGUF with real tensors is written
 so that the graph build runs. The separator between the parts of one input is fuzz_input.h's.
+The grammar harnesses' seeds come from the repository itself (llama.cpp's grammars in
+src/grammar/testdata/gbnf, the schema corpus tests/grammar/schema_corpus.jsonl) plus hostile cases
+written here.
 """
 import hashlib
 import json
@@ -347,6 +350,154 @@ def npy_corpus(fx, out):
     put(out, "npy", "f8", npy((2,), descr="<f8"))
 
 
+# --- grammars: GBNF, JSON Schema, regexes, request bodies ----------------------------------------
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Grammars that once cost time or memory out of proportion to their text, and the bounds' edges.
+HOSTILE_GBNF = {
+    "deep-groups": "root ::= " + "(" * 300 + "\"a\"" + ")" * 300 + "\n",
+    "deep-groups-ok": "root ::= " + "(" * 200 + "\"a\"" + ")" * 200 + "\n",
+    "repeat-max": "root ::= \"a\"{100000}\n",
+    "repeat-over": "root ::= \"a\"{100001}\n",
+    "repeat-nested": "root ::= ((\"a\"{1000}){1000}){1000}\n",
+    "optional-run": "root ::= [a-z]{0,5000} \"x\"\n",
+    "ambiguous": "root ::= (\"x\"?){0,5000} \"x\"\n",
+    "left-recursion": "root ::= a\na ::= b \"x\" | \"y\"\nb ::= a\n",
+    "nullable-chain": "".join(f"r{i} ::= r{i + 1} r{i + 1}\n" for i in range(24)).replace("r0 ::=", "root ::=")
+    + "r24 ::= \"\"\n",
+    "nullable-chain-x": "root ::= r1 r1 \"x\"\n" + "".join(f"r{i} ::= r{i + 1} r{i + 1} r{i + 1}\n" for i in range(1, 20))
+    + "r20 ::= \"a\"?\n",
+    "undefined": "root ::= missing\n",
+    "utf8-classes": "root ::= [\\u0080-\\U0010FFFF]+ [^\\x00-\\x7F]* [\\xC0-\\xFF] \"\\xff\"\n",
+    "escapes": "root ::= \"\\x00\\n\\r\\t\\\\\\\"\\u00e9\\U0001F600\" [\\]\\[\\-^]\n",
+    "continuation": "root ::= \"a\"\n  | \"b\" (\n \"c\"\n ) # comment\n",
+}
+
+HOSTILE_REGEX = [
+    ("digits", "^\\+?[0-9]{7,12}$", "+1234567890"),
+    ("email", "[a-z0-9._%+-]+@[a-z0-9.-]+\\.[a-z]{2,}", "a.b@example.com"),
+    ("groups", "(?:ab|cd)+(?<n>x|y)?(?P<m>z*)", "abcdx"),
+    ("classes", "[^a-z\\d\\s][\\w-]{2,4}\\S\\D\\W", "A_-x1a!"),
+    ("escapes", "\\x41\\u00e9\\n\\t\\0\\.\\*\\/", "A\u00e9\n\t\0.*/"),
+    ("lazy", "a*?b+?c??d{2,}?", "bbdd"),
+    ("nested-repeat", "((a{100}){100}){100}", ""),
+    ("repeat-over", "a{100001}", ""),
+    ("deep", "(" * 300 + "a" + ")" * 300, "a"),
+    ("empty-alts", "(|a|)(|)*", "a"),
+    ("lookahead", "a(?=b)", "ab"),
+    ("backref", "(a)\\1", "aa"),
+    ("anchors-inside", "a^b$c", "abc"),
+    ("utf8", "[\u00e9-\u00ff\U0001F600]+.", "\u00e9\u00ff!"),
+]
+
+
+def grammar_corpus(fx, out):
+    gdir = os.path.join(REPO, "src", "grammar", "testdata", "gbnf")
+    if os.path.isdir(gdir):
+        for f in sorted(os.listdir(gdir)):
+            if f.endswith(".gbnf"):
+                g = open(os.path.join(gdir, f), "rb").read()
+                put(out, "gbnf", f[:-5], g)
+                put(out, "gbnf", f[:-5] + "-driven", g + SEP + bytes(range(7, 200, 3)))
+    for name, g in HOSTILE_GBNF.items():
+        put(out, "gbnf", "hostile-" + name, g)
+    schemas = []
+    corpus = os.path.join(REPO, "tests", "grammar", "schema_corpus.jsonl")
+    if os.path.exists(corpus):
+        for line in open(corpus, encoding="utf-8"):
+            if line.strip():
+                schemas.append(json.loads(line))
+    for i, case in enumerate(schemas):
+        valid = case.get("valid") or [""]
+        put(out, "json_schema", f"{i:03d}-{case.get('name', 'schema')}",
+            json.dumps(case["schema"]).encode() + SEP + valid[0].encode())
+    # Hostile schemas: references that expand exponentially, deep nesting, the bounds' edges.
+    refs = {"$defs": {f"a{i}": {"allOf": [{"$ref": f"#/$defs/a{i + 1}"}, {"$ref": f"#/$defs/a{i + 1}"}]}
+                      for i in range(20)}}
+    refs["$defs"]["a20"] = {"type": "object"}
+    put(out, "json_schema", "hostile-allof-refs", json.dumps(dict(refs, allOf=[{"$ref": "#/$defs/a0"}])))
+    any_refs = {"$defs": {f"a{i}": {"anyOf": [{"$ref": f"#/$defs/a{i + 1}", "type": "object"},
+                                              {"$ref": f"#/$defs/a{i + 1}", "type": "object"}]}
+                          for i in range(40)}}
+    any_refs["$defs"]["a40"] = {"type": "object"}
+    put(out, "json_schema", "hostile-anyof-refs", json.dumps(dict(any_refs, **{"$ref": "#/$defs/a0", "type": "object"})))
+    deep = {"type": "string"}
+    for _ in range(140):
+        deep = {"type": "array", "items": deep}
+    put(out, "json_schema", "hostile-deep", json.dumps(deep))
+    put(out, "json_schema", "hostile-deep-text", b"[" * 200 + b"]" * 200)
+    put(out, "json_schema", "hostile-recursive", json.dumps(
+        {"$defs": {"n": {"type": "object", "properties": {"next": {"$ref": "#/$defs/n"}}}}, "$ref": "#/$defs/n"}))
+    put(out, "json_schema", "hostile-lengths", json.dumps(
+        {"type": "object", "properties": {f"p{i}": {"type": "string", "minLength": i, "maxLength": 10000}
+                                          for i in range(8)}}))
+    put(out, "json_schema", "hostile-items", json.dumps({"type": "array", "minItems": 1000, "maxItems": 1000,
+                                                         "items": {"type": "array", "maxItems": 1000}}))
+    put(out, "json_schema", "hostile-numbers", json.dumps(
+        {"anyOf": [{"type": "integer", "minimum": -9007199254740993, "maximum": 9007199254740993},
+                   {"type": "number", "exclusiveMinimum": 1e-300, "exclusiveMaximum": 1e300}]}))
+    for name, pattern, sample in HOSTILE_REGEX:
+        put(out, "regex", name, pattern.encode() + SEP + sample.encode())
+    for case in schemas:
+        stack = [case["schema"]]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, dict):
+                if isinstance(x.get("pattern"), str):
+                    h = hashlib.sha1(x["pattern"].encode()).hexdigest()[:8]
+                    put(out, "regex", "schema-" + h, x["pattern"])
+                stack.extend(x.values())
+            elif isinstance(x, list):
+                stack.extend(x)
+    http_corpus(schemas, out)
+
+
+def http_corpus(schemas, out):
+    def body(kind, obj):
+        put(out, "http_body", kind[0] + "-" + kind[1], bytes([kind[2]]) + json.dumps(obj).encode())
+
+    msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": [{"type": "text", "text": "Hi"}]},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "get", "arguments": "{\"q\": [1, {\"a\": null}]}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "name": "get", "content": "42"},
+            {"role": "developer", "content": "x"}]
+    tools = [{"type": "function", "function": {"name": "get", "description": "d", "parameters": {
+        "type": "object", "properties": {"q": {"type": "string", "maxLength": 8}}, "required": ["q"]}}},
+             {"type": "function", "function": {"name": "put"}}]
+    sampling = {"temperature": 0.7, "top_p": 0.9, "top_k": 40, "min_p": 0.05, "seed": -1, "n": 2,
+                "presence_penalty": 0.5, "frequency_penalty": -0.5, "stop": ["\n", "END"], "max_tokens": 16,
+                "logit_bias": {"1": -100, "2": 5.5}, "stream": True, "stream_options": {"include_usage": True}}
+    body(("chat", "basic", 0), {"model": "m", "messages": msgs, **sampling})
+    body(("chat", "logprobs", 0), {"messages": msgs[:2], "logprobs": True, "top_logprobs": 5,
+                                   "max_completion_tokens": 4, "echo": False, "best_of": 1})
+    body(("chat", "tools-required", 0), {"messages": msgs, "tools": tools, "tool_choice": "required",
+                                         "parallel_tool_calls": False})
+    body(("chat", "tools-named", 0), {"messages": msgs, "tools": tools,
+                                      "tool_choice": {"type": "function", "function": {"name": "get"}}})
+    body(("chat", "tools-auto", 0), {"messages": msgs, "tools": tools, "tool_choice": "auto"})
+    body(("chat", "json-object", 0), {"messages": msgs[:2], "response_format": {"type": "json_object"}})
+    body(("chat", "grammar", 0), {"messages": msgs[:2], "grammar": "root ::= [a-z]{1,8} (\" \" [0-9]+)?"})
+    body(("chat", "text-and-schema", 0), {"messages": msgs[:2], "response_format": {"type": "text"},
+                                          "json_schema": {"type": "integer", "minimum": 3, "maximum": 70}})
+    for i, case in enumerate(schemas[:12]):
+        body(("chat", f"schema-{i:02d}", 0), {"messages": msgs[:2], "response_format": {
+            "type": "json_schema", "json_schema": {"name": "x", "strict": True, "schema": case["schema"]}}})
+    body(("completion", "text", 1), {"prompt": "Once upon a time", "logprobs": 3, **sampling})
+    body(("completion", "ids", 1), {"prompt": [[1, 2, 3, 511]], "max_tokens": 2, "suffix": ""})
+    body(("completion", "grammar", 1), {"prompt": ["x"], "grammar": "root ::= \"yes\" | \"no\""})
+    body(("tokenize", "basic", 2), {"content": "Hello <s> world", "add_special": True, "parse_special": False})
+    body(("detokenize", "basic", 3), {"tokens": [1, 2, 3, 511, 5.0]})
+    replies = ["Sure.<tool_call>\n{\"name\": \"get\", \"arguments\": {\"q\": \"x\"}}\n</tool_call>\n<tool_call>\n"
+               "{\"name\": \"put\", \"arguments\": \"{}\"}\n</tool_call>",
+               "<|python_tag|>{\"name\": \"get\", \"parameters\": {\"q\": \"x\"}}",
+               "[{\"name\": \"get\", \"parameters\": {}}, {\"name\": \"put\", \"arguments\": {}}]",
+               "[TOOL_CALLS] [{\"name\": \"get\", \"arguments\": {\"q\": 1}}]",
+               "[TOOL_CALLS]get[ARGS]{\"q\": 1}[TOOL_CALLS]put[ARGS]{}",
+               "plain text <tool_ca"]
+    for i, r in enumerate(replies):
+        put(out, "http_body", f"reply-{i}", bytes([4]) + r.encode())
+
+
 def main():
     fx, out = sys.argv[1], sys.argv[2]
     gguf_corpus(fx, out)
@@ -354,6 +505,7 @@ def main():
     tokenizer_corpus(fx, out)
     jinja_corpus(fx, out)
     npy_corpus(fx, out)
+    grammar_corpus(fx, out)
 
 
 if __name__ == "__main__":

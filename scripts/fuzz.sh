@@ -2,7 +2,8 @@
 # Runs a libFuzzer harness (fuzz/) for a bounded time; exits nonzero on any crash, leak, timeout,
 # out-of-memory or sanitizer report.
 #   scripts/fuzz.sh NAME SECONDS [libFuzzer args...]   one harness (gguf, safetensors, tokenizer_json,
-#                                                      tokenizer_encode, jinja, npy)
+#                                                      tokenizer_encode, jinja, npy, gbnf, json_schema,
+#                                                      regex, http_body)
 #   scripts/fuzz.sh all SECONDS                        each harness in turn, SECONDS each
 # Builds build-fuzz/ (clang-14, ASan + UBSan, library modules only) when needed, writes the seed
 # corpora from ../shared/fixtures (fuzz/make_corpus.py) into build-fuzz/seeds/, and keeps what the
@@ -12,7 +13,7 @@
 # when that folder is first configured, default "-O1 -g1"), GLASS_FIXTURES (default ../shared/fixtures).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-harnesses=(gguf safetensors tokenizer_json tokenizer_encode jinja npy)
+harnesses=(gguf safetensors tokenizer_json tokenizer_encode jinja npy gbnf json_schema regex http_body)
 if [ $# -lt 2 ]; then
   echo "usage: scripts/fuzz.sh NAME|all SECONDS [libFuzzer args...] (NAME: ${harnesses[*]})" >&2
   exit 2
@@ -51,6 +52,7 @@ fi
 case $name in
   gguf | tokenizer_json) max_len=262144 ;;
   safetensors | jinja) max_len=65536 ;;
+  json_schema | http_body) max_len=16384 ;;
   *) max_len=8192 ;;
 esac
 dict=()
@@ -59,6 +61,10 @@ case $name in
   safetensors | tokenizer_json) dict=(-dict=fuzz/json.dict) ;;
   jinja) dict=(-dict=fuzz/jinja.dict) ;;
   npy) dict=(-dict=fuzz/npy.dict) ;;
+  gbnf) dict=(-dict=fuzz/gbnf.dict) ;;
+  json_schema) dict=(-dict=fuzz/json_schema.dict) ;;
+  regex) dict=(-dict=fuzz/regex.dict) ;;
+  http_body) dict=(-dict=fuzz/http.dict) ;;
 esac
 mkdir -p "$dir/corpus/$name" "$dir/artifacts"
 # -timeout: one input taking 10 s is a hang. -malloc_limit_mb: one allocation of 128 MiB from an

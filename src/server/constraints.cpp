@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/json_bound.h"
+
 namespace glass::server {
 namespace {
 
@@ -21,6 +23,8 @@ ApiError schema_error(const std::string& param, const Error& e) { return bad_fie
 Err compile_schema(const Json& schema, const std::string& param, std::shared_ptr<const Constraint>& out) {
   if (!schema.is_object() && !schema.is_boolean())
     return bad_field(param, fmt::format("must be a JSON schema (an object), got {}", schema.type_name()));
+  if (nests_deeper_than(schema, kMaxJsonNesting))  // the dump below recurses
+    return bad_field(param, fmt::format("nests arrays and objects more than {} deep", kMaxJsonNesting));
   auto c = Constraint::from_json_schema(schema.dump());
   if (!c) return schema_error(param, c.error());
   out = std::move(*c);
@@ -90,7 +94,9 @@ std::optional<ApiError> read_response_constraint(const Json& obj, std::shared_pt
   const Json* schema = field(obj, "json_schema");
   const Json* gbnf = field(obj, "grammar");
   if ((rf != nullptr) + (schema != nullptr) + (gbnf != nullptr) > 1) {
-    const bool rf_text = rf && rf->is_object() && rf->value("type", "") == "text";
+    // Not rf->value("type", ""): that throws when the type is not a string.
+    const Json* type = rf && rf->is_object() ? field(*rf, "type") : nullptr;
+    const bool rf_text = type && type->is_string() && type->get_ref<const std::string&>() == "text";
     if (!rf_text || (schema && gbnf))
       return bad_field(rf ? "response_format" : "json_schema",
                        "give one of response_format, json_schema and grammar");

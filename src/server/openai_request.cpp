@@ -7,6 +7,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "server/json_bound.h"
+
 namespace glass::server {
 namespace {
 
@@ -363,9 +365,13 @@ Err read_tool_calls(const Json& msg, const std::string& where, Json& extra) {
     if (!args) {
       f["arguments"] = Json::object();
     } else if (args->is_object()) {
+      if (nests_deeper_than(*args, kMaxJsonNesting))  // copied and dumped below: both recurse
+        return bad_field(cat + ".function.arguments",
+                         fmt::format("nests arrays and objects more than {} deep", kMaxJsonNesting));
       f["arguments"] = *args;
     } else if (args->is_string()) {
-      Json parsed = Json::parse(args->get_ref<const std::string&>(), nullptr, /*allow_exceptions=*/false);
+      // JSON inside a string escapes the body's nesting bound: nested past it, it stays a string.
+      Json parsed = parse_json_or_discarded(args->get_ref<const std::string&>());
       f["arguments"] = parsed.is_discarded() ? *args : std::move(parsed);
     } else {
       return bad_field(cat + ".function.arguments",
@@ -450,6 +456,8 @@ Err read_tools(const Json& obj, std::string& out, ToolChoice& choice) {
     if (const Json* p = field(*fn, "parameters"); p && !p->is_object())
       return bad_field(at + ".function.parameters", "must be a JSON schema object");
   }
+  if (nests_deeper_than(*v, kMaxJsonNesting))  // dumped into the prompt: the dump recurses
+    return bad_field("tools", fmt::format("nests arrays and objects more than {} deep", kMaxJsonNesting));
   if (use && !v->empty()) out = dump(*v);
   return std::nullopt;
 }

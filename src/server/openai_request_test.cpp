@@ -129,6 +129,65 @@ TEST(OpenAiRequest, ErrorsNameTheirField) {
   EXPECT_NE(bad_json->message.find("not valid JSON"), std::string::npos) << bad_json->message;
 }
 
+// Hostile bodies found by hand while writing the http_body fuzz harness: tools, tool-call arguments
+// and schemas nested deep enough that copying or dumping them (into the prompt, for the grammar
+// engine) would overflow the stack, and a response_format whose type is not a string beside a grammar
+// (Json::value threw). Each is a 400 naming its field, or parses, never a crash.
+TEST(OpenAiRequest, DeepNestingIsRefusedBeforeAnythingRecursesIntoIt) {
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  ChatRequest r;
+  auto e =
+      parse_chat_request(R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function",
+      "function": {"name": "f", "parameters": {"type": "object", "default": )" +
+                             deep + "}}}]}",
+                         kLimits, r);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->status, 400);
+  EXPECT_EQ(e->param, "tools");
+  EXPECT_NE(e->message.find("more than 128 deep"), std::string::npos) << e->message;
+  // Arguments as an object are copied into the template's context: the same bound, naming them.
+  ChatRequest obj;
+  auto o = parse_chat_request(R"({"messages": [{"role": "assistant", "tool_calls": [{"type": "function",
+      "function": {"name": "f", "arguments": {"a": )" +
+                                  deep + "}}}]}]}",
+                              kLimits, obj);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->param, "messages[0].tool_calls[0].function.arguments") << o->message;
+  // A schema is dumped for the grammar engine.
+  CompletionRequest schema;
+  auto sc = parse_completion_request(
+      R"({"prompt": "x", "json_schema": {"type": "array", "default": )" + deep + "}}", kLimits, schema);
+  ASSERT_TRUE(sc);
+  EXPECT_EQ(sc->param, "json_schema") << sc->message;
+  // 120 levels are fine.
+  ChatRequest ok;
+  const std::string nested = std::string(120, '[') + std::string(120, ']');
+  ASSERT_FALSE(parse_chat_request(
+      R"({"messages": [{"role": "user", "content": "x"}], "n": 1, "x": )" + nested + "}", kLimits, ok));
+
+  // Arguments are JSON inside a string: nested past the bound they reach the template as the string.
+  ChatRequest args;
+  auto a = parse_chat_request(R"({"messages": [{"role": "assistant", "tool_calls": [{"type": "function",
+      "function": {"name": "f", "arguments": ")" +
+                                  deep + R"("}}]}]})",
+                              kLimits, args);
+  ASSERT_FALSE(a) << a->message;
+  ASSERT_EQ(args.messages.size(), 1u);
+  const Json extra = Json::parse(args.messages[0].extra_json);
+  EXPECT_TRUE(extra.at("tool_calls").at(0).at("function").at("arguments") == deep);
+}
+
+TEST(OpenAiRequest, ResponseFormatTypeOfTheWrongTypeBesideAGrammarIs400) {
+  for (const char* body : {R"({"prompt": "x", "response_format": {"type": 5}, "grammar": "root ::= \"a\""})",
+                           R"({"prompt": "x", "response_format": {"type": ["text"]}, "json_schema": {}})"}) {
+    CompletionRequest r;
+    auto e = parse_completion_request(body, kLimits, r);
+    ASSERT_TRUE(e) << body;
+    EXPECT_EQ(e->status, 400) << body;
+    EXPECT_EQ(e->param, "response_format") << body << ": " << e->message;
+  }
+}
+
 TEST(OpenAiResponse, ObjectsAndEventsHaveOpenAisShape) {
   const ReplyMeta meta{.endpoint = Endpoint::Chat, .id = "chatcmpl-1", .created = 7, .model = "m"};
   const Json body = Json::parse(reply_body(meta, "hi", FinishReason::Length, {3, 2}));

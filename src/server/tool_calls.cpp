@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "server/json_bound.h"
+
 namespace glass::server {
 namespace {
 
@@ -26,9 +28,8 @@ std::string_view trim(std::string_view s) {
 
 bool contains(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
 
-Json parse_json(std::string_view s) {
-  return Json::parse(s.begin(), s.end(), nullptr, /*allow_exceptions=*/false);
-}
+// Text nested past the JSON bound is not a call: dumping what parsing built would recurse as deep.
+Json parse_json(std::string_view s) { return parse_json_or_discarded(s); }
 
 std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 

@@ -57,6 +57,23 @@ TEST(ToolCalls, HermesMalformedIsPlainText) {
     EXPECT_FALSE(parse_tool_calls(ToolFamily::Hermes, text)) << text;
 }
 
+// A reply nesting its arguments past the JSON bound (server/json_bound.h) is text, not a call: the
+// arguments would be dumped recursively (found by hand while writing the http_body harness).
+TEST(ToolCalls, ArgumentsNestedPastTheBoundArePlainText) {
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  const std::string args = "{\"name\": \"f\", \"arguments\": {\"a\": " + deep + "}}";
+  EXPECT_FALSE(parse_tool_calls(ToolFamily::Hermes, "<tool_call>\n" + args + "\n</tool_call>"));
+  EXPECT_FALSE(parse_tool_calls(ToolFamily::Llama3, args));
+  EXPECT_FALSE(parse_tool_calls(ToolFamily::Mistral, "[TOOL_CALLS] [" + args + "]"));
+  EXPECT_FALSE(parse_tool_calls(ToolFamily::Mistral, "[TOOL_CALLS]f[ARGS]{\"a\": " + deep + "}"));
+  // 100 levels are arguments like any other.
+  const std::string nested = std::string(100, '[') + std::string(100, ']');
+  auto r = parse_tool_calls(ToolFamily::Llama3, "{\"name\": \"f\", \"parameters\": {\"a\": " + nested + "}}");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->calls.size(), 1u);
+  expect_call(r->calls[0], "f", "{\"a\": " + nested + "}");
+}
+
 TEST(ToolCalls, Llama3JsonIsTheWholeReply) {
   auto r = parse_tool_calls(
       ToolFamily::Llama3,

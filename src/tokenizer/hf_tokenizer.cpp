@@ -9,6 +9,7 @@
 #include "core/json_depth.h"
 #include "core/read_file.h"
 #include "tokenizer/hf_json.h"
+#include "tokenizer/hf_tokenizer_json.h"
 
 namespace glass::tokenizer {
 namespace {
@@ -22,8 +23,8 @@ Result<std::string> read_file(const std::filesystem::path& path) {
   return read_file_bounded(path, kMaxTextFileBytes, "tokenizer");
 }
 
+// tokenizer_config.json (small: tokens, flags, a chat template).
 Result<Json> parse_json(std::string_view text, std::string_view name) {
-  // The readers of normalizer / pre-tokenizer / decoder sequences recurse with the nesting.
   if (Status s = check_json_depth(text, name); !s.ok()) return s.error();
   try {
     return Json::parse(text);
@@ -39,50 +40,38 @@ struct ModelVocabulary {
   std::unordered_map<std::string, int32_t> ids;
 };
 
-Result<ModelVocabulary> read_vocab(const Json& model) {
-  const Json* vocab = hf::find(model, "vocab");
-  if (vocab == nullptr || !vocab->is_object()) return bad("model.vocab", "missing or not an object");
+Result<ModelVocabulary> read_vocab(hf::TokenizerJson& tj) {
+  if (!tj.vocab_is_object) return bad("model.vocab", "missing or not an object");
+  // In the order a DOM object iterates its members (sorted keys, the last of repeated keys), so that
+  // the entry an error names is the one it named when this read a DOM.
+  std::vector<hf::TokenizerJson::VocabEntry>& raw = tj.vocab;
+  std::sort(raw.begin(), raw.end(), [](const auto& a, const auto& b) {
+    return a.text != b.text ? a.text < b.text : a.order < b.order;
+  });
   ModelVocabulary v;
-  v.entries.reserve(vocab->size());
-  v.ids.reserve(vocab->size());
-  for (auto it = vocab->begin(); it != vocab->end(); ++it) {
-    if (!it.value().is_number_integer())
-      return bad("model.vocab", fmt::format("'{}': the id is not an integer", it.key()));
-    const auto id = it.value().get<int64_t>();
+  v.entries.reserve(raw.size());
+  v.ids.reserve(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) {
+    if (i + 1 < raw.size() && raw[i + 1].text == raw[i].text) continue;  // a later one replaces it
+    hf::TokenizerJson::VocabEntry& e = raw[i];
+    if (!e.integer) return bad("model.vocab", fmt::format("'{}': the id is not an integer", e.text));
+    const int64_t id = e.id;
     if (id < 0 || id >= std::numeric_limits<int32_t>::max()) {
-      return bad("model.vocab", fmt::format("'{}': id {} is out of range", it.key(), id));
+      return bad("model.vocab", fmt::format("'{}': id {} is out of range", e.text, id));
     }
-    v.entries.emplace_back(it.key(), static_cast<int32_t>(id));
-    v.ids.emplace(it.key(), static_cast<int32_t>(id));
+    v.ids.emplace(e.text, static_cast<int32_t>(id));
+    v.entries.emplace_back(std::move(e.text), static_cast<int32_t>(id));
     v.max_id = std::max(v.max_id, id);
   }
+  std::vector<hf::TokenizerJson::VocabEntry>().swap(raw);  // its texts were moved: give the array back
   return v;
 }
 
-Result<std::vector<std::pair<std::string, std::string>>> read_merges(const Json& model) {
-  const Json* merges = hf::find(model, "merges");
-  if (merges == nullptr || !merges->is_array())
+Result<std::vector<std::pair<std::string, std::string>>> read_merges(hf::TokenizerJson& tj) {
+  if (!tj.merges_present || !tj.merges_is_array)
     return bad("model.merges", "missing or not a list (a BPE model needs its merges)");
-  std::vector<std::pair<std::string, std::string>> out;
-  out.reserve(merges->size());
-  for (size_t i = 0; i < merges->size(); ++i) {
-    const Json& m = (*merges)[i];
-    if (m.is_string()) {
-      const std::string line = m.get<std::string>();
-      if (line.starts_with("#version")) continue;
-      const size_t space = line.find(' ');
-      if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos) {
-        return bad(fmt::format("model.merges[{}]", i),
-                   fmt::format("'{}' is not two tokens separated by a space", line));
-      }
-      out.emplace_back(line.substr(0, space), line.substr(space + 1));
-    } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-      out.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
-    } else {
-      return bad(fmt::format("model.merges[{}]", i), "expected \"a b\" or [\"a\", \"b\"]");
-    }
-  }
-  return out;
+  if (tj.merges_error) return *tj.merges_error;
+  return std::move(tj.merges);
 }
 
 // A token named by tokenizer_config.json: a string, {"content": ...} (AddedToken) or null.
@@ -96,27 +85,28 @@ std::string config_token(const Json& config, std::string_view key) {
   return {};
 }
 
-Result<Tokenizer> build(const Json& j, const Json& config, const HfTokenizerOptions& options) {
+Result<Tokenizer> build(hf::TokenizerJson& tj, const Json& config, const HfTokenizerOptions& options) {
+  const Json& j = tj.rest;
   if (!j.is_object()) return bad("(top level)", "expected an object");
   const Json* model = hf::find(j, "model");
   if (model == nullptr || !model->is_object()) return bad("model", "missing");
   Result<std::string> model_type = hf::get_string(*model, "type", "", "model");
   if (!model_type) return model_type.error();
   std::string type = std::move(model_type).value();
-  if (type.empty()) type = hf::find(*model, "merges") ? "BPE" : "WordPiece";  // HF's untagged form
+  if (type.empty()) type = tj.merges_present ? "BPE" : "WordPiece";  // HF's untagged form
   if (type != "BPE" && type != "WordPiece") {
     return make_error(ErrorCode::Unsupported,
                       fmt::format("tokenizer.json: model: type '{}' is not supported", type));
   }
 
-  Result<ModelVocabulary> mv = read_vocab(*model);
+  Result<ModelVocabulary> mv = read_vocab(tj);
   if (!mv) return mv.error();
   Vocab v;
   v.model = type;
   Pipeline p;
   p.flavor = Flavor::HuggingFace;
   if (type == "BPE") {
-    Result<std::vector<std::pair<std::string, std::string>>> merges = read_merges(*model);
+    Result<std::vector<std::pair<std::string, std::string>>> merges = read_merges(tj);
     if (!merges) return merges.error();
     v.merges = std::move(merges).value();
     p.model = ModelKind::Bpe;
@@ -154,11 +144,11 @@ Result<Tokenizer> build(const Json& j, const Json& config, const HfTokenizerOpti
   // Added tokens take the model's id for their text, else the next free id (HF add_tokens).
   std::vector<AddedToken> added;
   std::unordered_map<std::string, int32_t> added_ids;
-  if (const Json* list = hf::find(j, "added_tokens")) {
-    if (!list->is_array()) return bad("added_tokens", "must be a list");
+  if (tj.added_present) {
+    if (!tj.added_is_array) return bad("added_tokens", "must be a list");
     auto next_id = static_cast<int64_t>(mv->entries.size());
-    for (size_t i = 0; i < list->size(); ++i) {
-      const Json& a = (*list)[i];
+    for (size_t i = 0; i < tj.added.size(); ++i) {
+      const Json& a = tj.added[i];
       const std::string where = fmt::format("added_tokens[{}]", i);
       AddedToken t;
       Result<std::string> content = hf::get_string(a, "content", std::nullopt, where);
@@ -285,7 +275,8 @@ Result<Tokenizer> build(const Json& j, const Json& config, const HfTokenizerOpti
 
 Result<Tokenizer> hf_tokenizer_from_json(std::string_view tokenizer_json, std::string_view config_json,
                                          const HfTokenizerOptions& options) {
-  Result<Json> j = parse_json(tokenizer_json, "tokenizer.json");
+  // The vocabulary, merges and added tokens as lists, the rest as a DOM (hf_tokenizer_json.h).
+  Result<hf::TokenizerJson> j = hf::read_tokenizer_json(tokenizer_json, "tokenizer.json");
   if (!j) return j.error();
   Json config = Json::object();
   if (!config_json.empty()) {

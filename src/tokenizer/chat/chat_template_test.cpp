@@ -213,6 +213,30 @@ TEST(ChatTemplate, EndlessLoopsHitTheStepBudget) {
   EXPECT_EQ(fib.error().code, ErrorCode::CapacityExceeded);
 }
 
+// Issue 29: each step of a loop may work on a string near the size limit (upper, ~, replace,
+// comparisons, methods); such steps pay for the bytes they read and write, so the step budget bounds
+// time. Without that, `'x' * 8000000` upper-cased 100000 times ran for hours under the default limits.
+TEST(ChatTemplate, LargeOperandsPayForTheirSize) {
+  const std::string big = "{% set s = 'x' * 60000 %}";
+  for (const char* body :
+       {"{% set t = s | upper %}", "{% set t = s ~ 'y' %}", "{% set t = s.replace('x', 'y') %}",
+        "{% set t = s.count('x') %}", "{% if s == s %}{% endif %}", "{% set t = s[1:] %}",
+        "{% set t = s is string %}", "{% set t = s + 'y' %}"}) {
+    const std::string src = big + "{% for i in range(2000) %}" + body + "{% endfor %}";
+    auto r = render(src, json::object(), small_limits());
+    ASSERT_FALSE(r) << body;
+    EXPECT_NE(r.error().message.find("rendering took more than 20000 steps"), std::string::npos)
+        << body << ": " << r.error().message;
+  }
+  // The same loops over a short string stay well within the budget.
+  auto small = render(
+      "{% set s = 'xyz' %}{% for i in range(2000) %}{% set t = s | upper %}{% set u = s ~ 'y' %}"
+      "{% if loop.last %}{{ t }}{{ u }}{% endif %}{% endfor %}",
+      json::object(), small_limits());
+  ASSERT_TRUE(small) << small.error().message;
+  EXPECT_EQ(*small, "XYZxyzy");
+}
+
 TEST(ChatTemplate, RecursionIsBounded) {
   auto r = render("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", json::object(), small_limits());
   ASSERT_FALSE(r);

@@ -85,6 +85,19 @@ Result<CallArgs> Interpreter::eval_args(const ArgExprs& a, const ScopePtr& scope
   return args;
 }
 
+Status Interpreter::charge_operands(const Value& a, const Value& b) {
+  if (Status s = charge_size(a); !s) return s;
+  return charge_size(b);
+}
+
+Status Interpreter::charge_args(const CallArgs& args) {
+  for (const Value& v : args.pos)
+    if (Status s = charge_size(v); !s) return s;
+  for (const auto& [name, v] : args.kw)
+    if (Status s = charge_size(v); !s) return s;
+  return {};
+}
+
 Result<Value> Interpreter::eval(const Expr& e, const ScopePtr& scope) {
   if (e.depth > 1) {  // leaves cannot recurse
     if (Status st = check_stack(); !st) return located(e.offset, st.error());
@@ -135,6 +148,9 @@ Result<Value> Interpreter::eval(const Expr& e, const ScopePtr& scope) {
       if (!obj) return obj;
       auto r = get_attr(*obj, e.name);
       if (!r) return located(e.offset, r.error());
+      // A method (s.replace, l.count, ...) works on its receiver: the call pays for it here.
+      if (r->is_callable())
+        if (Status st = charge_size(*obj); !st) return located(e.offset, st.error());
       return r;
     }
     case ExprKind::GetItem: {
@@ -177,7 +193,9 @@ Result<Value> Interpreter::eval(const Expr& e, const ScopePtr& scope) {
         out += to_py_str(*v, limits_.max_string_bytes);
         if (Status s = check_string(out.size()); !s) return located(e.offset, s.error());
       }
-      return Value(std::move(out));
+      Value joined(std::move(out));
+      if (Status s = charge_size(joined); !s) return located(e.offset, s.error());
+      return joined;
     }
     case ExprKind::Compare:
       return eval_compare(e, scope);
@@ -201,8 +219,10 @@ Result<Value> Interpreter::eval_binary(const Expr& e, const ScopePtr& scope) {
   if (e.name == "or") return left->truthy() ? left : eval(*e.items[1], scope);
   auto right = eval(*e.items[1], scope);
   if (!right) return right;
+  if (Status st = charge_operands(*left, *right); !st) return located(e.offset, st.error());
   auto r = binary_op(*this, e.name, *left, *right);
   if (!r) return located(e.offset, r.error());
+  if (Status st = charge_size(*r); !st) return located(e.offset, st.error());
   return r;
 }
 
@@ -213,6 +233,7 @@ Result<Value> Interpreter::eval_compare(const Expr& e, const ScopePtr& scope) {
   for (size_t i = 0; i < e.ops.size(); ++i) {
     auto right = eval(*e.items[i + 1], scope);
     if (!right) return right;
+    if (Status st = charge_operands(a, *right); !st) return located(e.items[i + 1]->offset, st.error());
     const std::string& op = e.ops[i];
     Result<bool> r = false;
     if (op == "==") {
@@ -259,6 +280,7 @@ Result<Value> Interpreter::eval_slice(const Expr& e, const ScopePtr& scope) {
     parts[i] = std::move(*v);
   }
   if (obj->is_undefined()) return located(e.offset, undefined_error(*obj));
+  if (Status st = charge_size(*obj); !st) return located(e.offset, st.error());
   auto r = slice_value(*obj, parts[0], parts[1], parts[2]);
   if (!r) return located(e.offset, r.error());
   return r;
@@ -269,8 +291,10 @@ Result<Value> Interpreter::eval_call(const Expr& e, const ScopePtr& scope) {
   if (!fn) return fn;
   auto args = eval_args(e.args, scope);
   if (!args) return args.error();
+  if (Status st = charge_args(*args); !st) return located(e.offset, st.error());
   auto r = call_value(*fn, *args);
   if (!r) return located(e.offset, r.error());
+  if (Status st = charge_size(*r); !st) return located(e.offset, st.error());
   return nested_ok(e.offset, std::move(*r));
 }
 
@@ -285,8 +309,11 @@ Result<Value> Interpreter::eval_filter(const Expr& e, const ScopePtr& scope) {
   }
   auto args = eval_args(e.args, scope);
   if (!args) return args.error();
+  if (Status st = charge_size(operand); !st) return located(e.offset, st.error());
+  if (Status st = charge_args(*args); !st) return located(e.offset, st.error());
   auto r = apply_filter(e.name, operand, *args);
   if (!r) return located(e.offset, r.error());
+  if (Status st = charge_size(*r); !st) return located(e.offset, st.error());
   return nested_ok(e.offset, std::move(*r));
 }
 
@@ -303,6 +330,8 @@ Result<Value> Interpreter::eval_test(const Expr& e, const ScopePtr& scope) {
   if (!operand) return operand;
   auto args = eval_args(e.args, scope);
   if (!args) return args.error();
+  if (Status st = charge_size(*operand); !st) return located(e.offset, st.error());
+  if (Status st = charge_args(*args); !st) return located(e.offset, st.error());
   auto r = apply_test(e.name, *operand, *args);
   if (!r) return located(e.offset, r.error());
   return Value(e.negated ? !*r : *r);

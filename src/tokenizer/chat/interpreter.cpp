@@ -51,6 +51,13 @@ Status Interpreter::charge(uint64_t n) {
   return {};
 }
 
+Status Interpreter::charge_size(const Value& v) {
+  if (v.is_string()) return charge(v.str().size() / kBytesPerStep);
+  if (v.is_list()) return charge(v.list().items.size() / kItemsPerStep);
+  if (v.is_dict()) return charge(v.dict().items.size() / kItemsPerStep);
+  return {};
+}
+
 Status Interpreter::check_string(size_t bytes) const {
   if (bytes > limits_.max_string_bytes) {
     return make_error(

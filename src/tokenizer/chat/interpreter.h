@@ -62,6 +62,17 @@ class Interpreter {
   Result<Value> get_item(const Value& obj, const Value& key);
   // Spends `n` steps of the budget; CapacityExceeded when it runs out.
   Status charge(uint64_t n = 1);
+  // Spends steps in proportion to what an operation on `v` may cost: one per kBytesPerStep bytes of a
+  // string, one per kItemsPerStep items of a list or dict (their top level). Filters, calls, methods,
+  // operators, comparisons, tests, slices and `~` pay for their operands and results, so that the
+  // step budget bounds time when each step works on a large string, not only statements.
+  Status charge_size(const Value& v);
+  // 32 bytes a step: upper() of an 8 MB string costs ~30 ms at -O2, 500k steps for its input and output,
+  // so the default 20M steps bound a render to ~1-2 s of such work.
+  static constexpr uint64_t kBytesPerStep = 32;
+  static constexpr uint64_t kItemsPerStep = 4;
+  Status charge_operands(const Value& a, const Value& b);
+  Status charge_args(const CallArgs& args);
   Status check_string(size_t bytes) const;
   Status check_items(size_t n) const;
   // CapacityExceeded once recursion has used more than limits().max_stack_bytes of stack.
