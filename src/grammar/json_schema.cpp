@@ -147,6 +147,16 @@ std::string type_of(const json& v) {
   return "object";
 }
 
+std::set<std::string> declared_types(const json& s) {
+  std::set<std::string> types;
+  if (!s.contains("type")) return types;
+  if (s["type"].is_string()) types.insert(s["type"].get<std::string>());
+  if (s["type"].is_array())
+    for (const auto& t : s["type"])
+      if (t.is_string()) types.insert(t.get<std::string>());
+  return types;
+}
+
 // The most visits and merges one conversion may take (Converter::step): one per schema node and
 // allOf part for a schema without shared references, so real schemas stay far below it (every schema
 // of tests/grammar/schema_corpus.jsonl converts within it, corpus_test.cpp).
@@ -462,13 +472,7 @@ Result<std::string> Converter::literal_values(const std::vector<json>& values, c
   for (const auto& [k, v] : s.items())
     if (k != "enum" && k != "const" && k != "type" && !annotations().count(k))
       return fail(path, fmt::format("keyword '{}' next to enum/const is not supported", k));
-  std::set<std::string> types;
-  if (s.contains("type")) {
-    if (s["type"].is_string()) types.insert(s["type"].get<std::string>());
-    if (s["type"].is_array())
-      for (const auto& t : s["type"])
-        if (t.is_string()) types.insert(t.get<std::string>());
-  }
+  std::set<std::string> types = declared_types(s);
   std::vector<std::string> alts;
   for (const json& v : values) {
     const std::string t = type_of(v);

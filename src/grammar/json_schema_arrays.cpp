@@ -22,13 +22,7 @@ Result<std::vector<json>> Converter::finite_values(const json& items, const std:
   if (!s.is_object()) return std::vector<json>();
   for (const auto& [k, v] : s.items())
     if (k != "enum" && k != "const" && k != "type" && !annotations().count(k)) return std::vector<json>();
-  std::set<std::string> types;
-  if (s.contains("type")) {
-    if (s["type"].is_string()) types.insert(s["type"].get<std::string>());
-    if (s["type"].is_array())
-      for (const auto& t : s["type"])
-        if (t.is_string()) types.insert(t.get<std::string>());
-  }
+  std::set<std::string> types = declared_types(s);
   std::vector<json> cands;
   if (s.contains("const")) {
     cands.push_back(s["const"]);

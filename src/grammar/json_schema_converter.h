@@ -24,6 +24,8 @@ const std::set<std::string>& annotations();
 const std::set<std::string>& supported();
 // The JSON type of a value ("integer" for whole numbers).
 std::string type_of(const json& v);
+// The type names a schema's "type" lists (a string or an array of strings; others ignored).
+std::set<std::string> declared_types(const json& s);
 
 // The converter: one visit per schema node, returning a GBNF expression (usually a rule name);
 // rules are deduplicated by body, so equal sub-schemas share one rule (and one set of mask tables).
