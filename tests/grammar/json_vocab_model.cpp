@@ -6,6 +6,7 @@
 #include <set>
 
 #include "support/gguf_writer.h"
+#include "support/tiny_llama.h"
 
 namespace glass::test {
 
@@ -110,15 +111,7 @@ std::filesystem::path write_json_vocab_model(uint64_t seed) {
   tensor("token_embd.weight", {n_vocab, dim});
   tensor("output.weight", {n_vocab, dim});
   tensor("output_norm.weight", {dim}, true);
-  tensor("blk.0.attn_norm.weight", {dim}, true);
-  tensor("blk.0.attn_q.weight", {dim, dim});
-  tensor("blk.0.attn_k.weight", {kv_dim, dim});
-  tensor("blk.0.attn_v.weight", {kv_dim, dim});
-  tensor("blk.0.attn_output.weight", {dim, dim});
-  tensor("blk.0.ffn_norm.weight", {dim}, true);
-  tensor("blk.0.ffn_gate.weight", {ffn, dim});
-  tensor("blk.0.ffn_up.weight", {ffn, dim});
-  tensor("blk.0.ffn_down.weight", {dim, ffn});
+  add_llama_layer0(tensor, dim, kv_dim, ffn);
   return write_temp_file(w.build().bytes, fmt::format("json-vocab-{}.gguf", seed));
 }
 

@@ -45,15 +45,7 @@ std::filesystem::path write_tiny_llama(const TinyLlamaSpec& spec, const std::str
   const int kv_dim = spec.n_kv_heads * head_dim;
   tensor("token_embd.weight", {vocab, dim});
   tensor("output_norm.weight", {dim}, true);
-  tensor("blk.0.attn_norm.weight", {dim}, true);
-  tensor("blk.0.attn_q.weight", {dim, dim});
-  tensor("blk.0.attn_k.weight", {kv_dim, dim});
-  tensor("blk.0.attn_v.weight", {kv_dim, dim});
-  tensor("blk.0.attn_output.weight", {dim, dim});
-  tensor("blk.0.ffn_norm.weight", {dim}, true);
-  tensor("blk.0.ffn_gate.weight", {ffn, dim});
-  tensor("blk.0.ffn_up.weight", {ffn, dim});
-  tensor("blk.0.ffn_down.weight", {dim, ffn});
+  add_llama_layer0(tensor, dim, kv_dim, ffn);
   return write_temp_file(w.build().bytes, file_name);
 }
 
