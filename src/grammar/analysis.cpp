@@ -195,29 +195,33 @@ FirstFollow first_follow(const Grammar& g) {
       }
   propagate(ff.first, into);
   // FOLLOW: what may follow each call is the rest of its alternative's FIRST, and the caller's
-  // FOLLOW when the rest can be empty (follow[r] flows into follow[callee]).
+  // FOLLOW when the rest can be empty (follow[r] flows into follow[callee]). Each alternative is
+  // scanned once from its end, carrying the FIRST of the rest, so a long run of nullable calls
+  // (x*{100000}) costs its length, not its square.
   for (auto& v : into) v.clear();
   for (uint32_t r = 0; r < n; ++r)
-    for (const uint32_t a : g.rules[r].alts)
-      for (uint32_t i = a; g.elems[i].kind != ElemKind::End; ++i) {
+    for (const uint32_t a : g.rules[r].alts) {
+      uint32_t end = a;
+      while (g.elems[end].kind != ElemKind::End) ++end;
+      ByteSet rest;
+      bool rest_nullable = true;
+      for (uint32_t i = end; i-- > a;) {
         const Elem& e = g.elems[i];
-        if (e.kind != ElemKind::Rule) continue;
-        bool rest_nullable = true;
-        for (uint32_t j = i + 1; g.elems[j].kind != ElemKind::End; ++j) {
-          const Elem& x = g.elems[j];
-          if (x.kind == ElemKind::Byte) {
-            unite(ff.follow[e.value], g.sets[x.value], unused);
-            rest_nullable = false;
-            break;
-          }
-          unite(ff.follow[e.value], ff.first[x.value], unused);
-          if (!ff.nullable[x.value]) {
-            rest_nullable = false;
-            break;
-          }
+        if (e.kind == ElemKind::Byte) {
+          rest = g.sets[e.value];
+          rest_nullable = false;
+          continue;
         }
+        unite(ff.follow[e.value], rest, unused);
         if (rest_nullable) into[r].push_back(e.value);
+        if (ff.nullable[e.value]) {
+          unite(rest, ff.first[e.value], unused);
+        } else {
+          rest = ff.first[e.value];
+          rest_nullable = false;
+        }
       }
+    }
   propagate(ff.follow, into);
   return ff;
 }
