@@ -265,6 +265,28 @@ TEST(ChatTemplate, RecursionIsBounded) {
   EXPECT_EQ(deep.error().code, ErrorCode::CapacityExceeded);
 }
 
+// Lists that hold one list twice, doubled 60 times: 61 lists in memory, 2^61 values for a
+// comparison, a repr or a sort to walk. Charged by their tree size, each is an error in bounded time,
+// not an endless walk; the same lists at a small size still compare and print.
+TEST(ChatTemplate, SharedElementsAreChargedAtEveryDepth) {
+  auto with = [&](int n, const std::string& use) {
+    return render("{% set ns = namespace(a=[0], b=[0]) %}{% for i in range(" + std::to_string(n) +
+                      ") %}{% set ns.a = [ns.a, ns.a] %}{% set ns.b = [ns.b, ns.b] %}{% endfor %}" + use,
+                  json::object());
+  };
+  for (const std::string use :
+       {"{{ ns.a == ns.b }}", "{{ ns.a < ns.b }}", "{{ ns.a in [ns.b] }}",
+        "{{ [ns.a, ns.b] | unique | list | length }}", "{{ ns.a | string | length }}"}) {
+    auto big = with(60, use);
+    ASSERT_FALSE(big) << use;
+    EXPECT_EQ(big.error().code, ErrorCode::CapacityExceeded) << use;
+    EXPECT_NE(big.error().message.find("steps"), std::string::npos) << use << ": " << big.error().message;
+  }
+  auto small = with(3, "{{ ns.a == ns.b }} {{ ns.a < ns.b }} {{ ns.a }}");
+  ASSERT_TRUE(small) << small.error().message;
+  EXPECT_EQ(*small, "True False [[[[0], [0]], [[0], [0]]], [[[0], [0]], [[0], [0]]]]");
+}
+
 TEST(ChatTemplate, MemoryIsBounded) {
   const char* doubling =
       "{% set ns = namespace(s='x') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}";

@@ -53,8 +53,8 @@ Status Interpreter::charge(uint64_t n) {
 
 Status Interpreter::charge_size(const Value& v) {
   if (v.is_string()) return charge(v.str().size() / kBytesPerStep);
-  if (v.is_list()) return charge(v.list().items.size() / kItemsPerStep);
-  if (v.is_dict()) return charge(v.dict().items.size() / kItemsPerStep);
+  // A list or dict by its tree size: comparing, printing or copying it may visit every value inside.
+  if (v.is_list() || v.is_dict()) return charge(v.tree_size() / kItemsPerStep);
   return {};
 }
 

@@ -99,9 +99,28 @@ uint32_t Value::nesting() const {
   return 0;
 }
 
+uint64_t Value::tree_size() const {
+  if (is_list()) return list().tree_size;
+  if (is_dict()) return dict().tree_size;
+  return 0;
+}
+
+namespace {
+
+// Saturates far below overflow: a sum of a few such sizes still fits.
+uint64_t add_size(uint64_t total, const Value& v) {
+  constexpr uint64_t kCap = uint64_t{1} << 60;
+  return std::min(kCap, total + 1 + std::min(kCap, v.tree_size()));
+}
+
+}  // namespace
+
 Value Value::list(std::vector<Value> items, bool tuple) {
   auto d = std::make_shared<ListData>();
-  for (const Value& v : items) d->depth = std::max(d->depth, v.nesting() + 1);
+  for (const Value& v : items) {
+    d->depth = std::max(d->depth, v.nesting() + 1);
+    d->tree_size = add_size(d->tree_size, v);
+  }
   d->items = std::move(items);
   d->tuple = tuple;
   return Value(ListPtr(std::move(d)));
@@ -109,7 +128,10 @@ Value Value::list(std::vector<Value> items, bool tuple) {
 
 Value Value::dict(std::vector<std::pair<Value, Value>> items) {
   auto d = std::make_shared<DictData>();
-  for (const auto& [k, v] : items) d->depth = std::max({d->depth, k.nesting() + 1, v.nesting() + 1});
+  for (const auto& [k, v] : items) {
+    d->depth = std::max({d->depth, k.nesting() + 1, v.nesting() + 1});
+    d->tree_size = add_size(add_size(d->tree_size, k), v);
+  }
   d->items = std::move(items);
   return Value(DictPtr(std::move(d)));
 }

@@ -39,15 +39,20 @@ struct NoneValue {};
 // could exhaust the stack.
 inline constexpr uint32_t kMaxNesting = 256;
 
+// They also know their tree size: the values a walk of them visits, an element held twice counted
+// twice. [a, a] doubled 60 times is 61 lists in memory but 2^61 values to compare or print, so the
+// interpreter charges a walk by this size, not by the top level's length.
 struct ListData {
   std::vector<Value> items;
   bool tuple = false;  // repr "(a, b)" and equality that never matches a list
   uint32_t depth = 1;
+  uint64_t tree_size = 0;
 };
 
 struct DictData {
   std::vector<std::pair<Value, Value>> items;  // insertion order
   uint32_t depth = 1;
+  uint64_t tree_size = 0;
   const Value* find(const Value& key) const;
   const Value* find(std::string_view key) const;
 };
@@ -139,6 +144,7 @@ class Value {
   std::string type_name() const;
   // Container nesting depth: 0 for scalars and objects.
   uint32_t nesting() const;
+  uint64_t tree_size() const;  // lists and dicts: the values inside, at every depth (ListData); else 0
   // True when both refer to the same shared object (the `sameas` test).
   bool same_object(const Value& other) const;
 
