@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/isa.h"
+#include "backend/cpu/cpu_test_support.h"
 #include "glass/llm.h"
 #include "support/fixtures.h"
 #include "support/process_memory.h"
@@ -56,7 +56,7 @@ TEST_F(ModelMemory, RepackedWeightsLeaveTheFileMapping) {
   ASSERT_EQ(plain.tokens.size(), 8u);
   // Without repacks every weight was read from the mapping: most of the file is resident.
   EXPECT_GT(plain.resident, file_bytes / 2);
-  if (backend::cpu::detect_isa() == backend::cpu::Isa::Avx512) {
+  if (backend::cpu::testing::repacks(graph::DType::Q4_0)) {
     // The Q4_0 (and q8_0 / q6_k where the mix put them) matmul weights are most of the file; their
     // pages left, bar the embedding rows the prompt and the decode steps looked up.
     EXPECT_LT(repacked.resident, plain.resident / 2) << plain.resident;
@@ -77,7 +77,7 @@ TEST(ModelMemoryHf, RepackedWeightsLeaveTheShardMapping) {
   EXPECT_EQ(repacked.tokens, plain.tokens);
   const uint64_t head_bytes = uint64_t{4096} * 16 * 2;
   EXPECT_GE(plain.resident, head_bytes);  // the head is read whole at every step
-  if (backend::cpu::detect_isa() == backend::cpu::Isa::Avx512) {
+  if (backend::cpu::testing::repacks(graph::DType::F16)) {
     // Its pages left, bar what a fault around an embedding row may have mapped back (64 KiB at most).
     EXPECT_LE(repacked.resident + head_bytes / 2, plain.resident) << plain.resident;
   } else {

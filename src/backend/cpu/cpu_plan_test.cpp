@@ -127,7 +127,7 @@ TEST(CpuPlan, ToldOfEachRepackedWeightOnce) {
   const size_t after_first = parts.size();
   ASSERT_TRUE(repacking.compile(blk.g, resolver, large).ok());
   EXPECT_EQ(parts.size(), after_first);
-  if (detect_isa() != Isa::Avx512) {
+  if (!testing::repacks(DType::Q4_0)) {
     EXPECT_TRUE(parts.empty());
     return;
   }
@@ -163,16 +163,16 @@ TEST(CpuPlan, RepacksQ4_0WeightsOnceAndMatchesTheFileLayout) {
   small.max = testing::bindings(1, 0);
   large.max = testing::bindings(40, 0);
   const CpuBackend repacking({2, {}, true}), plain({2, {}, false});
-  const bool vnni = detect_isa() == Isa::Avx512;
+  const bool packed = testing::repacks(DType::Q4_0);
   auto decode = repacking.compile(blk.g, resolver, small);
   auto prefill = repacking.compile(blk.g, resolver, large);
   auto unpacked = plain.compile(blk.g, resolver, large);
   ASSERT_TRUE(decode.ok() && prefill.ok() && unpacked.ok());
   // Five weights in four matmul nodes once fused (gate and up in one matmul_swiglu).
-  EXPECT_EQ(cpu_plan_info(**decode)->n_repacked, vnni ? 4u : 0u);
-  EXPECT_EQ(cpu_plan_info(**prefill)->n_repacked, vnni ? 4u : 0u);
+  EXPECT_EQ(cpu_plan_info(**decode)->n_repacked, packed ? 4u : 0u);
+  EXPECT_EQ(cpu_plan_info(**prefill)->n_repacked, packed ? 4u : 0u);
   EXPECT_EQ(cpu_plan_info(**unpacked)->n_repacked, 0u);
-  if (vnni) {
+  if (packed) {
     const auto& log = (*prefill)->rewrites().fired;
     const auto line = std::find_if(log.begin(), log.end(),
                                    [](const std::string& l) { return l.starts_with("repack_weights"); });
@@ -216,7 +216,7 @@ TEST(CpuPlan, TiedEmbeddingReadsTheRepackedTable) {
     auto plan = repacking.compile(g, resolver, opt);
     ASSERT_TRUE(plan.ok()) << plan.error().message;
     const bool repacked = cpu_plan_info(**plan)->n_repacked == 1;
-    EXPECT_EQ(repacked, detect_isa() == Isa::Avx512);
+    EXPECT_EQ(repacked, testing::repacks(wt)) << graph::dtype_name(wt);
     const auto& log = (*plan)->rewrites().fired;
     EXPECT_EQ(std::count_if(log.begin(), log.end(),
                             [](const std::string& l) {

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/isa.h"
+#include "backend/cpu/kernels/matmul.h"
 #include "formats/half.h"
 #include "support/graph_runner.h"
 
@@ -57,6 +59,13 @@ inline std::vector<Isa> runnable_isas() {
   std::vector<Isa> v;
   for (int i = 0; i <= static_cast<int>(detect_isa()); ++i) v.push_back(static_cast<Isa>(i));
   return v;
+}
+
+// Whether this CPU's best tier copies weights of type t into a kernel layout (repack_weights): the
+// kernel table says, per tier (Q4_0 in 16-row groups on AVX2 and AVX-512, Q8_0 on AVX-512 only).
+inline bool repacks(graph::DType t) {
+  const kernels::MatmulKernel* k = kernels::matmul_kernel_for(detect_isa(), t);
+  return k != nullptr && k->repacked != nullptr;
 }
 
 inline graph::Bindings bindings(int64_t t, int64_t s) {
