@@ -34,6 +34,15 @@ enum class KvStorage : uint8_t {
   Dense,  // sequence s owns rows [s * n_ctx, (s + 1) * n_ctx): one contiguous run each
 };
 
+// How far a load has come, for a progress bar: `stage` is "repack" (weights copied into a kernel's
+// layout while the plans compile; `done` bytes of the model's `total` weight bytes, of which norms
+// and other small tensors are never copied, so the last report may stay below `total`).
+struct LoadProgress {
+  std::string_view stage;
+  uint64_t done = 0;
+  uint64_t total = 0;
+};
+
 struct LoadOptions {
   std::string backend = "cpu";  // compute backend by name: "cpu", or "ref" (the reference interpreter)
   int64_t n_ctx = 0;    // positions one sequence may reach; 0 = min(training context, 4096), at least min_ctx
@@ -68,6 +77,9 @@ struct LoadOptions {
   // Jinja chat template used by Session::chat instead of the model's own (GGUF
   // tokenizer.chat_template); empty = the model's.
   std::string chat_template;
+  // Called as loading advances (LoadProgress), one call at a time but possibly from the backend's
+  // worker threads; it must not throw. Empty: none.
+  std::function<void(const LoadProgress&)> on_progress;
 };
 
 // One turn of a conversation, as chat templates see it ({"role": ..., "content": ...}).

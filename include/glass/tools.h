@@ -42,6 +42,10 @@ struct QuantizedTensorInfo {
   std::string fallback;        // non-empty when the row length forced another type than the mix's
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
+  // Progress when on_tensor is called: input bytes converted so far (this tensor included) and in
+  // the whole file.
+  uint64_t input_done = 0;
+  uint64_t input_total = 0;
 };
 
 struct QuantizeOptions {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli/common.h"
+#include "cli/progress.h"
 #include "glass/tools.h"
 
 namespace glass::cli {
@@ -44,9 +45,11 @@ int quantize(const QuantizeArgs& a) {
   o.pure = a.pure;
   o.n_threads = a.threads;
   size_t index = 0;
+  Progress progress("quantize", Progress::Unit::Bytes);
   std::map<std::string, std::pair<int, std::string>> fallbacks;  // note -> (count, first tensor)
   o.on_tensor = [&](const QuantizedTensorInfo& t) {
     ++index;
+    if (!a.verbose) progress.update(t.input_done, t.input_total);
     if (!t.fallback.empty()) {
       auto& [count, first] = fallbacks[t.fallback];
       if (count++ == 0) first = t.name;
@@ -58,6 +61,7 @@ int quantize(const QuantizeArgs& a) {
   };
   const auto start = std::chrono::steady_clock::now();
   auto r = quantize_model(a.in, a.out, o);
+  if (r.ok() && !a.verbose) progress.finish();
   if (!r.ok()) return report(r.error());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!a.verbose)

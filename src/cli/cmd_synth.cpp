@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/common.h"
+#include "cli/progress.h"
 #include "cli/synth_hf.h"
 #include "glass/files.h"
 #include "glass/half.h"
@@ -213,7 +214,11 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
   Status written = f->write(h.data.data(), h.data.size());
   Rng rng(seed);
   std::vector<uint8_t> buf;
+  Progress progress("synth", Progress::Unit::Bytes);
+  uint64_t done = 0;
   for (size_t k = 0; k < tensors.size() && written.ok(); ++k) {
+    progress.update(done, offset);
+    done += sizes[k];
     const Tensor& t = tensors[k];
     const uint64_t n = sizes[k] / (t.matrix ? elem : 4);
     buf.assign(hf ? sizes[k] : (sizes[k] + 31) / 32 * 32, 0);
@@ -231,6 +236,7 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
   }
   if (written.ok()) written = f->commit();
   if (!written.ok()) return report(written.error());
+  progress.finish();
   fmt::print(stderr, "glass: wrote {} ({}, {}, {} tensors, {:.1f} MiB)\n", out, s->name, type, tensors.size(),
              static_cast<double>(h.data.size() + offset) / (1024.0 * 1024.0));
   return 0;

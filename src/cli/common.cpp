@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <thread>
 
+#include "cli/progress.h"
 #include "glass/files.h"
 
 namespace glass::cli {
@@ -19,12 +19,6 @@ std::string default_model() {
   if (std::filesystem::exists(rel, ec)) return rel.string();
   return (std::filesystem::path(GLASS_SOURCE_DIR) / rel).string();
 }
-
-namespace {
-
-std::atomic<bool> g_log_disabled{false};
-
-}  // namespace
 
 const char* const kGpuFooter =
     "llama.cpp's GPU options (-ngl N, -fa [on|off|auto], -sm, -mg, -ts, -dev, -nkvo) are accepted and\n"
@@ -71,9 +65,6 @@ Status check_resources(const ModelOptions& o) {
 }
 
 }  // namespace
-
-void set_log_disabled(bool off) { g_log_disabled.store(off); }
-bool log_enabled() { return !g_log_disabled.load(); }
 
 void add_model_options(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("-m,--model", o.path,
@@ -195,7 +186,12 @@ std::shared_ptr<Model> load_or_report(const ModelOptions& o) {
     return nullptr;
   }
   const std::string path = o.path.empty() ? default_model() : o.path;
-  auto model = load_llm(path, o.load);
+  // Repacking a large model's weights is most of its load time: a bar when it lasts.
+  Progress progress("load: repacking weights", Progress::Unit::Bytes);
+  LoadOptions load = o.load;
+  load.on_progress = [&progress](const LoadProgress& p) { progress.update(p.done, p.total); };
+  auto model = load_llm(path, load);
+  if (model) progress.finish();
   if (!model) {
     report(model.error());
     return nullptr;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/log.h"
 #include "glass/llm.h"
 
 namespace glass::cli {
@@ -42,10 +43,8 @@ std::shared_ptr<Model> load_or_report(const ModelOptions& o);
 Result<std::unique_ptr<Session>> open_session(const Model& model, const ModelOptions& o);
 int report(const Error& e);  // prints "glass: error: ..." and returns the exit code
 
-// Informational lines on stderr ("glass: ..."), silenced by --log-disable; errors and warnings
-// always print.
-void set_log_disabled(bool off);
-bool log_enabled();
+// Informational lines on stderr ("glass: ..."), silenced by --log-disable (cli/log.h); errors and
+// warnings always print.
 template <typename... Args>
 void info(fmt::format_string<Args...> f, Args&&... args) {
   if (log_enabled()) fmt::print(stderr, "glass: {}\n", fmt::format(f, std::forward<Args>(args)...));

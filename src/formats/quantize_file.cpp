@@ -165,16 +165,21 @@ Result<QuantizeReport> quantize_tensors(const GgufFile& f, const std::vector<Sou
     specs.push_back({t.name, t.shape, to});
     const uint64_t n = elements(t.shape);
     QuantizedTensor q{
-        t.name, t.shape, t.dtype, to, c.quantizable, c.fallback, *graph::dtype_bytes(t.dtype, n), 0};
+        t.name, t.shape, t.dtype, to, c.quantizable, c.fallback, *graph::dtype_bytes(t.dtype, n), 0, 0, 0};
     report.tensors.push_back(std::move(q));
     report.n_elements += n;
   }
 
   auto writer = GgufWriter::create(out, output_metadata(f, options.ftype), std::move(specs), alignment);
   if (!writer.ok()) return writer.error();
+  uint64_t input_total = 0, input_done = 0;
+  for (const QuantizedTensor& q : report.tensors) input_total += q.bytes_in;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const SourceTensor& t = tensors[i];
     QuantizedTensor& q = report.tensors[i];
+    input_done += q.bytes_in;
+    q.input_done = input_done;
+    q.input_total = input_total;
     q.bytes_out = writer->tensor_bytes(i);
     Status s = q.to == t.dtype && t.row_map.empty() ? writer->write(t.data, q.bytes_in)
                                                     : convert(t, q.to, options, *writer);

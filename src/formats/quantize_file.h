@@ -26,6 +26,8 @@ struct QuantizedTensor {
   std::string fallback;  // non-empty when the row length forced another type
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
+  uint64_t input_done = 0;   // input bytes converted up to this tensor (included) when on_tensor sees it
+  uint64_t input_total = 0;  // input bytes of every tensor
 };
 
 struct QuantizeOptions {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <mutex>
 
 #include "core/exception_guard.h"
 #include "formats/gguf_vocab.h"
@@ -150,9 +151,10 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   impl->graph_hash = impl->model_graph.graph.hash();
   // HF checkpoints often pad the embedding past the tokenizer (llama.cpp's converter pads the
   // vocabulary instead); the extra rows are ids no text maps to.
-  const bool vocab_fits = !impl->tokenizer || (*format == ModelFormat::HfDirectory
-                                                   ? impl->tokenizer->vocab_size() <= impl->model_graph.vocab_size
-                                                   : impl->tokenizer->vocab_size() == impl->model_graph.vocab_size);
+  const bool vocab_fits =
+      !impl->tokenizer ||
+      (*format == ModelFormat::HfDirectory ? impl->tokenizer->vocab_size() <= impl->model_graph.vocab_size
+                                           : impl->tokenizer->vocab_size() == impl->model_graph.vocab_size);
   if (!vocab_fits)
     return make_error(ErrorCode::InvalidFile,
                       fmt::format("model: tokenizer has {} tokens but the model's vocabulary is {}",
@@ -162,8 +164,20 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   if (*format == ModelFormat::Gguf) impl->weight_mappings = {impl->file->mapping()};
   // A repacked weight's file pages leave memory (they stay in the page cache), so the model holds
   // one copy of it. A weight lies in one mapping; release ignores ranges outside its own.
-  backend_options.weight_copied = [mappings = impl->weight_mappings](const void* data, size_t bytes) {
+  // A weight's parts are copied by the backend's worker threads at once: the running total and the
+  // progress calls are serialized here.
+  struct Repacked {
+    std::mutex mu;
+    uint64_t bytes = 0;
+  };
+  auto repacked = std::make_shared<Repacked>();
+  backend_options.weight_copied = [mappings = impl->weight_mappings, repacked, file_bytes,
+                                   progress = options.on_progress](const void* data, size_t bytes) {
     for (const auto& m : mappings) m->release(data, bytes);
+    if (!progress) return;
+    std::lock_guard lock(repacked->mu);
+    repacked->bytes += bytes;
+    progress(LoadProgress{"repack", std::min<uint64_t>(repacked->bytes, file_bytes), file_bytes});
   };
   auto be = backend::make_backend(options.backend, backend_options);
   if (!be) return be.error();
@@ -226,7 +240,9 @@ std::string Model::token_to_piece(int32_t id) const {
 std::string Model::detokenize(const std::vector<int32_t>& ids) const {
   return impl_->tokenizer ? impl_->tokenizer->decode(ids) : std::string();
 }
-bool Model::is_end_of_generation(int32_t id) const { return impl_->tokenizer && impl_->tokenizer->is_eog(id); }
+bool Model::is_end_of_generation(int32_t id) const {
+  return impl_->tokenizer && impl_->tokenizer->is_eog(id);
+}
 uint64_t Model::plans_compiled() const { return impl_->plans.compiles(); }
 
 Result<std::string> Model::graph(GraphFormat format, bool after_rewrites) const {

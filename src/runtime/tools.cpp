@@ -30,7 +30,9 @@ QuantizedTensorInfo tensor_info(const formats::QuantizedTensor& t) {
                              t.quantizable,
                              t.fallback,
                              t.bytes_in,
-                             t.bytes_out};
+                             t.bytes_out,
+                             t.input_done,
+                             t.input_total};
 }
 
 Result<tokenizer::Tokenizer> tokenizer_from_gguf(const std::filesystem::path& path) {
