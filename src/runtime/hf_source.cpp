@@ -18,9 +18,10 @@ Result<ModelFormat> detect_model_format(const std::filesystem::path& path) {
   }
   if (path.filename() == "config.json" || path.extension() == ".safetensors" ||
       path.filename() == "model.safetensors.index.json")
-    return make_error(ErrorCode::InvalidArgument,
-                      fmt::format("load: {} is part of a Hugging Face checkpoint: pass its directory ({})",
-                                  path.string(), path.parent_path().string()));
+    return make_error(
+        ErrorCode::InvalidArgument,
+        fmt::format("load: {} is part of a Hugging Face checkpoint: pass its directory ({})", path.string(),
+                    path.has_parent_path() ? path.parent_path().string() : std::string(".")));
   return ModelFormat::Gguf;
 }
 

@@ -96,6 +96,8 @@ TEST(HfLoadErrors, FormatDetection) {
   expect_load_error(tiny.dir / "config.json", {"part of a Hugging Face checkpoint", "pass its directory"},
                     ErrorCode::InvalidArgument);
   expect_load_error(tiny.dir / "model.safetensors", {"pass its directory"}, ErrorCode::InvalidArgument);
+  // A bare file name: its directory is the current one, named, not an empty "()".
+  expect_load_error("model.safetensors", {"pass its directory (.)"}, ErrorCode::InvalidArgument);
 }
 
 TEST(HfLoadErrors, ConfigWithoutWeights) {
