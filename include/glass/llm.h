@@ -78,7 +78,8 @@ struct LoadOptions {
   // tokenizer.chat_template); empty = the model's.
   std::string chat_template;
   // Called as loading advances (LoadProgress), one call at a time but possibly from the backend's
-  // worker threads; it must not throw. Empty: none.
+  // worker threads; it must not throw. The model keeps it: a plan compiled after the load (another
+  // batch shape) that repacks a weight the first plans did not use calls it again. Empty: none.
   std::function<void(const LoadProgress&)> on_progress;
 };
 

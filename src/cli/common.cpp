@@ -187,11 +187,16 @@ std::shared_ptr<Model> load_or_report(const ModelOptions& o) {
   }
   const std::string path = o.path.empty() ? default_model() : o.path;
   // Repacking a large model's weights is most of its load time: a bar when it lasts.
-  Progress progress("load: repacking weights", Progress::Unit::Bytes);
+  // The model keeps the callback (a plan compiled later may repack a weight the first two did not
+  // use): it holds the bar weakly, and the bar ends with the load.
+  auto progress = std::make_shared<Progress>("load: repacking weights", Progress::Unit::Bytes);
   LoadOptions load = o.load;
-  load.on_progress = [&progress](const LoadProgress& p) { progress.update(p.done, p.total); };
+  load.on_progress = [bar = std::weak_ptr<Progress>(progress)](const LoadProgress& p) {
+    if (auto b = bar.lock()) b->update(p.done, p.total);
+  };
   auto model = load_llm(path, load);
-  if (model) progress.finish();
+  if (model) progress->finish();
+  progress.reset();
   if (!model) {
     report(model.error());
     return nullptr;
