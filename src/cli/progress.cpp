@@ -15,6 +15,16 @@ namespace {
 constexpr int kBarWidth = 30;
 constexpr auto kRedrawInterval = std::chrono::milliseconds(100);
 
+int percent_of(uint64_t done, uint64_t total) {
+  return total == 0 ? 100 : static_cast<int>(std::min(done, total) * 100 / total);
+}
+
+// GLASS_PROGRESS: "1" shows the bar from the start, "0" never; anything else leaves the default.
+std::string_view progress_env() {
+  const char* env = std::getenv("GLASS_PROGRESS");
+  return env == nullptr ? std::string_view() : std::string_view(env);
+}
+
 Progress::Output stderr_output() {
   Progress::Output o;
   o.write = [](std::string_view s) {
@@ -23,22 +33,15 @@ Progress::Output stderr_output() {
   };
   o.now = [] { return Progress::Clock::now(); };
   o.terminal = isatty(fileno(stderr)) != 0;
-  o.delay_seconds = 0.5;
-  const char* env = std::getenv("GLASS_PROGRESS");
-  if (env != nullptr && std::string_view(env) == "1") o.delay_seconds = 0;
+  o.delay_seconds = progress_env() == "1" ? 0 : 0.5;
   return o;
-}
-
-bool stderr_enabled() {
-  const char* env = std::getenv("GLASS_PROGRESS");
-  return log_enabled() && !(env != nullptr && std::string_view(env) == "0");
 }
 
 }  // namespace
 
 Progress::Progress(std::string label, Unit unit, std::string noun)
     : Progress(std::move(label), unit, std::move(noun), stderr_output()) {
-  enabled_ = stderr_enabled();
+  enabled_ = log_enabled() && progress_env() != "0";
 }
 
 Progress::Progress(std::string label, Unit unit, std::string noun, Output out)
@@ -47,7 +50,7 @@ Progress::Progress(std::string label, Unit unit, std::string noun, Output out)
 }
 
 std::string Progress::text(uint64_t done, uint64_t total) const {
-  const int percent = total == 0 ? 100 : static_cast<int>(std::min<uint64_t>(done, total) * 100 / total);
+  const int percent = percent_of(done, total);
   std::string amount;
   if (unit_ == Unit::Bytes) {
     amount = fmt::format("{:.1f}/{:.1f} MiB", static_cast<double>(done) / (1 << 20),
@@ -75,7 +78,7 @@ void Progress::update(uint64_t done, uint64_t total) {
   total_ = total;
   const auto now = out_.now();
   if (std::chrono::duration<double>(now - start_).count() < out_.delay_seconds) return;
-  const int percent = total == 0 ? 100 : static_cast<int>(std::min(done, total) * 100 / total);
+  const int percent = percent_of(done, total);
   if (out_.terminal) {
     // Redrawn when the figure changes, at most ten times a second.
     if (percent == last_percent_ || (shown_ && now - last_draw_ < kRedrawInterval)) return;
