@@ -137,13 +137,17 @@ Status read_merges(const GgufFile& file, tokenizer::Vocab& v) {
     return invalid(file, kMerges, "missing: a BPE vocabulary needs its merges");
   Result<std::vector<std::string>> merges = file.get_string_array(kMerges);
   if (!merges) return merges.error();
-  v.merges.reserve(merges->size());
+  size_t bytes = 0;
+  for (const std::string& m : *merges) bytes += m.size();
+  v.merges.reserve(merges->size(), bytes);
   for (size_t i = 0; i < merges->size(); ++i) {
-    const std::string& m = (*merges)[i];
+    const std::string_view m = (*merges)[i];
     const size_t space = m.size() > 1 ? m.find(' ', 1) : std::string::npos;
     if (space == std::string::npos)
       return invalid(file, kMerges, fmt::format("merge {} ('{}') has no space", i, m));
-    v.merges.emplace_back(m.substr(0, space), m.substr(space + 1));
+    if (!v.merges.add(m.substr(0, space), m.substr(space + 1)))
+      return invalid(file, kMerges,
+                     fmt::format("the merges take more than {} bytes", tokenizer::MergeList::kMaxBytes));
   }
   return {};
 }

@@ -53,7 +53,7 @@ TEST(GgufVocabBpe, LoadsWithLlamaCppDefaults) {
   ASSERT_TRUE(v.ok()) << v.error().message;
   EXPECT_EQ(v->pre, "gpt-2");
   ASSERT_EQ(v->merges.size(), 2u);
-  EXPECT_EQ(v->merges[1], (std::pair<std::string, std::string>{"\xC4\xA0", "hi"}));
+  EXPECT_EQ(v->merges[1], (tokenizer::MergeList::Merge{"\xC4\xA0", "hi"}));
   EXPECT_EQ(v->bos_id, -1);  // the BPE default (11) is beyond these 6 tokens: none
   EXPECT_FALSE(v->add_bos);
   EXPECT_FALSE(v->add_space_prefix);

@@ -136,7 +136,10 @@ std::vector<float> merge_scores(const tokenizer::Vocab& v, size_t n) {
   std::vector<float> scores(n, -1e9f);
   std::vector<bool> set(n, false);
   for (size_t r = 0; r < v.merges.size(); ++r) {
-    const auto it = ids.find(v.merges[r].first + v.merges[r].second);
+    const auto [left, right] = v.merges[r];
+    std::string merged(left);
+    merged += right;
+    const auto it = ids.find(merged);
     if (it == ids.end() || set[it->second]) continue;
     scores[it->second] = -static_cast<float>(r);
     set[it->second] = true;
@@ -145,8 +148,8 @@ std::vector<float> merge_scores(const tokenizer::Vocab& v, size_t n) {
 }
 
 // "a b", a space inside a piece written as U+0120 (convert_hf_to_gguf.py's encoding).
-std::string merge_line(const std::pair<std::string, std::string>& m) {
-  auto piece = [](const std::string& s) {
+std::string merge_line(tokenizer::MergeList::Merge m) {
+  auto piece = [](std::string_view s) {
     std::string out;
     for (char c : s) out += c == ' ' ? std::string("\xC4\xA0") : std::string(1, c);
     return out;
@@ -282,7 +285,7 @@ Status hf_tokenizer_to_gguf(const HfTokenizerFiles& f, int64_t n_vocab, GgufMeta
     if (!pre) return pre.error();
     std::vector<std::string> merges;
     merges.reserve(v.merges.size());
-    for (const auto& mg : v.merges) merges.push_back(merge_line(mg));
+    for (size_t i = 0; i < v.merges.size(); ++i) merges.push_back(merge_line(v.merges[i]));
     m.string("tokenizer.ggml.model", "gpt2");
     m.string("tokenizer.ggml.pre", *pre);
     m.string_array("tokenizer.ggml.tokens", tokens);

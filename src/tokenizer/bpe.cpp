@@ -52,34 +52,40 @@ int32_t BpeModel::char_id(std::string_view ch) const {
   return vocab_.find(ch);
 }
 
-Result<BpeModel> BpeModel::build(const std::vector<std::pair<std::string, std::string>>& merges,
-                                 ModelVocab vocab, BpeOptions options) {
+Result<BpeModel> BpeModel::build(const MergeList& merges, ModelVocab vocab, BpeOptions options) {
   BpeModel m(std::move(vocab), std::move(options));
   if (merges.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max() / 4)) {
     return make_error(ErrorCode::InvalidArgument,
                       fmt::format("tokenizer: {} merges are too many", merges.size()));
   }
-  size_t capacity = 16;
-  while (capacity < merges.size() * 2) capacity *= 2;
-  m.table_.assign(capacity, Slot{});
-  m.mask_ = capacity - 1;
+  // Every merge is resolved before the table (16 bytes per slot, twice the merges) is allocated, so
+  // a file of merges naming no token is refused without it.
+  struct Resolved {
+    int32_t a, b, merged;
+  };
+  std::vector<Resolved> resolved;
   const size_t prefix_len = m.options_.continuing_subword_prefix.size();
   for (size_t i = 0; i < merges.size(); ++i) {
-    const auto& [a, b] = merges[i];
+    const auto [a, b] = merges[i];
     const int32_t a_id = m.vocab_.find(a);
     const int32_t b_id = m.vocab_.find(b);
-    const std::string merged = a + (b.size() >= prefix_len ? b.substr(prefix_len) : b);
+    std::string merged(a);
+    merged += b.size() >= prefix_len ? b.substr(prefix_len) : b;
     const int32_t new_id = m.vocab_.find(merged);
     if (a_id < 0 || b_id < 0 || new_id < 0) {
-      const std::string_view missing = a_id < 0   ? std::string_view(a)
-                                       : b_id < 0 ? std::string_view(b)
-                                                  : merged;
+      const std::string_view missing = a_id < 0 ? a : b_id < 0 ? b : std::string_view(merged);
       return make_error(
           ErrorCode::InvalidArgument,
           fmt::format("tokenizer: merge {} ('{}' '{}'): '{}' is not in the vocabulary", i, a, b, missing));
     }
-    m.add_merge(a_id, b_id, static_cast<int32_t>(i), new_id);
+    resolved.push_back({a_id, b_id, new_id});
   }
+  size_t capacity = 16;
+  while (capacity < merges.size() * 2) capacity *= 2;
+  m.table_.assign(capacity, Slot{});
+  m.mask_ = capacity - 1;
+  for (size_t i = 0; i < resolved.size(); ++i)
+    m.add_merge(resolved[i].a, resolved[i].b, static_cast<int32_t>(i), resolved[i].merged);
   m.small_char_ids_.resize(0x800);
   for (uint32_t cp = 0; cp < 0x800; ++cp) {
     std::string ch;

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "tokenizer/merge_list.h"
 #include "tokenizer/word_model.h"
 
 namespace glass::tokenizer {
@@ -27,8 +28,7 @@ class BpeModel final : public WordModel {
  public:
   // Resolves every merge to token ids; a merge whose parts or result are not tokens is an
   // InvalidArgument error naming it (HF's MergeTokenOutOfVocabulary).
-  static Result<BpeModel> build(const std::vector<std::pair<std::string, std::string>>& merges,
-                                ModelVocab vocab, BpeOptions options);
+  static Result<BpeModel> build(const MergeList& merges, ModelVocab vocab, BpeOptions options);
 
   Status encode_word(std::string_view word, std::vector<int32_t>& out, WordWork& work) const override;
 

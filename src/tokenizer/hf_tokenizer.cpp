@@ -67,7 +67,7 @@ Result<ModelVocabulary> read_vocab(hf::TokenizerJson& tj) {
   return v;
 }
 
-Result<std::vector<std::pair<std::string, std::string>>> read_merges(hf::TokenizerJson& tj) {
+Result<MergeList> read_merges(hf::TokenizerJson& tj) {
   if (!tj.merges_present || !tj.merges_is_array)
     return bad("model.merges", "missing or not a list (a BPE model needs its merges)");
   if (tj.merges_error) return *tj.merges_error;
@@ -106,7 +106,7 @@ Result<Tokenizer> build(hf::TokenizerJson& tj, const Json& config, const HfToken
   Pipeline p;
   p.flavor = Flavor::HuggingFace;
   if (type == "BPE") {
-    Result<std::vector<std::pair<std::string, std::string>>> merges = read_merges(tj);
+    Result<MergeList> merges = read_merges(tj);
     if (!merges) return merges.error();
     v.merges = std::move(merges).value();
     p.model = ModelKind::Bpe;
@@ -250,6 +250,7 @@ Result<Tokenizer> build(hf::TokenizerJson& tj, const Json& config, const HfToken
   v.bos_id = id_of(config_token(config, "bos_token"));
   v.eos_id = id_of(config_token(config, "eos_token"));
   v.pad_id = id_of(config_token(config, "pad_token"));
+  *mv = ModelVocabulary();  // its id map is not needed past here: not held while the tokenizer builds
   for (auto [key, ids, id] :
        {std::tuple{"add_bos_token", &p.prefix, v.bos_id}, std::tuple{"add_eos_token", &p.suffix, v.eos_id}}) {
     Result<bool> add = hf::get_bool(config, key, false, "tokenizer_config.json");
@@ -271,12 +272,12 @@ Result<Tokenizer> build(hf::TokenizerJson& tj, const Json& config, const HfToken
   return Tokenizer::create(std::move(v), std::move(p));
 }
 
-}  // namespace
-
-Result<Tokenizer> hf_tokenizer_from_json(std::string_view tokenizer_json, std::string_view config_json,
-                                         const HfTokenizerOptions& options) {
+// `owned_text`, when given, holds tokenizer_json's bytes and is released once they are read.
+Result<Tokenizer> from_json(std::string_view tokenizer_json, std::string* owned_text,
+                            std::string_view config_json, const HfTokenizerOptions& options) {
   // The vocabulary, merges and added tokens as lists, the rest as a DOM (hf_tokenizer_json.h).
   Result<hf::TokenizerJson> j = hf::read_tokenizer_json(tokenizer_json, "tokenizer.json");
+  if (owned_text != nullptr) std::string().swap(*owned_text);
   if (!j) return j.error();
   Json config = Json::object();
   if (!config_json.empty()) {
@@ -293,6 +294,13 @@ Result<Tokenizer> hf_tokenizer_from_json(std::string_view tokenizer_json, std::s
   }
 }
 
+}  // namespace
+
+Result<Tokenizer> hf_tokenizer_from_json(std::string_view tokenizer_json, std::string_view config_json,
+                                         const HfTokenizerOptions& options) {
+  return from_json(tokenizer_json, nullptr, config_json, options);
+}
+
 Result<Tokenizer> load_hf_tokenizer(const std::filesystem::path& path, const HfTokenizerOptions& options) {
   std::error_code ec;
   const bool dir = std::filesystem::is_directory(path, ec);
@@ -306,7 +314,8 @@ Result<Tokenizer> load_hf_tokenizer(const std::filesystem::path& path, const HfT
     if (!c) return c.error();
     config = std::move(c).value();
   }
-  Result<Tokenizer> t = hf_tokenizer_from_json(*text, config, options);
+  const std::string_view json = *text;
+  Result<Tokenizer> t = from_json(json, &*text, config, options);
   if (!t) return make_error(t.error().code, fmt::format("{} ({})", t.error().message, file.string()));
   return t;
 }

@@ -246,7 +246,13 @@ class Reader {
                               fmt::format("'{}' is not two tokens separated by a space", line));
       return true;
     }
-    out_.merges.emplace_back(line.substr(0, space), line.substr(space + 1));
+    const std::string_view l(line);
+    return add_merge(i, l.substr(0, space), l.substr(space + 1));
+  }
+  bool add_merge(size_t i, std::string_view left, std::string_view right) {
+    if (!out_.merges.add(left, right))
+      out_.merges_error = bad(fmt::format("model.merges[{}]", i),
+                              fmt::format("the merges take more than {} bytes", MergeList::kMaxBytes));
     return true;
   }
   bool merge_bad() {
@@ -343,7 +349,7 @@ class Reader {
         out_.merges_error = bad(fmt::format("model.merges[{}]", i), "expected \"a b\" or [\"a\", \"b\"]");
         return true;
       }
-      out_.merges.emplace_back(std::move(f.parts[0]), std::move(f.parts[1]));
+      return add_merge(i, f.parts[0], f.parts[1]);
     }
     return true;
   }

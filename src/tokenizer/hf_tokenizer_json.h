@@ -15,6 +15,7 @@
 
 #include "glass/result.h"
 #include "tokenizer/hf_json.h"
+#include "tokenizer/merge_list.h"
 
 namespace glass::tokenizer::hf {
 
@@ -40,7 +41,7 @@ struct TokenizerJson {
   // neither "a b" nor ["a", "b"], which is `merges_error` ("tokenizer.json: model.merges[i]: ...").
   bool merges_present = false;
   bool merges_is_array = false;
-  std::vector<std::pair<std::string, std::string>> merges;
+  MergeList merges;
   std::optional<Error> merges_error;
 
   // added_tokens: present (and not null), an array, and its entries with only the members the loader

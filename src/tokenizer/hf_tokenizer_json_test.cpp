@@ -8,12 +8,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
 #include "support/counting_new.h"
+#include "support/fixtures.h"
 #include "tokenizer/hf_tokenizer.h"
 
 namespace glass::tokenizer {
@@ -78,7 +80,7 @@ TEST(HfTokenizerJson, BigPartsBecomeListsAndTheRestADom) {
   EXPECT_FALSE(r->vocab[3].integer);
   EXPECT_TRUE(r->merges_present && r->merges_is_array);
   ASSERT_EQ(r->merges.size(), 2u);  // up to the first bad entry
-  EXPECT_EQ(r->merges[1], (std::pair<std::string, std::string>{"a", "c"}));
+  EXPECT_EQ(r->merges[1], (MergeList::Merge{"a", "c"}));
   ASSERT_TRUE(r->merges_error);
   EXPECT_NE(r->merges_error->message.find("model.merges[3]: 'x' is not two tokens"), std::string::npos)
       << r->merges_error->message;
@@ -160,6 +162,45 @@ TEST(HfTokenizerJson, LargeFilePeakMemoryStaysWithinTheBound) {
   EXPECT_LE(peak, bound) << "peak " << peak << " bytes beyond the " << text.size() << "-byte text";
   std::printf("tokenizer.json %zu bytes: peak %lld bytes allocated while loading (bound %lld)\n", text.size(),
               static_cast<long long>(peak), static_cast<long long>(bound));
+}
+
+// Millions of short merges cost their bytes, not a string pair each (64 bytes of headers): a hostile
+// file of merges naming no token is refused within the same bound as a real one.
+TEST(HfTokenizerJson, ManyShortMergesStayWithinTheBound) {
+  std::string text = R"({"model": {"type": "BPE", "vocab": {"x": 0}, "merges": [)";
+  constexpr size_t kMerges = 2000000;
+  for (size_t i = 0; i < kMerges; ++i) text += i == 0 ? "\"a b\"" : ",\"a b\"";
+  text += "]}}";
+  const auto before = static_cast<int64_t>(test::live_bytes());
+  test::reset_peak_bytes();
+  Result<Tokenizer> t = hf_tokenizer_from_json(text, "");
+  const int64_t peak = static_cast<int64_t>(test::peak_bytes()) - before;
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find("merge 0 ('a' 'b'): 'a' is not in the vocabulary"), std::string::npos)
+      << t.error().message;
+  const auto bound = static_cast<int64_t>(text.size()) + (int64_t{64} << 20);
+  EXPECT_LE(peak, bound) << "peak " << peak << " bytes beyond the " << text.size() << "-byte text";
+}
+
+// The real files, loaded as a model directory's are (read, parsed, built): the peak, the file's
+// text included, stays within 2x its size + 64 MiB. Gemma 3's 14 MB file (262k tokens) peaked at
+// ~116 MB while the text and the vocabulary's id map lived until the tokenizer was built.
+class HfTokenizerJsonFiles : public test::WithSharedFixtures {};
+
+TEST_F(HfTokenizerJsonFiles, RealFilesPeakWithinTheBound) {
+  for (const char* name : {"gemma3", "llama3", "qwen2_5", "mistral_nemo"}) {
+    const std::filesystem::path path = fixtures_ / "tokenizers" / "hf" / name / "tokenizer.json";
+    const auto size = static_cast<int64_t>(std::filesystem::file_size(path));
+    const auto before = static_cast<int64_t>(test::live_bytes());
+    test::reset_peak_bytes();
+    Result<Tokenizer> t = load_hf_tokenizer(path);
+    const int64_t peak = static_cast<int64_t>(test::peak_bytes()) - before;
+    ASSERT_TRUE(t.ok()) << name << ": " << t.error().message;
+    const int64_t bound = 2 * size + (int64_t{64} << 20);
+    EXPECT_LE(peak, bound) << name << ": peak " << peak << " bytes for a " << size << "-byte file";
+    std::printf("%s: %lld-byte tokenizer.json, peak %lld bytes while loading (bound %lld)\n", name,
+                static_cast<long long>(size), static_cast<long long>(peak), static_cast<long long>(bound));
+  }
 }
 
 }  // namespace

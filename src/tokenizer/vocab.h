@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "tokenizer/merge_list.h"
+
 namespace glass::tokenizer {
 
 // GGUF tokenizer.ggml.token_type values (llama.cpp's llama_token_type).
@@ -34,7 +36,7 @@ struct Vocab {
   std::vector<TokenType> types;  // one per token
   std::vector<uint8_t> strip;    // empty (no token strips) or one StripFlags value per token
   // BPE merges by rank (first = merged first): GGUF tokenizer.ggml.merges, HF model.merges.
-  std::vector<std::pair<std::string, std::string>> merges;
+  MergeList merges;
   int32_t bos_id = -1, eos_id = -1, unk_id = -1, pad_id = -1, sep_id = -1;
   std::vector<int32_t> eog_ids;  // end-of-generation set (eos + e.g. eot/eom when present)
   bool add_bos = true, add_eos = false, add_space_prefix = true;
