@@ -99,6 +99,9 @@ class GgufFile {
   Result<float> get_f32(std::string_view key) const;     // F32, F64 or an integer
   Result<bool> get_bool(std::string_view key) const;
   Result<std::vector<std::string>> get_string_array(std::string_view key) const;
+  // The same strings as views into the file's mapping, valid while this file lives (no copies: a
+  // merge list of millions of entries costs its views only).
+  Result<const std::vector<std::string_view>*> get_string_views(std::string_view key) const;
   Result<std::vector<float>> get_f32_array(std::string_view key) const;    // F32, F64 or integer elements
   Result<std::vector<int32_t>> get_i32_array(std::string_view key) const;  // integer elements that fit
 

@@ -115,11 +115,17 @@ Result<bool> GgufFile::get_bool(std::string_view key) const {
 }
 
 Result<std::vector<std::string>> GgufFile::get_string_array(std::string_view key) const {
+  auto v = get_string_views(key);
+  if (!v.ok()) return v.error();
+  return std::vector<std::string>((*v)->begin(), (*v)->end());
+}
+
+Result<const std::vector<std::string_view>*> GgufFile::get_string_views(std::string_view key) const {
   auto v = require_array(key);
   if (!v.ok()) return v.error();
   if ((*v)->elem_type != GgufValueType::STRING)
     return error(fmt::format("key '{}' has type {}, expected array of string", key, type_text(**v)));
-  return std::vector<std::string>((*v)->strings.begin(), (*v)->strings.end());
+  return &(*v)->strings;
 }
 
 Result<std::vector<float>> GgufFile::get_f32_array(std::string_view key) const {

@@ -135,13 +135,14 @@ Result<tokenizer::LlamaPre> read_pre(const GgufFile& file, tokenizer::Vocab& v) 
 Status read_merges(const GgufFile& file, tokenizer::Vocab& v) {
   if (file.find(kMerges) == nullptr)
     return invalid(file, kMerges, "missing: a BPE vocabulary needs its merges");
-  Result<std::vector<std::string>> merges = file.get_string_array(kMerges);
-  if (!merges) return merges.error();
+  Result<const std::vector<std::string_view>*> views = file.get_string_views(kMerges);
+  if (!views) return views.error();
+  const std::vector<std::string_view>& merges = **views;
   size_t bytes = 0;
-  for (const std::string& m : *merges) bytes += m.size();
-  v.merges.reserve(merges->size(), bytes);
-  for (size_t i = 0; i < merges->size(); ++i) {
-    const std::string_view m = (*merges)[i];
+  for (const std::string_view m : merges) bytes += m.size();
+  v.merges.reserve(merges.size(), bytes);
+  for (size_t i = 0; i < merges.size(); ++i) {
+    const std::string_view m = merges[i];
     const size_t space = m.size() > 1 ? m.find(' ', 1) : std::string::npos;
     if (space == std::string::npos)
       return invalid(file, kMerges, fmt::format("merge {} ('{}') has no space", i, m));

@@ -27,6 +27,7 @@
 #include "formats/safetensors_checkpoint.h"
 #include "support/counting_new.h"
 #include "support/gguf_writer.h"
+#include "tokenizer/tokenizer.h"
 
 namespace glass::formats {
 namespace {
@@ -327,6 +328,37 @@ TEST(ExceptionGuard, ExceptionsBecomeTypedErrors) {
   auto fine = guarded("z", []() -> Result<int> { return 7; });
   ASSERT_TRUE(fine.ok());
   EXPECT_EQ(*fine, 7);
+}
+
+// Millions of merges naming no token: read as views into the mapping and refused at the first,
+// within the bound (they were copied twice, as strings and as string pairs: ~200 MB for 33 MB).
+TEST(HostileFiles, GgufMillionsOfMergesStayWithinTheBound) {
+  test::GgufWriter w;
+  w.kv("general.architecture", test::GgufWriter::string("llama"));
+  w.kv("tokenizer.ggml.model", test::GgufWriter::string("gpt2"));
+  w.kv("tokenizer.ggml.tokens", test::GgufWriter::string_array({"x"}));
+  w.kv("tokenizer.ggml.merges", test::GgufWriter::string_array(std::vector<std::string>(2000000, "a b")));
+  const fs::path path = fresh_dir("merges") / "merges.gguf";
+  {
+    const std::vector<uint8_t> bytes = w.build().bytes;
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  const uint64_t size = fs::file_size(path);
+  test::reset_peak_bytes();
+  const uint64_t before = test::live_bytes();
+  {
+    Result<GgufFile> file = GgufFile::open(path);
+    ASSERT_TRUE(file.ok()) << file.error().message;
+    Result<tokenizer::Vocab> vocab = vocab_from_gguf(*file);
+    ASSERT_TRUE(vocab.ok()) << vocab.error().message;
+    EXPECT_EQ(vocab->merges.size(), 2000000u);
+    Result<tokenizer::Tokenizer> t = tokenizer::Tokenizer::create(std::move(vocab).value());
+    ASSERT_FALSE(t.ok());
+    expect_error(t.error(), ErrorCode::InvalidArgument, {"merge 0 ('a' 'b')", "not in the vocabulary"});
+  }
+  EXPECT_LE(test::peak_bytes() - before, memory_bound(size))
+      << "peak " << test::peak_bytes() - before << " bytes for a " << size << "-byte file";
 }
 
 }  // namespace
