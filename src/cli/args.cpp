@@ -27,6 +27,9 @@ constexpr std::array kSpellings{
     Spelling{"-st", "--single-turn"},
     Spelling{"-co", "--color"},
     Spelling{"-jf", "--json-schema-file"},
+    Spelling{"-ctk", "--cache-type-k"},
+    Spelling{"-ctv", "--cache-type-v"},
+    Spelling{"-mli", "--multiline-input"},
 };
 
 // GPU options: accepted (scripts written for llama.cpp keep working) and dropped with one note.

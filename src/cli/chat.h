@@ -18,6 +18,7 @@ struct ChatOptions {
   int32_t keep = 0;
   bool single_turn = false;   // -st: answer the first prompt (or line) and exit
   std::string color = "off";  // --color on|off|auto
+  bool multiline = false;     // -mli: every line continues the message (chat_input.h)
 };
 
 // Adds the chat-only flags (system prompt, --keep, --color, -st) to `cmd`.

@@ -55,6 +55,21 @@ TEST_F(Chat, KeepsGoingWhenTheContextFillsDroppingTheOldestExchanges) {
   EXPECT_EQ(kept[1]["content"], "Tom and Lily went to the park 0 and they played with a big red ball");
 }
 
+// llama-cli's input habits: a trailing backslash continues the message; with -mli every line does and
+// a trailing '/' sends it.
+TEST_F(Chat, BackslashAndMultilineInputJoinLines) {
+  const Ran r =
+      glass("chat --chat-template-file t.jinja -n 2 --temp 0 -t 1", "Once upon\\\na time\n/save a.json\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(saved("a.json")["messages"][0]["content"], "Once upon\na time");
+  const Ran m = glass("chat --chat-template-file t.jinja -n 2 --temp 0 -t 1 -mli",
+                      "Once\nupon\na time/\n/save m.json\n");
+  ASSERT_EQ(m.status, 0) << m.err;
+  const auto msgs = saved("m.json")["messages"];
+  ASSERT_EQ(msgs.size(), 2u);
+  EXPECT_EQ(msgs[0]["content"], "Once\nupon\na time");
+}
+
 TEST_F(Chat, ClearSaveLoadAndHelp) {
   const Ran r =
       glass("chat --chat-template-file t.jinja -n 4 --temp 0 -t 1",

@@ -211,6 +211,24 @@ TEST_F(Cli, OutOfRangeValuesAreErrorsNamingTheFlag) {
   EXPECT_EQ(nlohmann::json::parse(greedy.out)["tokens"], nlohmann::json::parse(zero.out)["tokens"]);
 }
 
+// llama.cpp's -ctk / -ctv: f32 or f16, K and V alike (glass keeps them in one type); the load line
+// says which type the cache got.
+TEST_F(Cli, CacheTypeFlagsAsLlamaCppSpellsThem) {
+  const Ran f16 = glass("run -p Once -n 2 --temp 0 -t 1 -v -ctk f16 -ctv f16");
+  ASSERT_EQ(f16.status, 0) << f16.err;
+  EXPECT_NE(f16.err.find("(f16 cache of"), std::string::npos) << f16.err;
+  const Ran v_only = glass("run -p Once -n 2 --temp 0 -t 1 -v --cache-type-v f16");
+  ASSERT_EQ(v_only.status, 0) << v_only.err;
+  EXPECT_NE(v_only.err.find("(f16 cache of"), std::string::npos) << v_only.err;
+  const Ran q8 = glass("run -p Once -n 2 -ctk q8_0");
+  EXPECT_NE(q8.status, 0);
+  EXPECT_NE(q8.err.find("--cache-type-k q8_0: glass's KV cache holds f32 or f16"), std::string::npos)
+      << q8.err;
+  const Ran mixed = glass("run -p Once -n 2 -ctk f16 -ctv f32");
+  EXPECT_NE(mixed.status, 0);
+  EXPECT_NE(mixed.err.find("differ"), std::string::npos) << mixed.err;
+}
+
 // A context past the model's training context is a warning (stories260K: 128), not a silent choice.
 TEST_F(Cli, ContextPastTheTrainingContextWarns) {
   const Ran c = glass("run -n 2 -t 1 -c 512");

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "cli/chat.h"
+#include "cli/chat_input.h"
 #include "glass/files.h"
 
 namespace glass::cli {
@@ -144,15 +145,19 @@ bool use_color(const std::string& mode) {
 }  // namespace
 
 void add_chat_flags(CLI::App& cmd, ChatOptions& o) {
-  cmd.footer(std::string("llama.cpp's spellings: -sys = --system-prompt, -cnv = --conversation, -if = "
-                         "--interactive-first,\n-st = --single-turn, -co = --color.\n") +
-             kGpuFooter);
+  cmd.footer(
+      std::string("llama.cpp's spellings: -sys = --system-prompt, -cnv = --conversation, -if = "
+                  "--interactive-first,\n-st = --single-turn, -co = --color, -mli = --multiline-input.\n") +
+      kGpuFooter);
   cmd.add_option("--system-prompt,--system", o.system, "system message that starts the conversation");
   cmd.add_option("--keep", o.keep,
                  "when the context fills, keep the exchanges within the conversation's first N tokens (the "
                  "system prompt is always kept; -1 = the first exchange too)")
       ->check(CLI::Range(-1, 1 << 24))
       ->capture_default_str();
+  cmd.add_flag("--multiline-input", o.multiline,
+               "every line continues the message; a line ending in \\ or / sends it (without "
+               "this, a line ending in \\ continues onto the next)");
   cmd.add_flag("--single-turn", o.single_turn, "answer one message (the first prompt or line) and exit");
   cmd.add_option("--color", o.color, "colour the user's input: on, off or auto (on a terminal)")
       ->check(CLI::IsMember({"on", "off", "auto"}))
@@ -208,7 +213,7 @@ int run_chat(ChatOptions o) {
       if (o.single_turn && attempted > 0) break;
       if (tty) fmt::print("> {}", color ? "\033[32m" : "");
       std::fflush(stdout);
-      const bool got = static_cast<bool>(std::getline(std::cin, line));
+      const bool got = read_message(std::cin, o.multiline, line);
       if (tty && color) fmt::print("\033[0m");
       if (!got) {
         if (tty) std::fputc('\n', stdout);  // Ctrl-D: leave the shell prompt on a line of its own

@@ -20,6 +20,9 @@ struct ModelOptions {
   // -c and -b as the user gave them (a command may size n_ctx / n_batch itself: those are not checked).
   const CLI::Option* ctx_given = nullptr;
   const CLI::Option* batch_given = nullptr;
+  // llama.cpp's -ctk / -ctv as given (empty: not given); --cache-type sets both. glass keeps K and V
+  // in one element type, so the two must agree (checked with the rest).
+  std::string cache_type_k, cache_type_v;
   LoadOptions load = [] {
     LoadOptions l;
     l.n_seq_max = 1;
