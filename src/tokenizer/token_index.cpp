@@ -2,22 +2,56 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+#include <limits>
+
 namespace glass::tokenizer {
 
+// libstdc++'s string hash (Murmur, 8 bytes a step), then a final mix so the low bits (the slot) and
+// the high bits (the tag) both spread.
+uint64_t TokenIndex::hash(std::string_view s) {
+  uint64_t h = std::hash<std::string_view>{}(s);
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
+}
+
 Result<TokenIndex> TokenIndex::build(const Vocab& vocab) {
+  const size_t n = vocab.tokens.size();
+  if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max() / 4))
+    return make_error(ErrorCode::InvalidArgument, fmt::format("tokenizer: {} tokens are too many", n));
   TokenIndex index;
-  index.ids_.reserve(vocab.tokens.size());
-  for (size_t i = 0; i < vocab.tokens.size(); ++i) {
+  size_t bytes = 0;
+  for (const std::string& t : vocab.tokens) bytes += t.size();
+  if (bytes > std::numeric_limits<uint32_t>::max())
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("tokenizer: the token texts take {} bytes, more than 4 GiB", bytes));
+  index.text_.reserve(bytes);
+  index.ends_.reserve(n);
+  size_t capacity = 16;
+  while (capacity < 2 * n) capacity *= 2;
+  index.slots_.assign(capacity, Slot{});
+  index.mask_ = capacity - 1;
+  for (size_t i = 0; i < n; ++i) {
     const std::string& text = vocab.tokens[i];
     if (text.empty()) {
       return make_error(ErrorCode::InvalidArgument, fmt::format("tokenizer: token {} has empty text", i));
     }
-    auto [it, inserted] = index.ids_.emplace(text, static_cast<int32_t>(i));
-    if (!inserted) {
-      return make_error(
-          ErrorCode::InvalidArgument,
-          fmt::format("tokenizer: tokens {} and {} have the same text '{}'", it->second, i, text));
+    index.text_ += text;
+    index.ends_.push_back(static_cast<uint32_t>(index.text_.size()));
+    const uint64_t h = hash(text);
+    const auto tag = static_cast<uint32_t>(h >> 32);
+    size_t s = h & index.mask_;
+    for (; index.slots_[s].id >= 0; s = (s + 1) & index.mask_) {
+      const Slot& other = index.slots_[s];
+      if (other.tag == tag && index.text_of(other.id) == text) {
+        return make_error(
+            ErrorCode::InvalidArgument,
+            fmt::format("tokenizer: tokens {} and {} have the same text '{}'", other.id, i, text));
+      }
     }
+    index.slots_[s] = {static_cast<int32_t>(i), tag};
   }
   return index;
 }
