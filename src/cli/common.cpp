@@ -35,7 +35,7 @@ constexpr int64_t kMaxContext = int64_t{1} << 24;
 Error invalid(std::string message) { return make_error(ErrorCode::InvalidArgument, std::move(message)); }
 
 // -ctk / -ctv (llama.cpp's names): glass's cache holds f32 or f16, K and V in the same type.
-Status resolve_cache_types(const ModelOptions& o, LoadOptions& load) {
+Status check_cache_types(const ModelOptions& o) {
   for (auto [flag, type] :
        {std::pair{"--cache-type-k", &o.cache_type_k}, std::pair{"--cache-type-v", &o.cache_type_v}}) {
     if (type->empty() || *type == "f32" || *type == "f16") continue;
@@ -49,8 +49,6 @@ Status resolve_cache_types(const ModelOptions& o, LoadOptions& load) {
         fmt::format("--cache-type-k {} and --cache-type-v {} differ: glass keeps K and V in one "
                     "type (--cache-type f32 or f16)",
                     o.cache_type_k, o.cache_type_v));
-  const std::string& t = o.cache_type_k.empty() ? o.cache_type_v : o.cache_type_k;
-  if (!t.empty()) load.cache_type = t == "f16" ? CacheType::F16 : CacheType::F32;
   return {};
 }
 
@@ -81,7 +79,7 @@ Status check_resources(const ModelOptions& o) {
     return invalid(fmt::format("--kv-size {}: out of range", l.kv_size));
   if (l.kv_block_size < 1 || l.kv_block_size > 4096)
     return invalid(fmt::format("--kv-block-size {}: must be in [1, 4096]", l.kv_block_size));
-  return {};
+  return check_cache_types(o);
 }
 
 }  // namespace
@@ -111,10 +109,18 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
          "KV cache element type: f32 (exact) or f16 (half the memory; llama.cpp's default)")
       ->check(CLI::IsMember({"f32", "f16"}))
       ->default_str("f32");
-  cmd.add_option("--cache-type-k", o.cache_type_k,
-                 "llama.cpp's -ctk: the cache type of K (f32 or f16, as V's)");
-  cmd.add_option("--cache-type-v", o.cache_type_v,
-                 "llama.cpp's -ctv: the cache type of V (f32 or f16, as K's)");
+  // Either sets the cache type (the two must agree: check_cache_types).
+  for (auto [name, given, help] : {std::tuple{"--cache-type-k", &o.cache_type_k,
+                                              "llama.cpp's -ctk: the cache type of K (f32 or f16, as V's)"},
+                                   std::tuple{"--cache-type-v", &o.cache_type_v,
+                                              "llama.cpp's -ctv: the cache type of V (f32 or f16, as K's)"}})
+    cmd.add_option_function<std::string>(
+        name,
+        [&o, given](const std::string& t) {
+          *given = t;
+          if (t == "f16" || t == "f32") o.load.cache_type = t == "f16" ? CacheType::F16 : CacheType::F32;
+        },
+        help);
   cmd.add_option("--backend", o.load.backend, "compute backend: cpu or ref")->capture_default_str();
   cmd.add_option("-t,--threads", o.load.n_threads,
                  "compute threads (cpu backend; default: one per hardware thread)");
@@ -193,12 +199,10 @@ Result<std::unique_ptr<Session>> open_session(const Model& model, const ModelOpt
   auto session = model.new_session();
   if (session || session.error().message.find("no memory") == std::string::npos) return session;
   // Name the arguments that sized what did not fit.
-  LoadOptions load = o.load;
-  (void)resolve_cache_types(o, load);  // checked when the model loaded
   return make_error(ErrorCode::CapacityExceeded,
                     fmt::format("{} (context {}, {} cache rows: lower -c / --kv-size{})",
                                 session.error().message, model.info().n_ctx, model.info().kv_size,
-                                load.cache_type == CacheType::F32 ? " or use --cache-type f16" : ""));
+                                o.load.cache_type == CacheType::F32 ? " or use --cache-type f16" : ""));
 }
 
 int report(const Error& e) {
@@ -217,10 +221,6 @@ std::shared_ptr<Model> load_or_report(const ModelOptions& o) {
   // use): it holds the bar weakly, and the bar ends with the load.
   auto progress = std::make_shared<Progress>("load: repacking weights", Progress::Unit::Bytes);
   LoadOptions load = o.load;
-  if (Status st = resolve_cache_types(o, load); !st) {
-    report(st.error());
-    return nullptr;
-  }
   load.on_progress = [bar = std::weak_ptr<Progress>(progress)](const LoadProgress& p) {
     if (auto b = bar.lock()) b->update(p.done, p.total);
   };
@@ -236,7 +236,7 @@ std::shared_ptr<Model> load_or_report(const ModelOptions& o) {
        mi.load_ms);
   info("{}", mi.summary);
   info("backend {}, context {} ({} cache of {} rows{} in blocks of {}), batch {}", mi.backend, mi.n_ctx,
-       load.cache_type == CacheType::F16 ? "f16" : "f32", mi.kv_size,
+       o.load.cache_type == CacheType::F16 ? "f16" : "f32", mi.kv_size,
        mi.kv_size_window > 0 ? fmt::format(", {} for the sliding-window layers", mi.kv_size_window) : "",
        mi.kv_block_size, mi.n_batch);
   // The model was not trained past its context: positions beyond it are extrapolation. A warning,
