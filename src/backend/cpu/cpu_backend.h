@@ -17,6 +17,7 @@ struct CpuOptions {
   std::optional<Isa> max_isa;  // default: the best this CPU runs
   bool repack_weights = true;  // one-time repacks into faster kernel layouts (weight_repack.h)
   WeightCopied weight_copied;  // told of each weight repacked (backend.h); may be empty
+  std::optional<DecodeStrategy> decode_strategy;  // default: detect_decode_strategy() (isa.h)
 };
 
 class CpuBackend final : public Backend {
@@ -30,10 +31,12 @@ class CpuBackend final : public Backend {
                                         const CompileOptions& options) const override;
 
   Isa isa() const { return isa_; }
+  DecodeStrategy decode_strategy() const { return strategy_; }
   ThreadPool& pool() const { return *pool_; }
 
  private:
   Isa isa_;
+  DecodeStrategy strategy_;
   std::shared_ptr<ThreadPool> pool_;        // shared with the plans compiled here
   std::shared_ptr<WeightRepacks> repacks_;  // null: no repacking; else shared with the plans
 };

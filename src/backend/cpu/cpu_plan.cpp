@@ -79,12 +79,13 @@ class CpuWorkspace final : public Workspace {
 
 class CpuPlan final : public Plan {
  public:
-  CpuPlan(graph::Graph g, graph::RewriteLog log, graph::Bindings max, Isa isa,
+  CpuPlan(graph::Graph g, graph::RewriteLog log, graph::Bindings max, Isa isa, DecodeStrategy strategy,
           std::shared_ptr<ThreadPool> pool, std::shared_ptr<WeightRepacks> repacks, bool batch_invariant)
       : g_(std::move(g)),
         log_(std::move(log)),
         max_(max),
         isa_(isa),
+        strategy_(strategy),
         batch_invariant_(batch_invariant),
         pool_(std::move(pool)),
         repacks_(std::move(repacks)) {}
@@ -120,6 +121,7 @@ class CpuPlan final : public Plan {
   graph::RewriteLog log_;
   graph::Bindings max_;
   Isa isa_;
+  DecodeStrategy strategy_;
   bool batch_invariant_;
   std::shared_ptr<ThreadPool> pool_;
   std::shared_ptr<WeightRepacks> repacks_;
@@ -354,10 +356,11 @@ Result<const char*> CpuPlan::use_repacked(Step& s, const Node& nd) {
     if (!copy) return copy.error();
     s.in[j].fixed = *copy;
   }
-  s.data = fused ? static_cast<const void*>(kernels::fused_matmul_kernel(mk.repacked, fk->ops))
-                 : static_cast<const void*>(mk.repacked);
+  const kernels::MatmulKernel* walk = kernels::with_strategy(mk.repacked, strategy_);
+  s.data = fused ? static_cast<const void*>(kernels::fused_matmul_kernel(walk, fk->ops))
+                 : static_cast<const void*>(walk);
   ++info_.n_repacked;
-  return static_cast<const char*>(mk.repacked->layout);
+  return static_cast<const char*>(walk->layout);
 }
 
 // Row lookups of a table that the backend has repacked for a matmul (a tied embedding, repacked for
@@ -577,12 +580,26 @@ Status CpuPlan::run(const StepArgs& args, Workspace& workspace, StepStats& stats
 
 }  // namespace
 
+namespace {
+// The CPU's strategy, or Spread where GLASS_DECODE_STRATEGY names none (make_backend refuses that
+// name before it gets here).
+DecodeStrategy default_decode_strategy() {
+  auto s = detect_decode_strategy();
+  return s ? *s : DecodeStrategy::Spread;
+}
+}  // namespace
+
 CpuBackend::CpuBackend(const CpuOptions& options)
     : isa_(std::min(options.max_isa.value_or(Isa::kSentinel), detect_isa())),
+      strategy_(options.decode_strategy ? *options.decode_strategy : default_decode_strategy()),
       pool_(std::make_shared<ThreadPool>(options.n_threads)),
       repacks_(options.repack_weights ? std::make_shared<WeightRepacks>(options.weight_copied) : nullptr) {}
 
 std::string CpuBackend::describe() const {
+  // The decode strategy only chooses between walks of the AVX-512 k-quant layouts.
+  if (isa_ == Isa::Avx512)
+    return fmt::format("cpu ({}, {} threads, {} decode)", isa_name(isa_), pool_->size(),
+                       decode_strategy_name(strategy_));
   return fmt::format("cpu ({}, {} threads)", isa_name(isa_), pool_->size());
 }
 
@@ -608,7 +625,7 @@ Result<std::unique_ptr<Plan>> CpuBackend::compile(const graph::Graph& g, const W
     }
   }
   auto plan = std::make_unique<CpuPlan>(std::move(lowered->graph), std::move(lowered->log), options.max, isa_,
-                                        pool_, repacks_, options.batch_invariant);
+                                        strategy_, pool_, repacks_, options.batch_invariant);
   if (auto st = plan->build(weights); !st) return st.error();
   return std::unique_ptr<Plan>(std::move(plan));
 }

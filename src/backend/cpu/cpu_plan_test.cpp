@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -261,7 +262,7 @@ TEST(CpuBackendIsa, ParsedByNameAndNeverAboveTheCpu) {
     auto be = make_backend("cpu", BackendOptions{1, true, {}, name});
     if (isa <= detect_isa()) {
       ASSERT_TRUE(be.ok()) << be.error().message;
-      EXPECT_EQ((*be)->describe(), "cpu (" + name + ", 1 threads)");
+      EXPECT_EQ((*be)->describe().rfind("cpu (" + name + ", 1 threads", 0), 0u) << (*be)->describe();
     } else {
       ASSERT_FALSE(be.ok()) << name;
       EXPECT_EQ(be.error().code, ErrorCode::Unsupported);
@@ -274,7 +275,36 @@ TEST(CpuBackendIsa, ParsedByNameAndNeverAboveTheCpu) {
   EXPECT_NE(bad.error().message.find("avx9"), std::string::npos) << bad.error().message;
   auto best = make_backend("cpu", BackendOptions{1, true, {}, ""});
   ASSERT_TRUE(best.ok());
-  EXPECT_EQ((*best)->describe(), "cpu (" + std::string(isa_name(detect_isa())) + ", 1 threads)");
+  EXPECT_EQ((*best)->describe().rfind("cpu (" + std::string(isa_name(detect_isa())) + ", 1 threads", 0), 0u)
+      << (*best)->describe();
+}
+
+// The decode strategy is the CPU's unless GLASS_DECODE_STRATEGY names one; the backend says which it
+// took (on the AVX-512 tier, the only one with a choice), and an unknown name is an error.
+TEST(CpuBackendIsa, DecodeStrategyByCpuKindOrByTheEnvironment) {
+  const char* before = std::getenv("GLASS_DECODE_STRATEGY");
+  const std::string saved = before != nullptr ? before : "";
+  for (const DecodeStrategy s : {DecodeStrategy::Spread, DecodeStrategy::Lockstep}) {
+    const std::string name(decode_strategy_name(s));
+    ASSERT_EQ(setenv("GLASS_DECODE_STRATEGY", name.c_str(), 1), 0);
+    auto be = make_backend("cpu", BackendOptions{1, true, {}, "avx512"});
+    if (!be.ok()) continue;  // no AVX-512 tier here
+    EXPECT_EQ(static_cast<const CpuBackend&>(**be).decode_strategy(), s);
+    EXPECT_EQ((*be)->describe(), "cpu (avx512, 1 threads, " + name + " decode)");
+  }
+  ASSERT_EQ(setenv("GLASS_DECODE_STRATEGY", "zigzag", 1), 0);
+  auto bad = make_backend("cpu", BackendOptions{1, true, {}, ""});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::InvalidArgument);
+  EXPECT_NE(bad.error().message.find("GLASS_DECODE_STRATEGY: unknown decode strategy 'zigzag'"),
+            std::string::npos)
+      << bad.error().message;
+  ASSERT_EQ(unsetenv("GLASS_DECODE_STRATEGY"), 0);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  EXPECT_EQ(*detect_decode_strategy(),
+            __builtin_cpu_is("intel") ? DecodeStrategy::Lockstep : DecodeStrategy::Spread);
+#endif
+  if (!saved.empty()) setenv("GLASS_DECODE_STRATEGY", saved.c_str(), 1);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 namespace glass::backend::cpu {
 
 std::string_view isa_name(Isa isa) {
@@ -43,6 +45,28 @@ Result<Isa> parse_isa(std::string_view name) {
   }
   return make_error(ErrorCode::InvalidArgument,
                     fmt::format("cpu backend: unknown kernel tier '{}' (avx512, avx2 or scalar)", name));
+}
+
+std::string_view decode_strategy_name(DecodeStrategy s) {
+  return s == DecodeStrategy::Lockstep ? "lockstep" : "spread";
+}
+
+Result<DecodeStrategy> parse_decode_strategy(std::string_view name) {
+  for (const DecodeStrategy s : {DecodeStrategy::Spread, DecodeStrategy::Lockstep})
+    if (decode_strategy_name(s) == name) return s;
+  return make_error(
+      ErrorCode::InvalidArgument,
+      fmt::format("GLASS_DECODE_STRATEGY: unknown decode strategy '{}' (spread or lockstep)", name));
+}
+
+Result<DecodeStrategy> detect_decode_strategy() {
+  if (const char* forced = std::getenv("GLASS_DECODE_STRATEGY"); forced != nullptr && *forced != '\0')
+    return parse_decode_strategy(forced);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  if (__builtin_cpu_is("intel")) return DecodeStrategy::Lockstep;
+#endif
+  return DecodeStrategy::Spread;
 }
 
 }  // namespace glass::backend::cpu

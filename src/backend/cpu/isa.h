@@ -23,4 +23,19 @@ Isa detect_isa();
 // A tier by its isa_name(); an error for an unknown name or a tier this CPU does not run.
 Result<Isa> parse_isa(std::string_view name);
 
+// How a decode matvec walks the 16-row groups of the k-quant layouts (q2_kx16 .. q6_kx16, AVX-512):
+// one group at a time with prefetches 4 KiB ahead (Spread), or four groups a quarter of the task
+// apart, block by block, with prefetches 2 KiB ahead (Lockstep). Which reads faster depends on the
+// machine, and results are the same bits either way (each group sums in the same order): on Zen 5
+// Lockstep halved q4_kx16's read rate (57 -> 30 GB/s at 2 threads); on an Intel Xeon (family 6
+// model 167) it decoded the 1B Q4_K_M 17-25% faster (docs/performance.md). The legacy layouts
+// (q4_0x16 .. q8_0x16) walk in lockstep on every machine.
+enum class DecodeStrategy : uint8_t { Spread, Lockstep };
+
+std::string_view decode_strategy_name(DecodeStrategy s);
+// The strategy for this CPU: GLASS_DECODE_STRATEGY (spread or lockstep) when set, else Lockstep on
+// Intel CPUs and Spread on the others; an unknown name in the variable is an error.
+Result<DecodeStrategy> detect_decode_strategy();
+Result<DecodeStrategy> parse_decode_strategy(std::string_view name);
+
 }  // namespace glass::backend::cpu

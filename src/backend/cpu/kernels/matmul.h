@@ -100,7 +100,15 @@ struct MatmulKernel {
   // Set on a 16-row-group layout: one activation row times groups of several matrices in one walk,
   // so a task's memory streams run on across the matrices' boundaries.
   GemvPartsFn gemv_parts = nullptr;
+  // Set on a repacked-layout kernel whose decode walk is chosen per machine (DecodeStrategy,
+  // isa.h): the same layout, and the same bits, walked in lockstep.
+  const MatmulKernel* lockstep = nullptr;
 };
+
+// The repacked-layout kernel r as strategy s walks it at decode (r where its layout has one walk).
+inline const MatmulKernel* with_strategy(const MatmulKernel* r, DecodeStrategy s) {
+  return s == DecodeStrategy::Lockstep && r->lockstep != nullptr ? r->lockstep : r;
+}
 
 // Kernels per ISA; nullptr when the ISA has no kernel of its own for the weight type.
 const MatmulKernel* matmul_kernel_scalar(graph::DType weight);

@@ -65,7 +65,8 @@ struct Kx16 {
   static constexpr size_t kFifthAt = 64 + 3 * 64, kQuants = kFifthAt + (kFifth ? 8 * 64 : 0);
   static constexpr int kRows = 2;
   static constexpr size_t kPrefetchAhead = 4096;
-  // Four big super-blocks in lockstep measured slower (q4_kx16 ~57 -> ~30 GB/s at 2 threads).
+  // The Spread decode strategy's walk: four big super-blocks in lockstep measured slower on Zen 5
+  // (q4_kx16 ~57 -> ~30 GB/s at 2 threads); LockstepWalk (matmul_x16.h) is the Intel one.
   static constexpr bool kLockstep = false;
 
   // Chunk (c, h)'s weights as unsigned bytes: lo, 64c + 4h + t (sub-block 2c), and hi,

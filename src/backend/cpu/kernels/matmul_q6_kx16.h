@@ -179,7 +179,8 @@ struct Sub16x16 {
   static constexpr size_t kBlockBytes = 16 * sizeof(Block);  // 3360, 1760 or 1344
   static constexpr int kRows = 2;
   static constexpr size_t kPrefetchAhead = 4096;
-  // Four big super-blocks in lockstep measured slower (q4_kx16 ~57 -> ~30 GB/s at 2 threads).
+  // The Spread decode strategy's walk: four big super-blocks in lockstep measured slower on Zen 5
+  // (q4_kx16 ~57 -> ~30 GB/s at 2 threads); LockstepWalk (matmul_x16.h) is the Intel one.
   static constexpr bool kLockstep = false;
 
   // acc[i] plus super-block blk's 16 rows times x[i], for RA activation rows. Weights

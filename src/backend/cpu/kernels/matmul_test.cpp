@@ -312,6 +312,59 @@ TEST(CpuMatmulRepack, GroupsOfSeveralMatricesAsOneList) {
   }
 }
 
+// Both decode strategies (isa.h) give the same bits for every k-quant layout: one activation row
+// (the decode walk: a lockstep quarter, the groups left and the row-major tail), three (the tile
+// walk, prefetched from another distance) and the multi-matrix walk over ranges that are not a
+// multiple of four groups. The legacy layouts and the tiers below AVX-512 have one walk.
+TEST(CpuMatmulRepack, EveryDecodeStrategyGivesTheSameBits) {
+  size_t variants = 0;
+  for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
+                  DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    const kernels::MatmulKernel* mk = kernels::matmul_kernel_for(detect_isa(), t);
+    if (mk == nullptr || mk->repacked == nullptr) continue;
+    const kernels::MatmulKernel* spread = kernels::with_strategy(mk->repacked, DecodeStrategy::Spread);
+    const kernels::MatmulKernel* lock = kernels::with_strategy(mk->repacked, DecodeStrategy::Lockstep);
+    EXPECT_EQ(spread, mk->repacked);
+    if (lock == spread) continue;
+    ++variants;
+    EXPECT_STREQ(lock->layout, spread->layout);
+    EXPECT_EQ(lock->repack, spread->repack) << spread->layout << ": one copy serves both walks";
+    const int64_t rows = 16 * 9 + 5, k = 768;
+    const std::vector<uint8_t> w = testing::random_weights(t, rows, k, 23);
+    const size_t row_bytes = w.size() / static_cast<size_t>(rows);
+    std::vector<std::byte> packed(w.size());
+    spread->repack(reinterpret_cast<const std::byte*>(w.data()), packed.data(), rows, k);
+    for (const int64_t n_a : {1, 3}) {
+      const std::vector<float> x = test::random_floats(static_cast<size_t>(n_a * k), 37);
+      const size_t a_stride = kernels::act_row_bytes(spread->act, k);
+      std::vector<std::byte> act(a_stride * static_cast<size_t>(n_a));
+      for (int64_t i = 0; i < n_a; ++i)
+        spread->quantize(x.data() + i * k, act.data() + static_cast<size_t>(i) * a_stride, k);
+      std::vector<float> want(static_cast<size_t>(n_a * rows)), got(want.size(), -1.0f);
+      spread->gemm(k, packed.data(), row_bytes, rows, act.data(), a_stride, n_a, want.data(),
+                   static_cast<size_t>(rows));
+      lock->gemm(k, packed.data(), row_bytes, rows, act.data(), a_stride, n_a, got.data(),
+                 static_cast<size_t>(rows));
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
+          << spread->layout << " with " << n_a << " activation rows";
+      if (n_a != 1) continue;
+      kernels::GemvParts gp;
+      gp.n = 1;
+      gp.group_bytes = 16 * row_bytes;
+      gp.w[0] = packed.data();
+      std::vector<float> parts(want.size(), -1.0f);
+      gp.out[0] = parts.data();
+      gp.start[1] = rows / 16;
+      for (auto [g0, g1] : {std::pair<int64_t, int64_t>{0, 3}, {3, 9}})
+        lock->gemv_parts(k, gp, g0, g1, act.data());
+      EXPECT_EQ(std::memcmp(parts.data(), want.data(), static_cast<size_t>(rows / 16 * 16) * sizeof(float)),
+                0)
+          << spread->layout << ": the multi-matrix walk";
+    }
+  }
+  EXPECT_EQ(variants, detect_isa() == Isa::Avx512 ? 5u : 0u);
+}
+
 // Every tier's activation converter writes the scalar one's bytes (ties and zero blocks included).
 TEST(CpuMatmulActivations, EveryTierConvertsBitExactly) {
   const int64_t k = 512;

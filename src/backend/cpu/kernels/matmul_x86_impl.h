@@ -384,11 +384,23 @@ constexpr MatmulKernel packed(MatmulKernel k) {
 
 // The kernel of a 16-row-group layout L (matmul_x16.h): L's decode and tile walk with the plain
 // kernel Tail for rows past the last group, the packed prefill path of pack policy P from L's groups.
+// `lockstep`: the same layout as the Lockstep decode strategy walks it, where that is a choice.
 template <class L, class P, GemmFn Tail>
-constexpr MatmulKernel x16_kernel(DType weight, ActType act, QuantizeFn quantize, const char* layout) {
-  return {weight,  act,       quantize, gemm_x16<L, Tail>, packed_bytes<P>, L::pack_group,    packed_gemm<P>,
-          nullptr, L::repack, layout,   kGroupRows,        L::unpack_row,   gemv_parts_x16<L>};
+constexpr MatmulKernel x16_kernel(DType weight, ActType act, QuantizeFn quantize, const char* layout,
+                                  const MatmulKernel* lockstep = nullptr) {
+  return {weight,  act,       quantize, gemm_x16<L, Tail>, packed_bytes<P>, L::pack_group,     packed_gemm<P>,
+          nullptr, L::repack, layout,   kGroupRows,        L::unpack_row,   gemv_parts_x16<L>, lockstep};
 }
+// A k-quant layout L with both decode walks (DecodeStrategy, isa.h): L's own and LockstepWalk<L>.
+template <class L, class P, GemmFn Tail>
+struct KQuantX16 {
+  static constexpr MatmulKernel lockstep(DType weight, const char* layout) {
+    return x16_kernel<LockstepWalk<L>, P, Tail>(weight, ActType::Q8_K, quantize_q8_k_x86, layout);
+  }
+  static constexpr MatmulKernel spread(DType weight, const char* layout, const MatmulKernel* lockstep) {
+    return x16_kernel<L, P, Tail>(weight, ActType::Q8_K, quantize_q8_k_x86, layout, lockstep);
+  }
+};
 // Q4_0, Q4_1, Q5_0 and Q5_1 in 16-row groups on both tiers (AVX2 and AVX-512 VNNI blocks in
 // matmul_q4_0x16.h and matmul_legacy_x16.h). Q8_0's has no AVX2 kernel: written as q4_0x16's, it
 // decoded slower than the row-major kernel (1B Q8_0 tg32 25-26 against 32 t/s; without dpbusd a
@@ -410,20 +422,25 @@ constexpr const MatmulKernel* kQ4_1Repacked = &kQ4_1x16;
 constexpr MatmulKernel kQ8_0x16 = x16_kernel<Q8_0x16Layout, PQ8_0, kLegacy<Q8_0P>>(
     DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, "q8_0x16");
 constexpr const MatmulKernel* kQ8_0Repacked = &kQ8_0x16;
-constexpr MatmulKernel kQ4_Kx16 =
-    x16_kernel<Q4_Kx16, PQ4_K, kKQuant<Q4_KP>>(DType::Q4_K, ActType::Q8_K, quantize_q8_k_x86, "q4_kx16");
+using KQ4_Kx16 = KQuantX16<Q4_Kx16, PQ4_K, kKQuant<Q4_KP>>;
+constexpr MatmulKernel kQ4_Kx16Lockstep = KQ4_Kx16::lockstep(DType::Q4_K, "q4_kx16");
+constexpr MatmulKernel kQ4_Kx16 = KQ4_Kx16::spread(DType::Q4_K, "q4_kx16", &kQ4_Kx16Lockstep);
 constexpr const MatmulKernel* kQ4_KRepacked = &kQ4_Kx16;
-constexpr MatmulKernel kQ5_Kx16 =
-    x16_kernel<Q5_Kx16, PQ5_K, kKQuant<Q5_KP>>(DType::Q5_K, ActType::Q8_K, quantize_q8_k_x86, "q5_kx16");
+using KQ5_Kx16 = KQuantX16<Q5_Kx16, PQ5_K, kKQuant<Q5_KP>>;
+constexpr MatmulKernel kQ5_Kx16Lockstep = KQ5_Kx16::lockstep(DType::Q5_K, "q5_kx16");
+constexpr MatmulKernel kQ5_Kx16 = KQ5_Kx16::spread(DType::Q5_K, "q5_kx16", &kQ5_Kx16Lockstep);
 constexpr const MatmulKernel* kQ5_KRepacked = &kQ5_Kx16;
-constexpr MatmulKernel kQ6_Kx16 =
-    x16_kernel<Q6_Kx16, PQ6_K, kKQuant<Q6_KP>>(DType::Q6_K, ActType::Q8_K, quantize_q8_k_x86, "q6_kx16");
+using KQ6_Kx16 = KQuantX16<Q6_Kx16, PQ6_K, kKQuant<Q6_KP>>;
+constexpr MatmulKernel kQ6_Kx16Lockstep = KQ6_Kx16::lockstep(DType::Q6_K, "q6_kx16");
+constexpr MatmulKernel kQ6_Kx16 = KQ6_Kx16::spread(DType::Q6_K, "q6_kx16", &kQ6_Kx16Lockstep);
 constexpr const MatmulKernel* kQ6_KRepacked = &kQ6_Kx16;
-constexpr MatmulKernel kQ3_Kx16 =
-    x16_kernel<Q3_Kx16, PQ3_K, kKQuant<Q3_KP>>(DType::Q3_K, ActType::Q8_K, quantize_q8_k_x86, "q3_kx16");
+using KQ3_Kx16 = KQuantX16<Q3_Kx16, PQ3_K, kKQuant<Q3_KP>>;
+constexpr MatmulKernel kQ3_Kx16Lockstep = KQ3_Kx16::lockstep(DType::Q3_K, "q3_kx16");
+constexpr MatmulKernel kQ3_Kx16 = KQ3_Kx16::spread(DType::Q3_K, "q3_kx16", &kQ3_Kx16Lockstep);
 constexpr const MatmulKernel* kQ3_KRepacked = &kQ3_Kx16;
-constexpr MatmulKernel kQ2_Kx16 =
-    x16_kernel<Q2_Kx16, PQ2_K, kKQuant<Q2_KP>>(DType::Q2_K, ActType::Q8_K, quantize_q8_k_x86, "q2_kx16");
+using KQ2_Kx16 = KQuantX16<Q2_Kx16, PQ2_K, kKQuant<Q2_KP>>;
+constexpr MatmulKernel kQ2_Kx16Lockstep = KQ2_Kx16::lockstep(DType::Q2_K, "q2_kx16");
+constexpr MatmulKernel kQ2_Kx16 = KQ2_Kx16::spread(DType::Q2_K, "q2_kx16", &kQ2_Kx16Lockstep);
 constexpr const MatmulKernel* kQ2_KRepacked = &kQ2_Kx16;
 #else
 constexpr const MatmulKernel* kQ8_0Repacked = nullptr;
