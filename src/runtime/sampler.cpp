@@ -46,6 +46,7 @@ class Greedy final : public Sampler {
  public:
   std::string_view name() const override { return "greedy"; }
   void apply(Candidates& c) override { c.selected = c.items[detail::best_index(c)].id; }
+  bool selects_best() const override { return true; }
   std::unique_ptr<Sampler> clone() const override { return std::make_unique<Greedy>(*this); }
 };
 
@@ -61,6 +62,7 @@ class Temperature final : public Sampler {
     for (Candidate& x : c.items) x.logit /= t_;
   }
   std::unique_ptr<Sampler> clone() const override { return std::make_unique<Temperature>(*this); }
+  bool selects_best() const override { return t_ <= 0.0f; }
 
  private:
   float t_;
@@ -77,6 +79,7 @@ class TopK final : public Sampler {
     c.items.erase(mid, c.items.end());
   }
   std::unique_ptr<Sampler> clone() const override { return std::make_unique<TopK>(*this); }
+  bool keeps_best() const override { return true; }
 
  private:
   int32_t k_;
@@ -99,6 +102,7 @@ class TopP final : public Sampler {
     }
   }
   std::unique_ptr<Sampler> clone() const override { return std::make_unique<TopP>(*this); }
+  bool keeps_best() const override { return true; }
 
  private:
   float p_;
@@ -115,6 +119,7 @@ class MinP final : public Sampler {
     std::erase_if(c.items, [&](const Candidate& x) { return !(x.logit >= threshold); });
   }
   std::unique_ptr<Sampler> clone() const override { return std::make_unique<MinP>(*this); }
+  bool keeps_best() const override { return true; }
 
  private:
   float p_;
@@ -187,6 +192,7 @@ class LogitBias final : public Sampler {
     }
   }
   std::unique_ptr<Sampler> clone() const override { return std::make_unique<LogitBias>(*this); }
+  std::span<const std::pair<int32_t, float>> logit_bias() const override { return bias_; }
 
  private:
   std::vector<std::pair<int32_t, float>> bias_;

@@ -47,6 +47,13 @@ class Sampler {
   // takes what save_state of a sampler built the same way wrote.
   virtual std::string save_state() const { return {}; }
   virtual Status load_state(std::string_view state);
+  // Never drops the best candidate (highest logit, lowest id on ties) and changes no logit: a
+  // filter that a greedy chain may skip (SamplerChain::sample).
+  virtual bool keeps_best() const { return false; }
+  // Always selects the best candidate (greedy; temperature <= 0).
+  virtual bool selects_best() const { return false; }
+  // What a sampler that only adds to some tokens' logits adds (logit_bias); empty for the others.
+  virtual std::span<const std::pair<int32_t, float>> logit_bias() const { return {}; }
 };
 
 // Highest logit, lowest id on ties.
@@ -145,8 +152,11 @@ class SamplerChain final : public Sampler {
   std::string save_state() const override;
   Status load_state(std::string_view state) override;
 
-  // Runs the chain over `logits` (one per token id) and returns the chosen id.
+  // Runs the chain over `logits` (one per token id) and returns the chosen id. A chain whose
+  // samplers keep the best candidate until one selects it (top_k -> temperature 0, as llama.cpp's
+  // defaults at --temp 0) takes the highest logit in one pass instead (the same id).
   int32_t sample(std::span<const float> logits);
+  bool greedy() const { return greedy_; }
 
   uint64_t seed() const { return seed_; }
   const SamplerStats& stats() const { return stats_; }
@@ -156,9 +166,13 @@ class SamplerChain final : public Sampler {
   std::string describe() const;
 
  private:
+  int32_t pick_best(std::span<const float> logits) const;
+
   std::vector<std::unique_ptr<Sampler>> samplers_;
   Candidates buf_;
   uint64_t seed_ = 0;
+  bool greedy_ = false;
+  std::vector<std::pair<int32_t, float>> greedy_bias_;  // the head's logit_bias, by id, summed per id
   SamplerStats stats_;
 };
 

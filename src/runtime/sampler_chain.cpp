@@ -167,13 +167,45 @@ uint64_t draw_seed() {
 
 }  // namespace
 
+namespace {
+// Whether the chain picks the best candidate after its leading logit_bias samplers: the samplers
+// after them keep the best until one selects it, or none selects (the chain then selects as greedy
+// does). `bias` gets the leading biases, summed per token id, in id order.
+bool picks_best(std::span<const std::unique_ptr<Sampler>> samplers,
+                std::vector<std::pair<int32_t, float>>& bias) {
+  size_t i = 0;
+  for (; i < samplers.size() && !samplers[i]->logit_bias().empty(); ++i)
+    for (const auto& [id, b] : samplers[i]->logit_bias())
+      if (id >= 0) bias.emplace_back(id, b);
+  std::stable_sort(bias.begin(), bias.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  size_t n = 0;  // one entry per id, its biases added in the order the sampler adds them
+  for (size_t j = 0; j < bias.size(); ++j) {
+    if (n > 0 && bias[n - 1].first == bias[j].first)
+      bias[n - 1].second += bias[j].second;
+    else
+      bias[n++] = bias[j];
+  }
+  bias.resize(n);
+  for (; i < samplers.size(); ++i) {
+    if (samplers[i]->selects_best()) return true;
+    if (!samplers[i]->keeps_best()) return false;
+  }
+  return true;
+}
+}  // namespace
+
 SamplerChain::SamplerChain(std::vector<std::unique_ptr<Sampler>> samplers, size_t vocab_size, uint64_t seed)
     : samplers_(std::move(samplers)), seed_(seed) {
+  greedy_ = picks_best(samplers_, greedy_bias_);
   buf_.items.reserve(vocab_size);
 }
 
 SamplerChain::SamplerChain(const SamplerChain& other)
-    : Sampler(other), seed_(other.seed_), stats_(other.stats_) {
+    : Sampler(other),
+      seed_(other.seed_),
+      greedy_(other.greedy_),
+      greedy_bias_(other.greedy_bias_),
+      stats_(other.stats_) {
   samplers_.reserve(other.samplers_.size());
   for (const auto& s : other.samplers_) samplers_.push_back(s->clone());
   buf_.items.reserve(other.buf_.items.capacity());
@@ -269,8 +301,35 @@ void SamplerChain::apply(Candidates& c) {
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
 }
 
+// The best candidate in one pass, as the chain would pick it: the highest biased logit, the lowest
+// id on ties, NaN as -inf (with its bias added, as logit_bias adds it to the candidate's -inf).
+int32_t SamplerChain::pick_best(std::span<const float> logits) const {
+  size_t best = 0, b = 0;
+  float top = 0.0f;
+  bool any = false;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    float v = std::isnan(logits[i]) ? -INFINITY : logits[i];
+    if (b < greedy_bias_.size() && static_cast<size_t>(greedy_bias_[b].first) == i)
+      v += greedy_bias_[b++].second;
+    if (!any || v > top) {
+      best = i;
+      top = v;
+      any = true;
+    }
+  }
+  return static_cast<int32_t>(best);
+}
+
 int32_t SamplerChain::sample(std::span<const float> logits) {
   GLASS_CHECK(!logits.empty());
+  if (greedy_) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const int32_t best = pick_best(logits);
+    ++stats_.n_sample;
+    stats_.sample_us += static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
+    return best;
+  }
   buf_.items.resize(logits.size());
   for (size_t i = 0; i < logits.size(); ++i) {
     const float l = logits[i];

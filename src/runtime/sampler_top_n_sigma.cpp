@@ -35,6 +35,7 @@ class TopNSigma final : public Sampler {
     std::erase_if(c.items, [cut](const Candidate& x) { return !(x.logit >= cut); });
   }
   std::unique_ptr<Sampler> clone() const override { return std::make_unique<TopNSigma>(*this); }
+  bool keeps_best() const override { return true; }
 
  private:
   float n_;
