@@ -8,9 +8,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "formats/hf_config.h"
@@ -41,11 +43,22 @@ std::string tiny_shard(const std::vector<std::string>& names) {
   return out + header + std::string(offset, '\0');
 }
 
-// The per-process folder holding the shards and the index under test.
+// The per-process folder holding the shards and the index under test, removed when the process
+// exits (libFuzzer's -max_total_time and -runs end with exit(); a crash leaves it for the repro).
+std::filesystem::path& checkpoint_path() {
+  static std::filesystem::path path;
+  return path;
+}
+void remove_checkpoint_dir() {
+  std::error_code ec;
+  std::filesystem::remove_all(checkpoint_path(), ec);
+}
 const std::filesystem::path& checkpoint_dir() {
   static const std::filesystem::path dir = [] {
     auto d = std::filesystem::temp_directory_path() / ("glass-fuzz-st-" + std::to_string(::getpid()));
     std::filesystem::create_directories(d);
+    checkpoint_path() = d;
+    std::atexit(remove_checkpoint_dir);
     std::ofstream(d / "model-00001-of-00002.safetensors", std::ios::binary)
         << tiny_shard({"model.embed_tokens.weight", "model.norm.weight"});
     std::ofstream(d / "model-00002-of-00002.safetensors", std::ios::binary) << tiny_shard({"lm_head.weight"});
