@@ -63,7 +63,7 @@ typedef enum glass_cache_type {
 
 typedef struct glass_load_options {
   const char* backend;  // "cpu" (the default; NULL means it too) or "ref", the reference interpreter
-  int64_t n_ctx;        // positions a session may reach; 0: min(training context, 4096)
+  int64_t n_ctx;        // positions a session may reach; 0: the training context as memory holds it (llm.h)
   int32_t n_threads;    // compute threads; 0: one per hardware thread
   int64_t kv_size;      // KV cache rows of a session; 0: n_ctx
   glass_cache_type cache_type;

@@ -171,4 +171,9 @@ struct CpuKernelTier {
 };
 std::vector<CpuKernelTier> cpu_kernel_tiers();
 
+// How much memory this process may use: the machine's physical memory, or the cgroup's limit (v2
+// memory.max, v1 memory.limit_in_bytes) when lower; 0 when neither can be read. The default
+// context (LoadOptions::n_ctx) and glass serve's KV pool are sized by it.
+uint64_t memory_limit();
+
 }  // namespace glass

@@ -58,7 +58,7 @@ def load(path: str | os.PathLike, backend: str = "cpu", *, n_ctx: int = 0, threa
     """Loads a GGUF file or a Hugging Face model directory (config.json + safetensors).
 
     backend: "cpu" (the default, as the glass command's) or "ref" (the reference interpreter).
-    n_ctx: positions one sequence may reach (0: min(training context, 4096)). threads: compute
+    n_ctx: positions one sequence may reach (0: the training context, as far as memory holds its cache). threads: compute
     threads (0: one per hardware thread). kv_size: rows of the KV cache pool (0: n_ctx).
     cache_type: "f32" (exact) or "f16". n_batch: most tokens per prefill call (0: min(512, ...)).
     The other arguments are glass::LoadOptions' fields of the same names (docs/api.md).

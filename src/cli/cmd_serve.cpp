@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "cli/common.h"
+#include "glass/tools.h"
 #include "server/server.h"
 
 namespace glass::cli {
@@ -57,19 +58,6 @@ int64_t kv_bytes_per_row(const Model& m) {
     for (size_t i = 1; i < shape.size(); ++i)
       row *= shape[i].is_number_integer() ? shape[i].get<int64_t>() : 0;
     bytes += row;
-  }
-  return bytes;
-}
-
-// What this process may use: the machine's memory, or the container's cgroup limit when lower.
-uint64_t memory_limit() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGESIZE);
-  uint64_t bytes = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
-  for (const char* path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
-    std::ifstream in(path);
-    uint64_t limit = 0;
-    if (in >> limit && limit > 0 && (bytes == 0 || limit < bytes)) bytes = limit;  // "max" reads as no number
   }
   return bytes;
 }

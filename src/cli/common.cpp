@@ -89,8 +89,10 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
                  "GGUF file or Hugging Face model directory (default: the bundled models/stories260K.gguf)");
   o.ctx_given = cmd.add_option(
       "-c,--ctx-size", o.load.n_ctx,
-      "context: positions a sequence may reach (default: the model's training context, at most "
-      "4096, or what the command needs; more than the training context warns)");
+      "context: positions a sequence may reach (default: the model's training context, as far as "
+      "half the memory the weights leave holds its cache, at most 131072, at least 4096 or what the "
+      "command needs; "
+      "more than the training context warns)");
   o.batch_given = cmd.add_option("-b,--batch-size", o.load.n_batch,
                                  "most tokens per prefill call (default: 512, at most -c)");
   cmd.add_option("--kv-size", o.load.kv_size,

@@ -14,6 +14,7 @@
 #include "core/exception_guard.h"
 #include "formats/gguf_vocab.h"
 #include "formats/quant_mix.h"
+#include "glass/tools.h"
 #include "graph/printer.h"
 #include "graph/serialize.h"
 #include "models/blocks.h"
@@ -53,6 +54,37 @@ backend::WeightResolver Model::Impl::weight_resolver() const {
     return it->second.data;
   };
 }
+
+namespace {
+// The default context as llama.cpp's (-c 0 with --fit): the training context, as far as half the
+// memory the weights leave holds its cache (the rule glass serve sizes its pool by), and never below
+// the build's own default (min(training context, 4096), at least min_ctx). 0 where that default
+// stands: the cache does not grow with the context (a kv_size pool) or already covers training.
+// At most kMaxDefaultContext: some buffers outside the cache grow with the context too (block
+// tables, the plans' per-position inputs: ~40 bytes a position on the ref backend), so a small file
+// claiming a training context of 2^31 must not size them by memory (that took 15.6 GB to run).
+constexpr int64_t kMaxDefaultContext = 131072;  // Llama 3's and Gemma 3's training context
+int64_t context_that_fits(const models::ModelGraph& mg, uint64_t weight_bytes) {
+  if (mg.n_ctx >= mg.n_ctx_train || mg.n_ctx <= 0) return 0;
+  uint64_t cache_bytes = 0;  // the states that scale with the context (not the windowed pool)
+  const std::vector<graph::NodeId> states = mg.graph.leaves(graph::Op::State);
+  for (size_t i = 0; i < states.size(); ++i) {
+    if (i < mg.state_windowed.size() && mg.state_windowed[i]) continue;
+    const graph::Node& n = mg.graph.nodes[static_cast<size_t>(states[i])];
+    uint64_t elems = 1;
+    for (const graph::Dim& d : n.shape) elems *= static_cast<uint64_t>(std::max<int64_t>(d.value, 0));
+    const auto bytes = graph::dtype_bytes(n.dtype, elems);
+    if (bytes) cache_bytes += *bytes;
+  }
+  const uint64_t per_position = cache_bytes / static_cast<uint64_t>(mg.n_ctx);
+  const uint64_t memory = memory_limit();
+  if (per_position == 0 || memory <= weight_bytes) return 0;
+  const uint64_t fits = (memory - weight_bytes) / 2 / per_position;
+  const int64_t n = std::min({mg.n_ctx_train, kMaxDefaultContext,
+                              static_cast<int64_t>(std::min<uint64_t>(fits, kMaxDefaultContext))});
+  return n > mg.n_ctx ? n : 0;
+}
+}  // namespace
 
 Result<std::shared_ptr<Model>> load_llm(const std::string& path, const LoadOptions& options) {
   return load_llm_rewritten(path, options, {});
@@ -140,6 +172,12 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
     return make_error(ErrorCode::InvalidArgument, "load: n_ctx, min_ctx and n_batch must not be negative");
   auto mg = arch->from_gguf(*impl->file, impl->weights, build);
   if (!mg) return *format == ModelFormat::HfDirectory ? hf_build_error(mg.error(), path) : mg.error();
+  if (options.n_ctx == 0 && options.kv_size == 0)
+    if (const int64_t fit = context_that_fits(*mg, file_bytes); fit > 0) {
+      build.n_ctx = fit;
+      mg = arch->from_gguf(*impl->file, impl->weights, build);
+      if (!mg) return *format == ModelFormat::HfDirectory ? hf_build_error(mg.error(), path) : mg.error();
+    }
   impl->model_graph = std::move(*mg);
   if (rewrite) {
     auto rewritten = rewrite(impl->model_graph.graph);

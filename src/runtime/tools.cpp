@@ -4,8 +4,10 @@
 #include "glass/tools.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "backend/cpu/isa.h"
 #include "backend/cpu/read_bandwidth.h"
@@ -154,6 +156,18 @@ std::vector<CpuKernelTier> cpu_kernel_tiers() {
     tiers.push_back({std::string(cpu::isa_name(isa)), isa <= cpu::detect_isa()});
   }
   return tiers;
+}
+
+uint64_t memory_limit() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  uint64_t bytes = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  for (const char* path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(path);
+    uint64_t limit = 0;
+    if (in >> limit && limit > 0 && (bytes == 0 || limit < bytes)) bytes = limit;  // "max" reads as no number
+  }
+  return bytes;
 }
 
 }  // namespace glass

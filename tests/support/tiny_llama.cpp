@@ -14,7 +14,7 @@ std::filesystem::path write_tiny_llama(const TinyLlamaSpec& spec, const std::str
   };
   kv("general.architecture", GgufWriter::string(spec.architecture));
   kv("llama.block_count", GgufWriter::u32(1));
-  kv("llama.context_length", GgufWriter::u32(32));
+  kv("llama.context_length", GgufWriter::u32(spec.context_length));
   kv("llama.embedding_length", GgufWriter::u32(dim));
   kv("llama.feed_forward_length", GgufWriter::u32(ffn));
   kv("llama.attention.head_count", GgufWriter::u32(static_cast<uint32_t>(spec.n_heads)));

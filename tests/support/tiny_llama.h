@@ -16,6 +16,7 @@ struct TinyLlamaSpec {
   std::string architecture = "llama";
   int n_heads = 2;
   int n_kv_heads = 1;
+  uint32_t context_length = 32;  // llama.context_length
 };
 
 // Writes the file under a temporary folder and returns its path. dim 8, 1 layer, ffn 16, vocab 8.
