@@ -171,13 +171,12 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   if (options.n_ctx < 0 || options.n_batch < 0 || options.min_ctx < 0)
     return make_error(ErrorCode::InvalidArgument, "load: n_ctx, min_ctx and n_batch must not be negative");
   auto mg = arch->from_gguf(*impl->file, impl->weights, build);
-  if (!mg) return *format == ModelFormat::HfDirectory ? hf_build_error(mg.error(), path) : mg.error();
-  if (options.n_ctx == 0 && options.kv_size == 0)
+  if (mg && options.n_ctx == 0 && options.kv_size == 0)
     if (const int64_t fit = context_that_fits(*mg, file_bytes); fit > 0) {
       build.n_ctx = fit;
       mg = arch->from_gguf(*impl->file, impl->weights, build);
-      if (!mg) return *format == ModelFormat::HfDirectory ? hf_build_error(mg.error(), path) : mg.error();
     }
+  if (!mg) return *format == ModelFormat::HfDirectory ? hf_build_error(mg.error(), path) : mg.error();
   impl->model_graph = std::move(*mg);
   if (rewrite) {
     auto rewritten = rewrite(impl->model_graph.graph);

@@ -8,6 +8,7 @@
 // dist), sampler_penalties.cpp, sampler_dry.cpp, sampler_xtc.cpp, sampler_top_n_sigma.cpp,
 // sampler_dynatemp.cpp, sampler_mirostat.cpp, sampler_chain.cpp (the chain, from_config, state
 // snapshots).
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -167,12 +168,13 @@ class SamplerChain final : public Sampler {
 
  private:
   int32_t pick_best(std::span<const float> logits) const;
+  void count_sample(std::chrono::steady_clock::time_point t0);
 
   std::vector<std::unique_ptr<Sampler>> samplers_;
   Candidates buf_;
   uint64_t seed_ = 0;
   bool greedy_ = false;
-  std::vector<std::pair<int32_t, float>> greedy_bias_;  // the head's logit_bias, by id, summed per id
+  std::vector<std::pair<int32_t, float>> greedy_bias_;  // the head's logit_bias, in id order
   SamplerStats stats_;
 };
 

@@ -170,7 +170,8 @@ uint64_t draw_seed() {
 namespace {
 // Whether the chain picks the best candidate after its leading logit_bias samplers: the samplers
 // after them keep the best until one selects it, or none selects (the chain then selects as greedy
-// does). `bias` gets the leading biases, summed per token id, in id order.
+// does). `bias` gets the leading biases in id order, each id's in the order the samplers add them
+// (so a logit gets the same float sums).
 bool picks_best(std::span<const std::unique_ptr<Sampler>> samplers,
                 std::vector<std::pair<int32_t, float>>& bias) {
   size_t i = 0;
@@ -178,14 +179,6 @@ bool picks_best(std::span<const std::unique_ptr<Sampler>> samplers,
     for (const auto& [id, b] : samplers[i]->logit_bias())
       if (id >= 0) bias.emplace_back(id, b);
   std::stable_sort(bias.begin(), bias.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-  size_t n = 0;  // one entry per id, its biases added in the order the sampler adds them
-  for (size_t j = 0; j < bias.size(); ++j) {
-    if (n > 0 && bias[n - 1].first == bias[j].first)
-      bias[n - 1].second += bias[j].second;
-    else
-      bias[n++] = bias[j];
-  }
-  bias.resize(n);
   for (; i < samplers.size(); ++i) {
     if (samplers[i]->selects_best()) return true;
     if (!samplers[i]->keeps_best()) return false;
@@ -296,6 +289,10 @@ void SamplerChain::apply(Candidates& c) {
     if (c.selected >= 0) break;
   }
   if (c.selected < 0) c.selected = c.items[detail::best_index(c)].id;
+  count_sample(t0);
+}
+
+void SamplerChain::count_sample(std::chrono::steady_clock::time_point t0) {
   ++stats_.n_sample;
   stats_.sample_us += static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
@@ -309,8 +306,8 @@ int32_t SamplerChain::pick_best(std::span<const float> logits) const {
   bool any = false;
   for (size_t i = 0; i < logits.size(); ++i) {
     float v = std::isnan(logits[i]) ? -INFINITY : logits[i];
-    if (b < greedy_bias_.size() && static_cast<size_t>(greedy_bias_[b].first) == i)
-      v += greedy_bias_[b++].second;
+    for (; b < greedy_bias_.size() && static_cast<size_t>(greedy_bias_[b].first) == i; ++b)
+      v += greedy_bias_[b].second;
     if (!any || v > top) {
       best = i;
       top = v;
@@ -325,9 +322,7 @@ int32_t SamplerChain::sample(std::span<const float> logits) {
   if (greedy_) {
     const auto t0 = std::chrono::steady_clock::now();
     const int32_t best = pick_best(logits);
-    ++stats_.n_sample;
-    stats_.sample_us += static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
+    count_sample(t0);
     return best;
   }
   buf_.items.resize(logits.size());

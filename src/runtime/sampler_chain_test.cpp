@@ -105,6 +105,30 @@ TEST(SamplerChain, TemperatureZeroIsGreedyAfterPenaltiesAndBias) {
   EXPECT_EQ(chain.stats().n_sample, 3u);
 }
 
+// The fast chain's pick against the same samplers run over candidates, for 200 logit vectors of
+// `levels` values (many ties), each changed by poison(trial, logits, h) first.
+template <class Poison>
+void expect_picks_of_the_full_chain(SamplerChain& fast, uint32_t mul, int levels_shift,
+                                    const Poison& poison) {
+  std::vector<std::unique_ptr<Sampler>> copies;
+  for (const auto& sm : fast.samplers()) copies.push_back(sm->clone());
+  SamplerChain full(std::move(copies), 64);
+  for (uint32_t trial = 0; trial < 200; ++trial) {
+    std::vector<float> logits(64);
+    uint32_t h = trial * mul + 1;
+    for (float& l : logits) {
+      h = h * 1664525u + 1013904223u;
+      l = static_cast<float>(h >> levels_shift) - static_cast<float>(1u << (31 - levels_shift));
+    }
+    poison(trial, logits, h);
+    Candidates cands;
+    for (size_t i = 0; i < logits.size(); ++i)
+      cands.items.push_back({static_cast<int32_t>(i), std::isnan(logits[i]) ? -INFINITY : logits[i], 0.0f});
+    full.apply(cands);
+    EXPECT_EQ(fast.sample(logits), cands.selected) << "trial " << trial;
+  }
+}
+
 // A chain that keeps the best candidate until temperature 0 selects it takes the highest logit in
 // one pass: the same id as running the samplers (ties to the lowest id, NaN as -inf); a sampler
 // that can drop the best (typical_p, XTC) or change logits (bias, penalties) keeps the full chain.
@@ -114,50 +138,24 @@ TEST(SamplerChain, GreedyFastPathPicksWhatTheChainPicks) {
   c.top_n_sigma = 1.0f;
   SamplerChain fast = build(c, 64);
   ASSERT_TRUE(fast.greedy()) << fast.describe();
-  std::vector<std::unique_ptr<Sampler>> copies;
-  for (const auto& sm : fast.samplers()) copies.push_back(sm->clone());
-  SamplerChain full(std::move(copies), 64);
-  for (uint32_t trial = 0; trial < 200; ++trial) {
-    std::vector<float> logits(64);
-    uint32_t h = trial * 2654435761u + 1;
-    for (float& l : logits) {
-      h = h * 1664525u + 1013904223u;
-      l = static_cast<float>(h >> 28) - 8.0f;  // 16 values: many ties
-    }
-    if (trial % 3 == 0) logits[h % 64] = NAN;
-    if (trial % 5 == 0) logits[(h >> 8) % 64] = -INFINITY;
-    Candidates cands;
-    for (size_t i = 0; i < logits.size(); ++i)
-      cands.items.push_back({static_cast<int32_t>(i), std::isnan(logits[i]) ? -INFINITY : logits[i], 0.0f});
-    full.apply(cands);
-    EXPECT_EQ(fast.sample(logits), cands.selected) << "trial " << trial;
-  }
+  expect_picks_of_the_full_chain(fast, 2654435761u, 28,
+                                 [](uint32_t trial, std::vector<float>& l, uint32_t h) {
+                                   if (trial % 3 == 0) l[h % 64] = NAN;
+                                   if (trial % 5 == 0) l[(h >> 8) % 64] = -INFINITY;
+                                 });
   EXPECT_EQ(fast.stats().n_sample, 200u);
   EXPECT_EQ(fast.sample(std::vector<float>(8, NAN)), 0);
 
   // Leading logit biases (--ignore-eos, --logit-bias) are added in the same pass; a repeated id adds
-  // both.
+  // both, in the sampler's order.
   c.logit_bias = {{5, 2.0f}, {1, -INFINITY}, {5, 1.5f}, {2, 0.5f}};
   SamplerChain biased = build(c, 64);
   ASSERT_TRUE(biased.greedy()) << biased.describe();
-  std::vector<std::unique_ptr<Sampler>> again;
-  for (const auto& sm : biased.samplers()) again.push_back(sm->clone());
-  SamplerChain biased_full(std::move(again), 64);
-  for (uint32_t trial = 0; trial < 200; ++trial) {
-    std::vector<float> logits(64);
-    uint32_t h = trial * 2246822519u + 7;
-    for (float& l : logits) {
-      h = h * 1664525u + 1013904223u;
-      l = static_cast<float>(h >> 29) - 4.0f;
-    }
-    if (trial % 4 == 0) logits[1] = 100.0f;  // banned whatever its logit
-    if (trial % 7 == 0) logits[5] = NAN;
-    Candidates cands;
-    for (size_t i = 0; i < logits.size(); ++i)
-      cands.items.push_back({static_cast<int32_t>(i), std::isnan(logits[i]) ? -INFINITY : logits[i], 0.0f});
-    biased_full.apply(cands);
-    EXPECT_EQ(biased.sample(logits), cands.selected) << "biased trial " << trial;
-  }
+  expect_picks_of_the_full_chain(biased, 2246822519u, 29,
+                                 [](uint32_t trial, std::vector<float>& l, uint32_t) {
+                                   if (trial % 4 == 0) l[1] = 100.0f;  // banned whatever its logit
+                                   if (trial % 7 == 0) l[5] = NAN;
+                                 });
 
   for (const auto& [what, change] : std::vector<std::pair<std::string, std::function<void(SamplingConfig&)>>>{
            {"temperature 0.7", [](SamplingConfig& k) { k.temperature = 0.7f; }},
