@@ -5,6 +5,7 @@
 // key or tensor and expected versus got. Tensor data is never copied: GgufTensorInfo::data points
 // into the mapping, which every copy of the GgufFile keeps alive.
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/index_iterator.h"
 #include "formats/mapped_file.h"
 #include "glass/result.h"
 #include "graph/dtype.h"
@@ -39,6 +41,30 @@ enum class GgufValueType : uint32_t {
 // "u32", "string", "array", ...; "invalid" for a number outside the enum.
 std::string_view gguf_type_name(GgufValueType type);
 
+// The elements of a string array, read in place: each element's offset from the array's first
+// length prefix (4 bytes an element, where views cost 16: a 3-million-token vocabulary's views took
+// 48 MB). Valid while the mapping lives; arrays spanning more than 4 GiB are refused by the parser.
+class GgufStrings {
+ public:
+  size_t size() const { return starts_.size(); }
+  bool empty() const { return starts_.empty(); }
+  const std::string_view operator[](
+      size_t i) const {  // NOLINT(readability-const-return-type): see TokenTexts
+    const uint8_t* p = base_ + starts_[i];
+    uint64_t len = 0;
+    std::memcpy(&len, p, 8);  // little-endian, checked against the file by the parser
+    return {reinterpret_cast<const char*>(p + 8), static_cast<size_t>(len)};
+  }
+  using const_iterator = IndexIterator<GgufStrings, std::string_view>;
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, size()}; }
+
+ private:
+  friend class GgufParser;
+  const uint8_t* base_ = nullptr;  // the first element's length prefix
+  std::vector<uint32_t> starts_;   // element i's length prefix, from base_
+};
+
 // One metadata value. Strings and packed numeric arrays are views into the mapping (no copy of a
 // 150k-entry vocabulary's scores), valid while the GgufFile that produced them (or a copy) lives.
 struct GgufValue {
@@ -55,7 +81,7 @@ struct GgufValue {
   GgufValueType elem_type = GgufValueType::U8;
   uint64_t count = 0;
   const uint8_t* raw = nullptr;
-  std::vector<std::string_view> strings;
+  GgufStrings strings;
   std::vector<GgufValue> items;
 
   // Element i (< count) of an ARRAY as a value of elem_type.
@@ -101,7 +127,7 @@ class GgufFile {
   Result<std::vector<std::string>> get_string_array(std::string_view key) const;
   // The same strings as views into the file's mapping, valid while this file lives (no copies: a
   // merge list of millions of entries costs its views only).
-  Result<const std::vector<std::string_view>*> get_string_views(std::string_view key) const;
+  Result<const GgufStrings*> get_string_views(std::string_view key) const;
   Result<std::vector<float>> get_f32_array(std::string_view key) const;    // F32, F64 or integer elements
   Result<std::vector<int32_t>> get_i32_array(std::string_view key) const;  // integer elements that fit
 

@@ -120,7 +120,7 @@ Result<std::vector<std::string>> GgufFile::get_string_array(std::string_view key
   return std::vector<std::string>((*v)->begin(), (*v)->end());
 }
 
-Result<const std::vector<std::string_view>*> GgufFile::get_string_views(std::string_view key) const {
+Result<const GgufStrings*> GgufFile::get_string_views(std::string_view key) const {
   auto v = require_array(key);
   if (!v.ok()) return v.error();
   if ((*v)->elem_type != GgufValueType::STRING)

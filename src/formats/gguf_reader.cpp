@@ -43,6 +43,7 @@ class Cursor {
  public:
   Cursor(const uint8_t* data, uint64_t size) : data_(data), size_(size) {}
   uint64_t pos() const { return pos_; }
+  const uint8_t* here() const { return data_ + pos_; }
   uint64_t left() const { return size_ - pos_; }
   bool take(uint64_t n, const uint8_t*& p) {
     if (n > left()) return false;
@@ -203,9 +204,17 @@ class GgufParser {
     if (v.elem_type == GgufValueType::STRING) {
       if (count > in_.left() / kMinStringBytes)
         return impossible_count("string array count", count, kMinStringBytes);
-      v.strings.resize(static_cast<size_t>(count));
-      for (auto& s : v.strings)
+      v.strings.base_ = in_.here();
+      v.strings.starts_.reserve(static_cast<size_t>(count));
+      for (uint64_t i = 0; i < count; ++i) {
+        const auto start = static_cast<uint64_t>(in_.here() - v.strings.base_);
+        if (start > std::numeric_limits<uint32_t>::max())
+          return fail(ErrorCode::Unsupported,
+                      fmt::format("{}string array past 4 GiB (element {} of {})", where_, i, count));
+        v.strings.starts_.push_back(static_cast<uint32_t>(start));
+        std::string_view s;
         if (auto st = read_string(s, "string array element"); !st.ok()) return st;
+      }
       return {};
     }
     if (v.elem_type == GgufValueType::ARRAY) {

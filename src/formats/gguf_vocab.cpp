@@ -110,7 +110,7 @@ void apply_phi3_rstrip(const GgufFile& file, tokenizer::Vocab& v) {
   v.strip.assign(v.tokens.size(), tokenizer::kStripNone);
   for (size_t i = 0; i < v.tokens.size(); ++i) {
     const TokenType t = v.types[i];
-    const std::string& text = v.tokens[i];
+    const std::string_view text = v.tokens[i];
     const bool special = t == TokenType::Control || t == TokenType::UserDefined || t == TokenType::Unknown;
     if ((special || text == "</s>") && text != "<unk>" && text != "<s>" && text != "<|endoftext|>") {
       v.strip[i] = tokenizer::kStripRight;
@@ -135,9 +135,9 @@ Result<tokenizer::LlamaPre> read_pre(const GgufFile& file, tokenizer::Vocab& v) 
 Status read_merges(const GgufFile& file, tokenizer::Vocab& v) {
   if (file.find(kMerges) == nullptr)
     return invalid(file, kMerges, "missing: a BPE vocabulary needs its merges");
-  Result<const std::vector<std::string_view>*> views = file.get_string_views(kMerges);
+  Result<const GgufStrings*> views = file.get_string_views(kMerges);
   if (!views) return views.error();
-  const std::vector<std::string_view>& merges = **views;
+  const GgufStrings& merges = **views;
   size_t bytes = 0;
   for (const std::string_view m : merges) bytes += m.size();
   v.merges.reserve(merges.size(), bytes);
@@ -185,23 +185,33 @@ Result<tokenizer::Vocab> vocab_from_gguf(const GgufFile& file) {
           fmt::format("{} tokens but tensor 'token_embd.weight' has {} rows", t->count, embd->shape[0]));
   }
   {
-    Result<std::vector<std::string>> tokens = file.get_string_array(kTokens);
-    if (!tokens) return tokens.error();
-    v.tokens = std::move(tokens).value();
-  }
-  const size_t n = v.tokens.size();
-  if (n == 0) return invalid(file, kTokens, "no tokens");
-  if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
-    return invalid(file, kTokens, fmt::format("{} tokens exceed the int32 id range", n));
-  }
-  for (size_t i = 0; i < n; ++i) {
-    if (v.tokens[i].empty()) v.tokens[i] = fmt::format("[EMPTY_{}]", i);
-    if (const size_t bad = tokenizer::unicode::first_invalid(v.tokens[i]); bad != std::string::npos) {
-      return invalid(file, kTokens,
-                     fmt::format("token {} is not valid UTF-8 (byte 0x{:02X} at offset {})", i,
-                                 static_cast<uint8_t>(v.tokens[i][bad]), bad));
+    // Read straight from the file's views into one buffer: no string per token on the way.
+    Result<const GgufStrings*> texts = file.get_string_views(kTokens);
+    if (!texts) return texts.error();
+    const GgufStrings& tokens = **texts;
+    const size_t n = tokens.size();
+    if (n == 0) return invalid(file, kTokens, "no tokens");
+    if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+      return invalid(file, kTokens, fmt::format("{} tokens exceed the int32 id range", n));
+    }
+    size_t bytes = 0;
+    for (std::string_view t : tokens) bytes += t.size();
+    v.tokens.reserve(n, bytes);
+    for (size_t i = 0; i < n; ++i) {
+      const std::string_view text = tokens[i];
+      if (const size_t bad = tokenizer::unicode::first_invalid(text); bad != std::string::npos) {
+        return invalid(file, kTokens,
+                       fmt::format("token {} is not valid UTF-8 (byte 0x{:02X} at offset {})", i,
+                                   static_cast<uint8_t>(text[bad]), bad));
+      }
+      const std::string placeholder = text.empty() ? fmt::format("[EMPTY_{}]", i) : std::string();
+      if (!v.tokens.add(text.empty() ? std::string_view(placeholder) : text))
+        return invalid(
+            file, kTokens,
+            fmt::format("the token texts take more than {} bytes", tokenizer::TokenTexts::kMaxBytes));
     }
   }
+  const size_t n = v.tokens.size();
   if (bpe) {
     if (Status s = read_merges(file, v); !s) return s.error();
   }

@@ -157,7 +157,7 @@ std::string merge_line(tokenizer::MergeList::Merge m) {
   return piece(m.first) + " " + piece(m.second);
 }
 
-bool is_placeholder(const std::string& text) { return text.starts_with("\x01glass-undefined-"); }
+bool is_placeholder(std::string_view text) { return text.starts_with("\x01glass-undefined-"); }
 
 Status chat_template(const HfTokenizerFiles& f, const Json& config, GgufMetadataBuilder& m) {
   if (!f.chat_template_jinja.empty()) {
@@ -255,7 +255,7 @@ Status hf_tokenizer_to_gguf(const HfTokenizerFiles& f, int64_t n_vocab, GgufMeta
       tokens[i] = fmt::format("[PAD{}]", i);
       continue;
     }
-    tokens[i] = v.tokens[i];
+    tokens[i] = std::string(v.tokens[i]);
     types[i] = static_cast<int32_t>(v.types[i]);
   }
 

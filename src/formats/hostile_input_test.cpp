@@ -361,5 +361,41 @@ TEST(HostileFiles, GgufMillionsOfMergesStayWithinTheBound) {
       << "peak " << test::peak_bytes() - before << " bytes for a " << size << "-byte file";
 }
 
+// Millions of short tokens: the file's string array is read in place (4 bytes an element), the
+// vocabulary packs the texts in one buffer and the index reads that buffer. Strings and views per
+// token took 270 MB for this 47 MB file; a merge naming no token refuses it at the end.
+TEST(HostileFiles, GgufMillionsOfTokensStayWithinTheBound) {
+  const fs::path path = fresh_dir("tokens") / "tokens.gguf";
+  {
+    test::GgufWriter w;
+    w.kv("general.architecture", test::GgufWriter::string("llama"));
+    w.kv("tokenizer.ggml.model", test::GgufWriter::string("gpt2"));
+    std::vector<std::string> tokens = {"a", "b", "ab"};
+    for (int i = 0; i < 3000000; ++i) tokens.push_back(fmt::format("t{}", i));
+    w.kv("tokenizer.ggml.tokens", test::GgufWriter::string_array(tokens));
+    w.kv("tokenizer.ggml.merges", test::GgufWriter::string_array({"a c"}));
+    const std::vector<uint8_t> bytes = w.build().bytes;
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  const uint64_t size = fs::file_size(path);
+  test::reset_peak_bytes();
+  const uint64_t before = test::live_bytes();
+  {
+    Result<GgufFile> file = GgufFile::open(path);
+    ASSERT_TRUE(file.ok()) << file.error().message;
+    Result<tokenizer::Vocab> vocab = vocab_from_gguf(*file);
+    ASSERT_TRUE(vocab.ok()) << vocab.error().message;
+    ASSERT_EQ(vocab->tokens.size(), 3000003u);
+    EXPECT_EQ(vocab->tokens[2], "ab");
+    EXPECT_EQ(vocab->tokens.back(), "t2999999");
+    Result<tokenizer::Tokenizer> t = tokenizer::Tokenizer::create(std::move(vocab).value());
+    ASSERT_FALSE(t.ok());
+    expect_error(t.error(), ErrorCode::InvalidArgument, {"merge 0 ('a' 'c')", "not in the vocabulary"});
+  }
+  EXPECT_LE(test::peak_bytes() - before, memory_bound(size))
+      << "peak " << test::peak_bytes() - before << " bytes for a " << size << "-byte file";
+}
+
 }  // namespace
 }  // namespace glass::formats

@@ -1,6 +1,7 @@
 // Issue 29 at the public API: a model that produces NaN or infinite logits (overflowing or corrupted
 // weights) ends generation with an error naming the step, never a normal "stop" or an arbitrary
 // sampled token; paths that are not regular files are refused by load_llm without blocking.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +13,8 @@
 
 #include "formats/gguf.h"
 #include "glass/llm.h"
+#include "support/counting_new.h"
+#include "support/gguf_writer.h"
 #include "support/tiny_llama.h"
 
 namespace glass {
@@ -90,6 +93,43 @@ TEST(HostileLoad, SizesPastTheInt32PositionsAreRefused) {
     EXPECT_NE(model.error().message.find("is more than the 2147483647 positions"), std::string::npos)
         << model.error().message;
   }
+}
+
+// A small file claiming a 1-layer model with no tensors and 3 million tokens is refused by the
+// model's shape before its token list becomes a vocabulary: the refusal costs the file's string
+// offsets (4 bytes a token), not a tokenizer (it cost ~130 MB when the tokenizer came first).
+TEST(HostileLoad, AModelWithoutTensorsIsRefusedBeforeItsVocabularyIsBuilt) {
+  const auto dir =
+      std::filesystem::path(::testing::TempDir()) / ("load-tokens-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "tokens.gguf";
+  {
+    test::GgufWriter w;
+    w.kv("general.architecture", test::GgufWriter::string("llama"));
+    w.kv("llama.block_count", test::GgufWriter::u32(1));
+    w.kv("llama.embedding_length", test::GgufWriter::u32(64));
+    w.kv("llama.attention.head_count", test::GgufWriter::u32(4));
+    w.kv("llama.feed_forward_length", test::GgufWriter::u32(128));
+    w.kv("tokenizer.ggml.model", test::GgufWriter::string("gpt2"));
+    std::vector<std::string> tokens;
+    for (int i = 0; i < 3000000; ++i) tokens.push_back(fmt::format("t{}", i));
+    w.kv("tokenizer.ggml.tokens", test::GgufWriter::string_array(tokens));
+    w.kv("tokenizer.ggml.merges", test::GgufWriter::string_array({"t 1"}));
+    const std::vector<uint8_t> bytes = w.build().bytes;
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  test::reset_peak_bytes();
+  const uint64_t before = test::live_bytes();
+  {
+    auto model = load_llm(path.string(), LoadOptions{.backend = "ref"});
+    ASSERT_FALSE(model.ok());
+    EXPECT_EQ(model.error().code, ErrorCode::InvalidFile);
+    EXPECT_NE(model.error().message.find("0 tensors"), std::string::npos) << model.error().message;
+  }
+  EXPECT_LE(test::peak_bytes() - before, uint64_t{24} << 20) << "peak " << test::peak_bytes() - before;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -84,6 +84,29 @@ int64_t context_that_fits(const models::ModelGraph& mg, uint64_t weight_bytes) {
                               static_cast<int64_t>(std::min<uint64_t>(fits, kMaxDefaultContext))});
   return n > mg.n_ctx ? n : 0;
 }
+// The GGUF's tokenizer, its token count checked against the model's vocabulary first. llama.cpp's
+// "no_vocab" files (what llama-bench benchmarks) carry weights only: they load without one, and
+// what needs text says so (Model::tokenize, generate, chat).
+Status load_gguf_tokenizer(Model::Impl& impl) {
+  const formats::GgufFile& file = *impl.file;
+  const auto tok_model = file.find("tokenizer.ggml.model") != nullptr
+                             ? file.get_string("tokenizer.ggml.model")
+                             : Result<std::string>(std::string());
+  if (tok_model && *tok_model == "no_vocab") return {};
+  if (const formats::GgufValue* tokens = file.find("tokenizer.ggml.tokens");
+      tokens != nullptr && tokens->type == formats::GgufValueType::ARRAY &&
+      tokens->count != static_cast<uint64_t>(impl.model_graph.vocab_size))
+    return make_error(ErrorCode::InvalidFile,
+                      fmt::format("model: {}: tokenizer has {} tokens but the model's vocabulary is {}",
+                                  file.path(), tokens->count, impl.model_graph.vocab_size));
+  auto vocab = formats::vocab_from_gguf(file);
+  if (!vocab) return vocab.error();
+  auto tok = tokenizer::Tokenizer::create(std::move(*vocab));
+  if (!tok) return tok.error();
+  impl.tokenizer = std::move(*tok);
+  return {};
+}
+
 }  // namespace
 
 Result<std::shared_ptr<Model>> load_llm(const std::string& path, const LoadOptions& options) {
@@ -149,23 +172,9 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
                       fmt::format("model: architecture '{}' in {} is not supported (supported: {})",
                                   *arch_name, path, fmt::join(models::architecture_names(), ", ")));
 
-  if (*format == ModelFormat::Gguf) {
-    // llama.cpp's "no_vocab" files (what llama-bench benchmarks) carry weights only: they load
-    // without a tokenizer, and what needs text says so (Model::tokenize, generate, chat).
-    const auto tok_model = impl->file->find("tokenizer.ggml.model") != nullptr
-                               ? impl->file->get_string("tokenizer.ggml.model")
-                               : Result<std::string>(std::string());
-    const bool no_vocab = tok_model && *tok_model == "no_vocab";
-    if (!no_vocab) {
-      auto vocab = formats::vocab_from_gguf(*impl->file);
-      if (!vocab) return vocab.error();
-      auto tok = tokenizer::Tokenizer::create(std::move(*vocab));
-      if (!tok) return tok.error();
-      impl->tokenizer = std::move(*tok);
-    }
+  if (*format == ModelFormat::Gguf)
     for (const formats::GgufTensorInfo& t : impl->file->tensors())
       impl->weights.emplace(t.name, models::WeightInfo{t.shape, t.dtype, t.data});
-  }
   if (auto st = load_chat_template(*impl, *format, path); !st) return st.error();
 
   if (options.n_ctx < 0 || options.n_batch < 0 || options.min_ctx < 0)
@@ -178,6 +187,10 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
     }
   if (!mg) return *format == ModelFormat::HfDirectory ? hf_build_error(mg.error(), path) : mg.error();
   impl->model_graph = std::move(*mg);
+  // The vocabulary after the graph: a file whose tensors make no model is refused before its
+  // token list (millions of entries, in a hostile file) is built into a tokenizer.
+  if (*format == ModelFormat::Gguf)
+    if (Status st = load_gguf_tokenizer(*impl); !st) return st.error();
   if (rewrite) {
     auto rewritten = rewrite(impl->model_graph.graph);
     if (!rewritten) return rewritten.error();

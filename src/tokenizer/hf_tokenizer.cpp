@@ -188,31 +188,34 @@ Result<Tokenizer> build(hf::TokenizerJson& tj, const Json& config, const HfToken
     return bad("model.vocab",
                fmt::format("token id {} is out of range for a vocabulary of {} tokens", max_id, defined));
   }
-  v.tokens.assign(static_cast<size_t>(n), std::string());
+  // Filled by id (the JSON lists them in any order), then packed.
+  std::vector<std::string> texts(static_cast<size_t>(n));
   v.types.assign(static_cast<size_t>(n), TokenType::Unused);
   v.scores.assign(static_cast<size_t>(n), 0.0f);
   for (auto& [text, id] : mv->entries) {
-    if (!v.tokens[static_cast<size_t>(id)].empty()) {
-      return bad("model.vocab", fmt::format("'{}' and '{}' have the same id {}",
-                                            v.tokens[static_cast<size_t>(id)], text, id));
+    if (!texts[static_cast<size_t>(id)].empty()) {
+      return bad("model.vocab",
+                 fmt::format("'{}' and '{}' have the same id {}", texts[static_cast<size_t>(id)], text, id));
     }
     const bool byte =
         p.bpe.byte_fallback && text.size() == 6 && text.starts_with("<0x") && text.back() == '>';
-    v.tokens[static_cast<size_t>(id)] = std::move(text);
+    texts[static_cast<size_t>(id)] = std::move(text);
     v.types[static_cast<size_t>(id)] = byte ? TokenType::Byte : TokenType::Normal;
   }
   for (const AddedToken& t : added) {
     const auto i = static_cast<size_t>(t.id);
-    if (!t.in_model_vocab && !v.tokens[i].empty() && v.tokens[i] != t.content) {
+    if (!t.in_model_vocab && !texts[i].empty() && texts[i] != t.content) {
       return bad("added_tokens", fmt::format("'{}' has id {}, which the model's vocabulary gives to '{}'",
-                                             t.content, t.id, v.tokens[i]));
+                                             t.content, t.id, texts[i]));
     }
-    v.tokens[i] = t.content;
+    texts[i] = t.content;
     v.types[i] = t.special ? TokenType::Control : TokenType::UserDefined;
   }
-  for (size_t i = 0; i < v.tokens.size(); ++i) {
-    if (v.tokens[i].empty()) v.tokens[i] = fmt::format("\x01glass-undefined-{}\x01", i);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (texts[i].empty()) texts[i] = fmt::format("\x01glass-undefined-{}\x01", i);
   }
+  v.tokens = TokenTexts(texts);
+  texts = {};
   auto id_of = [&](const std::string& text) -> int32_t {
     if (text.empty()) return -1;
     if (const auto it = added_ids.find(text); it != added_ids.end()) return it->second;

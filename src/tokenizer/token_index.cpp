@@ -22,24 +22,16 @@ Result<TokenIndex> TokenIndex::build(const Vocab& vocab) {
   if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max() / 4))
     return make_error(ErrorCode::InvalidArgument, fmt::format("tokenizer: {} tokens are too many", n));
   TokenIndex index;
-  size_t bytes = 0;
-  for (const std::string& t : vocab.tokens) bytes += t.size();
-  if (bytes > std::numeric_limits<uint32_t>::max())
-    return make_error(ErrorCode::InvalidArgument,
-                      fmt::format("tokenizer: the token texts take {} bytes, more than 4 GiB", bytes));
-  index.text_.reserve(bytes);
-  index.ends_.reserve(n);
+  index.texts_ = &vocab.tokens;
   size_t capacity = 16;
   while (capacity < 2 * n) capacity *= 2;
   index.slots_.assign(capacity, Slot{});
   index.mask_ = capacity - 1;
   for (size_t i = 0; i < n; ++i) {
-    const std::string& text = vocab.tokens[i];
+    const std::string_view text = vocab.tokens[i];
     if (text.empty()) {
       return make_error(ErrorCode::InvalidArgument, fmt::format("tokenizer: token {} has empty text", i));
     }
-    index.text_ += text;
-    index.ends_.push_back(static_cast<uint32_t>(index.text_.size()));
     const uint64_t h = hash(text);
     const auto tag = static_cast<uint32_t>(h >> 32);
     size_t s = h & index.mask_;

@@ -1,10 +1,9 @@
 #pragma once
 // Token text -> id lookup, built once per vocabulary; string_view look-ups allocate nothing. The
-// texts are held back to back in one buffer and the table is open addressing over ids, so a token
-// costs its bytes plus ~20: a node-based map cost ~64 bytes more (a 3-million-token file's index
-// took 190 MB).
+// table is open addressing over ids and reads the texts from the vocabulary's own buffer, so a
+// token costs ~16 bytes of slots: a node-based map cost ~64 bytes more and a copy of every text (a
+// 3-million-token file's index took 190 MB).
 #include <cstdint>
-#include <string>
 #include <string_view>
 #include <vector>
 
@@ -15,7 +14,8 @@ namespace glass::tokenizer {
 
 class TokenIndex {
  public:
-  // Fails (InvalidArgument) on an empty or duplicate token text, naming both ids.
+  // Fails (InvalidArgument) on an empty or duplicate token text, naming both ids. The index refers
+  // to vocab.tokens, which must outlive it and stay unchanged.
   static Result<TokenIndex> build(const Vocab& vocab);
 
   // The id of the token whose text is exactly `text`, or -1.
@@ -36,14 +36,10 @@ class TokenIndex {
     uint32_t tag = 0;  // the hash's high bits: most mismatches never read the text
   };
   static uint64_t hash(std::string_view s);
-  std::string_view text_of(int32_t id) const {
-    const uint32_t begin = id == 0 ? 0 : ends_[static_cast<size_t>(id) - 1];
-    return std::string_view(text_).substr(begin, ends_[static_cast<size_t>(id)] - begin);
-  }
+  std::string_view text_of(int32_t id) const { return (*texts_)[static_cast<size_t>(id)]; }
 
-  std::string text_;            // every token's text, in id order
-  std::vector<uint32_t> ends_;  // where token i's text ends in text_
-  std::vector<Slot> slots_;     // at most half full
+  const TokenTexts* texts_ = nullptr;
+  std::vector<Slot> slots_;  // at most half full
   size_t mask_ = 0;
 };
 

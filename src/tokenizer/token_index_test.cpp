@@ -34,12 +34,12 @@ TEST(TokenIndex, FindsEveryTokenAndNothingElse) {
 
 TEST(TokenIndex, DuplicateAndEmptyTextsAreErrorsNamingTheIds) {
   Vocab v = numbered(10);
-  v.tokens[7] = "t2";
+  v.tokens.set(7, "t2");
   Result<TokenIndex> dup = TokenIndex::build(v);
   ASSERT_FALSE(dup.ok());
   EXPECT_NE(dup.error().message.find("tokens 2 and 7 have the same text 't2'"), std::string::npos)
       << dup.error().message;
-  v.tokens[7] = "";
+  v.tokens.set(7, "");
   Result<TokenIndex> empty = TokenIndex::build(v);
   ASSERT_FALSE(empty.ok());
   EXPECT_NE(empty.error().message.find("token 7 has empty text"), std::string::npos) << empty.error().message;
@@ -51,7 +51,7 @@ TEST(TokenIndex, DuplicateAndEmptyTextsAreErrorsNamingTheIds) {
 TEST(TokenIndex, CostsLittleBeyondTheTexts) {
   const Vocab v = numbered(1000000);
   size_t text = 0;
-  for (const std::string& t : v.tokens) text += t.size();
+  for (std::string_view t : v.tokens) text += t.size();
   test::reset_peak_bytes();
   const uint64_t before = test::live_bytes();
   Result<TokenIndex> index = TokenIndex::build(v);

@@ -18,20 +18,6 @@ namespace {
 
 Error invalid(std::string message) { return make_error(ErrorCode::InvalidArgument, "tokenizer: " + message); }
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// The byte of a "<0xXX>" token, or -1 when the text has no two hex digits at [3, 5).
-int byte_of_token(std::string_view text) {
-  if (text.size() < 5) return -1;
-  const int hi = hex_digit(text[3]), lo = hex_digit(text[4]);
-  return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
-}
-
 Status validate(const Vocab& v, const Pipeline& p) {
   const size_t n = v.tokens.size();
   if (n == 0) return invalid("the vocabulary has no tokens");
@@ -109,43 +95,12 @@ Result<std::unique_ptr<Algorithm>> make_algorithm(const Tokenizer::Impl& impl) {
           p.pieces));
     case ModelKind::Wpm: {
       size_t max_len = 0;
-      for (const std::string& t : v.tokens) max_len = std::max(max_len, t.size());
+      for (std::string_view t : v.tokens) max_len = std::max(max_len, t.size());
       return std::unique_ptr<Algorithm>(std::make_unique<WpmAlgorithm>(impl.index, v.unk_id, max_len,
                                                                        p.wpm_lowercase, p.wpm_strip_accents));
     }
   }
   return invalid("unknown model kind");
-}
-
-void build_llama_pieces(Tokenizer::Impl& impl) {
-  const Vocab& v = impl.vocab;
-  const size_t n = v.tokens.size();
-  impl.special_order = special_token_order(v);
-  impl.pieces.resize(n);
-  impl.hidden.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    const std::string& text = v.tokens[i];
-    switch (v.types[i]) {
-      case TokenType::Control:
-      case TokenType::Unknown:
-        impl.hidden[i] = true;
-        impl.pieces[i] = text;
-        break;
-      case TokenType::UserDefined:
-        impl.pieces[i] = text;
-        break;
-      case TokenType::Normal:
-        impl.pieces[i] = impl.algorithm->normal_piece(text);
-        break;
-      case TokenType::Byte:
-        // llama.cpp reads the two hex digits at [3, 5) of "<0xXX>"; a malformed byte token reads as "".
-        if (const int b = byte_of_token(text); b >= 0) impl.pieces[i] = std::string(1, static_cast<char>(b));
-        break;
-      case TokenType::Undefined:
-      case TokenType::Unused:
-        break;  // llama.cpp renders these as nothing
-    }
-  }
 }
 
 Status build_hf_state(Tokenizer::Impl& impl) {
@@ -176,7 +131,7 @@ Status build_hf_state(Tokenizer::Impl& impl) {
   const size_t n = impl.vocab.tokens.size();
   impl.hf_skip.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    impl.hf_skip[i] = special_contents.contains(impl.decode_string(static_cast<int32_t>(i)));
+    impl.hf_skip[i] = special_contents.contains(std::string(impl.decode_string(static_cast<int32_t>(i))));
   }
   return {};
 }
@@ -202,18 +157,18 @@ Result<Tokenizer> Tokenizer::create(Vocab vocab) {
 
 Result<Tokenizer> Tokenizer::create(Vocab vocab, Pipeline pipeline) {
   if (Status s = validate(vocab, pipeline); !s) return s.error();
-  Result<TokenIndex> index = TokenIndex::build(vocab);
-  if (!index) return index.error();
-
   auto impl = std::make_shared<Impl>();
   impl->vocab = std::move(vocab);
+  // The index reads impl->vocab's texts: built where they stay.
+  Result<TokenIndex> index = TokenIndex::build(impl->vocab);
+  if (!index) return index.error();
   impl->index = std::move(index).value();
   impl->pipeline = std::move(pipeline);
   Result<std::unique_ptr<Algorithm>> algorithm = make_algorithm(*impl);
   if (!algorithm) return algorithm.error();
   impl->algorithm = std::move(algorithm).value();
   if (impl->pipeline.flavor == Flavor::LlamaCpp) {
-    build_llama_pieces(*impl);
+    impl->special_order = special_token_order(impl->vocab);
   } else if (Status s = build_hf_state(*impl); !s) {
     return s.error();
   }
@@ -253,8 +208,9 @@ bool Tokenizer::begins_with_bos(const std::vector<int32_t>& ids) const {
 
 std::string Tokenizer::token_text(int32_t id) const {
   if (id < 0 || id >= vocab_size()) return {};
-  return impl_->pipeline.flavor == Flavor::HuggingFace ? impl_->decode_string(id)
-                                                       : impl_->vocab.tokens[static_cast<size_t>(id)];
+  return std::string(impl_->pipeline.flavor == Flavor::HuggingFace
+                         ? impl_->decode_string(id)
+                         : impl_->vocab.tokens[static_cast<size_t>(id)]);
 }
 
 }  // namespace glass::tokenizer

@@ -8,6 +8,50 @@ namespace {
 
 using Ids = std::vector<int32_t>;
 
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The byte of a "<0xXX>" token, or -1 when the text has no two hex digits at [3, 5) (llama.cpp
+// reads those two digits whatever surrounds them).
+int byte_of_token(std::string_view text) {
+  if (text.size() < 5) return -1;
+  const int hi = hex_digit(text[3]), lo = hex_digit(text[4]);
+  return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
+// llama.cpp's token_to_piece(special = true) for token i, computed per call (a table of them cost
+// a second copy of the vocabulary's text): Control, Unknown and UserDefined tokens read as their
+// text, Normal ones through the algorithm's piece style, Byte tokens as their byte (a malformed
+// one as ""), Undefined and Unused ones as nothing.
+std::string llama_piece(const Tokenizer::Impl& impl, size_t i) {
+  const std::string_view text = impl.vocab.tokens[i];
+  switch (impl.vocab.types[i]) {
+    case TokenType::Control:
+    case TokenType::Unknown:
+    case TokenType::UserDefined:
+      return std::string(text);
+    case TokenType::Normal:
+      return impl.algorithm->normal_piece(text);
+    case TokenType::Byte:
+      if (const int b = byte_of_token(text); b >= 0) return std::string(1, static_cast<char>(b));
+      return {};
+    case TokenType::Undefined:
+    case TokenType::Unused:
+      break;
+  }
+  return {};
+}
+
+// Control and Unknown tokens render as "" unless special.
+bool hidden(const Tokenizer::Impl& impl, size_t i) {
+  const TokenType t = impl.vocab.types[i];
+  return t == TokenType::Control || t == TokenType::Unknown;
+}
+
 // llama.cpp: special tokens split out by type, then each raw fragment through the algorithm.
 Status encode_llama(const Tokenizer::Impl& impl, std::string_view text, bool parse_special, Ids& out,
                     EncodeScratch* scratch) {
@@ -95,8 +139,8 @@ std::string Tokenizer::token_to_piece(int32_t id, bool special) const {
   if (id < 0 || id >= vocab_size()) return {};
   if (flavor() == Flavor::HuggingFace) return hf_decode({id}, special);
   const auto i = static_cast<size_t>(id);
-  if (!special && impl_->hidden[i]) return {};
-  return impl_->pieces[i];
+  if (!special && hidden(*impl_, i)) return {};
+  return llama_piece(*impl_, i);
 }
 
 std::string Tokenizer::hf_decode(const Ids& ids, bool special) const {
@@ -108,7 +152,7 @@ std::string Tokenizer::hf_decode(const Ids& ids, bool special) const {
     const auto i = static_cast<size_t>(id);
     if (impl.vocab.types[i] == TokenType::Unused) continue;  // an id the tokenizer.json does not define
     if (!special && impl.hf_skip[i]) continue;
-    tokens.push_back(impl.decode_string(id));
+    tokens.emplace_back(impl.decode_string(id));
   }
   if (!impl.pipeline.decoder) {
     std::string out;

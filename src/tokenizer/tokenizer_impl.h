@@ -22,8 +22,6 @@ struct Tokenizer::Impl {
 
   // llama.cpp flavour.
   std::vector<int32_t> special_order;  // split_special_tokens candidates
-  std::vector<std::string> pieces;     // token_to_piece(id, special = true)
-  std::vector<bool> hidden;            // Control / Unknown: "" unless special
 
   // HF flavour.
   AddedTokenMatcher added_raw;                         // added tokens with normalized = false
@@ -32,9 +30,9 @@ struct Tokenizer::Impl {
   std::vector<bool> hf_skip;                           // dropped by decode unless special
   int32_t stream_context = -1;  // an ordinary token that stands before a continuation stream
 
-  const std::string& decode_string(int32_t id) const {
+  std::string_view decode_string(int32_t id) const {
     const auto it = hf_string.find(id);
-    return it == hf_string.end() ? vocab.tokens[static_cast<size_t>(id)] : it->second;
+    return it == hf_string.end() ? vocab.tokens[static_cast<size_t>(id)] : std::string_view(it->second);
   }
 };
 

@@ -323,10 +323,10 @@ TEST(Tokenizer, CreateRejectsBadVocabularies) {
   v.eog_ids = {9999};
   expect_error(v, ErrorCode::InvalidArgument, "end-of-generation id 9999");
   v = good;
-  v.tokens[5] = "<0x00>";
+  v.tokens.set(5, "<0x00>");
   expect_error(v, ErrorCode::InvalidArgument, "tokens 3 and 5 have the same text");
   v = good;
-  v.tokens[5] = "";
+  v.tokens.set(5, "");
   expect_error(v, ErrorCode::InvalidArgument, "token 5 has empty text");
   v = good;
   v.scores[4] = std::numeric_limits<float>::quiet_NaN();

@@ -110,7 +110,7 @@ void apply_special_token_rules(Vocab& v, const SpecialTokenIds& given) {
   bool has_return = false, has_call = false, has_flush = false, has_tool_response = false;
   int32_t end_id = -1, s_id = -1;
   for (int32_t id : eog) {
-    const std::string& t = v.tokens[static_cast<size_t>(id)];
+    const std::string_view t = v.tokens[static_cast<size_t>(id)];
     if (t == "<|return|>") has_return = true;
     if (t == "<|call|>" || t == "<|calls|>") has_call = true;
     if (t == "<|flush|>") has_flush = true;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tokenizer/merge_list.h"
+#include "tokenizer/token_texts.h"
 
 namespace glass::tokenizer {
 
@@ -31,7 +32,7 @@ struct Vocab {
   // over U+2581 text); an HF tokenizer.json's model type ("BPE", "WordPiece").
   std::string model;
   std::string pre;  // tokenizer.ggml.pre: the pre-tokenizer family of a GGUF BPE vocabulary
-  std::vector<std::string> tokens;
+  TokenTexts tokens;
   std::vector<float> scores;     // one per token (SPM merge priority: higher merges first)
   std::vector<TokenType> types;  // one per token
   std::vector<uint8_t> strip;    // empty (no token strips) or one StripFlags value per token

@@ -10,7 +10,7 @@ Vocab make(std::initializer_list<const char*> texts) {
   Vocab v;
   v.model = "llama";
   for (const char* t : texts) {
-    v.tokens.emplace_back(t);
+    v.tokens.push_back(t);
     v.scores.push_back(0);
     v.types.push_back(TokenType::Normal);
   }
