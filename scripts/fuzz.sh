@@ -10,7 +10,8 @@
 # fuzzer finds in build-fuzz/corpus/NAME/ across runs. A crashing input is saved as
 # build-fuzz/artifacts/NAME-crash-<sha1> (reproduce: build-fuzz/fuzz/glass_fuzz_NAME FILE).
 # Environment: GLASS_FUZZ_DIR (build folder, default build-fuzz), GLASS_FUZZ_OPT (optimization flags
-# when that folder is first configured, default "-O1 -g1"), GLASS_FIXTURES (default ../shared/fixtures).
+# when that folder is first configured, default "-O1 -g1"), GLASS_FIXTURES (default ../shared/fixtures),
+# GLASS_FUZZ_TIMEOUT (seconds one input may take, default 10, 30 for -O0 builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 harnesses=(gguf safetensors tokenizer_json tokenizer_encode jinja npy gbnf json_schema regex http_body)
@@ -70,8 +71,11 @@ mkdir -p "$dir/corpus/$name" "$dir/artifacts"
 # One input taking 10 s at -O1 is a hang. Unoptimized builds run the same input 3-4 times slower:
 # the largest grammar the engine accepts (2^20 elements after expanding repetitions) takes 13-15 s
 # to compile, bind and walk at -O0 and 3.4 s at -O1 (Zen 3), so -O0 builds get 30 s.
+# The timeout is wall-clock time: a fuzzer sharing its cores with a build (nice'd behind it) sees
+# 1-second inputs take over 10 s, so runs beside other work set GLASS_FUZZ_TIMEOUT higher.
 timeout=10
 if grep -q -- '-O0' "$dir/CMakeCache.txt"; then timeout=30; fi
+timeout=${GLASS_FUZZ_TIMEOUT:-$timeout}
 # -malloc_limit_mb: one allocation of 128 MiB from an
 # input under 256 KiB breaks the rule that a rejected file costs at most 2x its size + 64 MiB.
 # -rss_limit_mb bounds the whole process (the encode harness holds five fixture tokenizers).

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -14,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include "core/index_iterator.h"
 #include "formats/mapped_file.h"
 #include "glass/result.h"
 #include "graph/dtype.h"
@@ -41,28 +41,64 @@ enum class GgufValueType : uint32_t {
 // "u32", "string", "array", ...; "invalid" for a number outside the enum.
 std::string_view gguf_type_name(GgufValueType type);
 
-// The elements of a string array, read in place: each element's offset from the array's first
-// length prefix (4 bytes an element, where views cost 16: a 3-million-token vocabulary's views took
-// 48 MB). Valid while the mapping lives; arrays spanning more than 4 GiB are refused by the parser.
+// The elements of a string array, read in place from the mapping (each is an 8-byte length and its
+// bytes). Walking them in order costs nothing to store; element(i) walks from the nearest of one
+// checkpoint per kStride elements. Views of every element took 16 bytes each (a 3-million-token
+// vocabulary's 48 MB). Valid while the mapping lives; the parser has checked every length.
 class GgufStrings {
  public:
-  size_t size() const { return starts_.size(); }
-  bool empty() const { return starts_.empty(); }
-  const std::string_view operator[](
-      size_t i) const {  // NOLINT(readability-const-return-type): see TokenTexts
-    const uint8_t* p = base_ + starts_[i];
-    uint64_t len = 0;
-    std::memcpy(&len, p, 8);  // little-endian, checked against the file by the parser
-    return {reinterpret_cast<const char*>(p + 8), static_cast<size_t>(len)};
+  static constexpr size_t kStride = 16;
+
+  size_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  // const, so that assigning to an element (a temporary view) does not compile.
+  const std::string_view operator[](size_t i) const {  // NOLINT(readability-const-return-type)
+    const uint8_t* p = checkpoints_[i / kStride];
+    for (size_t k = i % kStride; k > 0; --k) p += 8 + length_at(p);
+    return view_at(p);
   }
-  using const_iterator = IndexIterator<GgufStrings, std::string_view>;
-  const_iterator begin() const { return {this, 0}; }
-  const_iterator end() const { return {this, size()}; }
+
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = std::string_view;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = std::string_view;
+    const_iterator() = default;
+    const_iterator(const uint8_t* p, size_t i) : p_(p), i_(i) {}
+    std::string_view operator*() const { return view_at(p_); }
+    const_iterator& operator++() {
+      p_ += 8 + length_at(p_);
+      ++i_;
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator old = *this;
+      ++*this;
+      return old;
+    }
+    bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+
+   private:
+    const uint8_t* p_ = nullptr;
+    size_t i_ = 0;
+  };
+  const_iterator begin() const { return {empty() ? nullptr : checkpoints_[0], 0}; }
+  const_iterator end() const { return {nullptr, count_}; }
 
  private:
   friend class GgufParser;
-  const uint8_t* base_ = nullptr;  // the first element's length prefix
-  std::vector<uint32_t> starts_;   // element i's length prefix, from base_
+  static uint64_t length_at(const uint8_t* p) {
+    uint64_t len = 0;
+    std::memcpy(&len, p, 8);  // little-endian
+    return len;
+  }
+  static std::string_view view_at(const uint8_t* p) {
+    return {reinterpret_cast<const char*>(p + 8), static_cast<size_t>(length_at(p))};
+  }
+  size_t count_ = 0;
+  std::vector<const uint8_t*> checkpoints_;  // the length prefix of elements 0, kStride, 2 kStride, ...
 };
 
 // One metadata value. Strings and packed numeric arrays are views into the mapping (no copy of a

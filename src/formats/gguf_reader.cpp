@@ -204,14 +204,10 @@ class GgufParser {
     if (v.elem_type == GgufValueType::STRING) {
       if (count > in_.left() / kMinStringBytes)
         return impossible_count("string array count", count, kMinStringBytes);
-      v.strings.base_ = in_.here();
-      v.strings.starts_.reserve(static_cast<size_t>(count));
+      v.strings.count_ = static_cast<size_t>(count);
+      v.strings.checkpoints_.reserve(static_cast<size_t>(count / GgufStrings::kStride + 1));
       for (uint64_t i = 0; i < count; ++i) {
-        const auto start = static_cast<uint64_t>(in_.here() - v.strings.base_);
-        if (start > std::numeric_limits<uint32_t>::max())
-          return fail(ErrorCode::Unsupported,
-                      fmt::format("{}string array past 4 GiB (element {} of {})", where_, i, count));
-        v.strings.starts_.push_back(static_cast<uint32_t>(start));
+        if (i % GgufStrings::kStride == 0) v.strings.checkpoints_.push_back(in_.here());
         std::string_view s;
         if (auto st = read_string(s, "string array element"); !st.ok()) return st;
       }

@@ -219,6 +219,31 @@ TEST(Gguf, Version2CustomAlignmentAndNoTensors) {
   EXPECT_TRUE(e->tensors().empty());
 }
 
+// String arrays are walked in place: element(i) from the nearest checkpoint, iteration in order;
+// both agree on every element across checkpoint boundaries, empty strings included.
+TEST(Gguf, StringArraysReadInPlaceAtAnyIndex) {
+  std::vector<std::string> texts;
+  for (size_t i = 0; i < 3 * GgufStrings::kStride + 5; ++i)
+    texts.push_back(std::string(i % 7, 'a' + (i % 26)));
+  GgufWriter w;
+  w.kv("many", GgufWriter::string_array(texts)).kv("none", GgufWriter::string_array({}));
+  auto f = GgufFile::open(test::write_temp_file(w.build().bytes, "strings.gguf"));
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  auto many = f->get_string_views("many");
+  ASSERT_TRUE(many.ok());
+  const GgufStrings& s = **many;
+  ASSERT_EQ(s.size(), texts.size());
+  for (size_t i = texts.size(); i-- > 0;) EXPECT_EQ(s[i], texts[i]) << i;
+  size_t i = 0;
+  for (std::string_view t : s) EXPECT_EQ(t, texts[i++]);
+  EXPECT_EQ(i, texts.size());
+  EXPECT_EQ(f->find("many")->element(2 * GgufStrings::kStride + 3).str, texts[2 * GgufStrings::kStride + 3]);
+  auto none = f->get_string_views("none");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE((*none)->empty());
+  EXPECT_EQ((*none)->begin(), (*none)->end());
+}
+
 TEST(Gguf, CopiesShareTheMapping) {
   auto w = every_type_writer();
   w.tensor_f32("t", {2}, {3, 4});

@@ -6,13 +6,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "core/index_iterator.h"
 
 namespace glass::tokenizer {
 
@@ -83,7 +82,31 @@ class TokenTexts {
     return out;
   }
 
-  using const_iterator = IndexIterator<TokenTexts, std::string_view>;
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = std::string_view;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = std::string_view;
+    const_iterator() = default;
+    const_iterator(const TokenTexts* texts, size_t i) : texts_(texts), i_(i) {}
+    std::string_view operator*() const { return (*texts_)[i_]; }
+    const_iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator old = *this;
+      ++i_;
+      return old;
+    }
+    bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+
+   private:
+    const TokenTexts* texts_ = nullptr;
+    size_t i_ = 0;
+  };
   const_iterator begin() const { return {this, 0}; }
   const_iterator end() const { return {this, size()}; }
 

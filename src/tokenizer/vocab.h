@@ -12,8 +12,8 @@
 
 namespace glass::tokenizer {
 
-// GGUF tokenizer.ggml.token_type values (llama.cpp's llama_token_type).
-enum class TokenType : int32_t {
+// GGUF tokenizer.ggml.token_type values (llama.cpp's llama_token_type); one byte per token.
+enum class TokenType : uint8_t {
   Undefined = 0,
   Normal = 1,
   Unknown = 2,
