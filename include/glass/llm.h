@@ -118,7 +118,10 @@ struct ModelInfo {
   int64_t n_ctx_train = 0;
   int64_t n_layers = 0;
   int64_t n_batch = 0;
-  int64_t kv_size = 0;         // rows of the KV cache pool
+  int64_t kv_size = 0;  // rows of the KV cache pool
+  // Bytes one row of that pool takes (every layer's K and V at one position); the sliding-window
+  // pool is apart.
+  uint64_t kv_bytes_per_row = 0;
   int64_t kv_block_size = 0;   // rows per block
   int64_t n_seq_max = 0;       // sequences one step may hold
   int64_t kv_size_window = 0;  // rows of the sliding-window layers' pool; 0 when the model has none

@@ -31,6 +31,7 @@ class ModelInfo:
     n_layers: int
     n_batch: int
     kv_size: int
+    kv_bytes_per_row: int
     kv_block_size: int
     n_seq_max: int
     kv_size_window: int

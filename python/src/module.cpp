@@ -36,6 +36,7 @@ py::dict info_dict(const ModelInfo& i) {
   d["n_layers"] = i.n_layers;
   d["n_batch"] = i.n_batch;
   d["kv_size"] = i.kv_size;
+  d["kv_bytes_per_row"] = i.kv_bytes_per_row;
   d["kv_block_size"] = i.kv_block_size;
   d["n_seq_max"] = i.n_seq_max;
   d["kv_size_window"] = i.kv_size_window;
@@ -233,6 +234,7 @@ void bind_results(py::module_& m) {
       .def_readonly("n_layers", &ModelInfo::n_layers)
       .def_readonly("n_batch", &ModelInfo::n_batch)
       .def_readonly("kv_size", &ModelInfo::kv_size)
+      .def_readonly("kv_bytes_per_row", &ModelInfo::kv_bytes_per_row)
       .def_readonly("kv_block_size", &ModelInfo::kv_block_size)
       .def_readonly("n_seq_max", &ModelInfo::n_seq_max)
       .def_readonly("kv_size_window", &ModelInfo::kv_size_window)

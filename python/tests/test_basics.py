@@ -13,6 +13,8 @@ def test_info_and_tokens(model):
     assert info.architecture == "llama"
     assert info.vocab_size == model.vocab_size == 512
     assert info.n_layers == 5 and info.n_ctx > 0
+    # 5 layers of K and V, 4 KV heads of 8, f32 cache (the default): 1280 bytes a pool row.
+    assert info.kv_bytes_per_row == 5 * 2 * 4 * 8 * 4 == info.as_dict()["kv_bytes_per_row"]
     assert info.as_dict()["architecture"] == "llama"
     ids = model.tokenize("Once upon a time")
     assert ids == [1, 403, 407, 261, 378]  # BOS, as the fixture's llama.cpp tokenization

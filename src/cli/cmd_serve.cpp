@@ -15,7 +15,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
@@ -41,27 +40,6 @@ std::string model_path(const ModelOptions& o) {
                                           : (std::filesystem::path(GLASS_SOURCE_DIR) / rel).string();
 }
 
-// Bytes one row of the KV pool takes: the model's state tensors whose rows are the pool's, from the
-// graph as built (a sliding-window layer's own pool does not grow with --kv-size and is left out).
-int64_t kv_bytes_per_row(const Model& m) {
-  auto text = m.graph(GraphFormat::Json, /*after_rewrites=*/false);
-  if (!text) return 0;
-  const auto g = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (!g.is_object() || !g.contains("nodes")) return 0;
-  int64_t bytes = 0;
-  for (const auto& n : g["nodes"]) {
-    if (n.value("op", "") != "state" || !n.contains("shape") || n["shape"].empty()) continue;
-    const auto& shape = n["shape"];
-    if (!shape[0].is_number_integer() || shape[0].get<int64_t>() != m.info().kv_size) continue;
-    const std::string dtype = n.value("dtype", "");
-    int64_t row = dtype == "f32" ? 4 : (dtype == "f16" || dtype == "bf16") ? 2 : 0;
-    for (size_t i = 1; i < shape.size(); ++i)
-      row *= shape[i].is_number_integer() ? shape[i].get<int64_t>() : 0;
-    bytes += row;
-  }
-  return bytes;
-}
-
 // Without --kv-size the pool holds `running` sequences of the full context (n_ctx x -np rows), so
 // that -np long requests run together instead of preempting each other, but at most half the memory
 // the weights leave, and at least one full-length sequence. The context and the row size come from
@@ -79,7 +57,7 @@ bool size_kv_pool(ServeOptions& o, int32_t running) {
   }
   const ModelInfo& info = (*m)->info();
   const int64_t n_ctx = info.n_ctx;
-  const int64_t per_row = kv_bytes_per_row(**m);
+  const auto per_row = static_cast<int64_t>(info.kv_bytes_per_row);
   const int64_t wanted = n_ctx * std::max<int32_t>(1, running);
   int64_t rows = wanted;
   const uint64_t memory = memory_limit();

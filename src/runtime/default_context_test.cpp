@@ -2,6 +2,7 @@
 // as far as half the memory the weights leave holds its cache, at most 131072; an explicit n_ctx or a
 // kv_size pool keeps the build's default; and a small file that claims a training context of 2^31
 // runs within 64 MiB of heap (sized by memory alone, it took 15.6 GB).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -58,6 +59,21 @@ TEST(DefaultContext, AHugeTrainingContextIsCappedAndRunsInLittleMemory) {
   const int64_t n = loaded_context(0x7fffffffu, {}, "ctxhuge.gguf", /*run=*/true);
   EXPECT_LE(test::peak_bytes() - before, uint64_t{64} << 20) << "a " << n << "-position context";
   EXPECT_EQ(n, std::min<int64_t>(131072, static_cast<int64_t>(memory / 2 / 32)));
+}
+
+// The pool's row size the default context is sized by, as ModelInfo states it (glass serve sizes
+// its pool by it too): one layer, one KV head of 4, K and V, 4 bytes each (f32) or 2 (f16).
+TEST(DefaultContext, TheInfoStatesThePoolsBytesPerRow) {
+  for (const auto& [cache, bytes] :
+       {std::pair<CacheType, uint64_t>{CacheType::F32, 32}, {CacheType::F16, 16}}) {
+    LoadOptions o{.backend = "ref"};
+    o.cache_type = cache;
+    o.kv_size = 64;
+    auto model = load_llm(test::write_tiny_llama({}, fmt::format("row-{}.gguf", bytes)).string(), o);
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    EXPECT_EQ((*model)->info().kv_bytes_per_row, bytes) << bytes;
+    EXPECT_EQ((*model)->info().kv_size, 64);
+  }
 }
 
 }  // namespace

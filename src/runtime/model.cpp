@@ -64,9 +64,11 @@ namespace {
 // tables, the plans' per-position inputs: ~40 bytes a position on the ref backend), so a small file
 // claiming a training context of 2^31 must not size them by memory (that took 15.6 GB to run).
 constexpr int64_t kMaxDefaultContext = 131072;  // Llama 3's and Gemma 3's training context
-int64_t context_that_fits(const models::ModelGraph& mg, uint64_t weight_bytes) {
-  if (mg.n_ctx >= mg.n_ctx_train || mg.n_ctx <= 0) return 0;
-  uint64_t cache_bytes = 0;  // the states that scale with the context (not the windowed pool)
+// Bytes one row of the KV pool takes: the states whose rows are the pool's (a sliding-window
+// layer's own pool does not grow with the context or --kv-size and is left out).
+uint64_t pool_bytes_per_row(const models::ModelGraph& mg) {
+  if (mg.cache.rows <= 0) return 0;
+  uint64_t cache_bytes = 0;
   const std::vector<graph::NodeId> states = mg.graph.leaves(graph::Op::State);
   for (size_t i = 0; i < states.size(); ++i) {
     if (i < mg.state_windowed.size() && mg.state_windowed[i]) continue;
@@ -76,7 +78,12 @@ int64_t context_that_fits(const models::ModelGraph& mg, uint64_t weight_bytes) {
     const auto bytes = graph::dtype_bytes(n.dtype, elems);
     if (bytes) cache_bytes += *bytes;
   }
-  const uint64_t per_position = cache_bytes / static_cast<uint64_t>(mg.n_ctx);
+  return cache_bytes / static_cast<uint64_t>(mg.cache.rows);
+}
+
+int64_t context_that_fits(const models::ModelGraph& mg, uint64_t weight_bytes) {
+  if (mg.n_ctx >= mg.n_ctx_train || mg.n_ctx <= 0) return 0;
+  const uint64_t per_position = pool_bytes_per_row(mg);
   const uint64_t memory = memory_limit();
   if (per_position == 0 || memory <= weight_bytes) return 0;
   const uint64_t fits = (memory - weight_bytes) / 2 / per_position;
@@ -84,6 +91,7 @@ int64_t context_that_fits(const models::ModelGraph& mg, uint64_t weight_bytes) {
                               static_cast<int64_t>(std::min<uint64_t>(fits, kMaxDefaultContext))});
   return n > mg.n_ctx ? n : 0;
 }
+
 // The GGUF's tokenizer, its token count checked against the model's vocabulary first. llama.cpp's
 // "no_vocab" files (what llama-bench benchmarks) carry weights only: they load without one, and
 // what needs text says so (Model::tokenize, generate, chat).
@@ -245,6 +253,7 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   info.n_ctx_train = impl->model_graph.n_ctx_train;
   info.n_layers = impl->model_graph.n_layers;
   info.kv_size = impl->model_graph.cache.rows;
+  info.kv_bytes_per_row = pool_bytes_per_row(impl->model_graph);
   // A step never writes more rows than the pool holds (several sequences' tokens may share a step).
   info.n_batch = models::choose_batch(options.n_batch, info.n_ctx, info.kv_size);
   info.kv_size_window = impl->model_graph.window > 0 ? impl->model_graph.window_cache.rows : 0;
