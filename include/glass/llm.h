@@ -71,6 +71,10 @@ struct LoadOptions {
   // cpu backend: the kernel tier, "avx512", "avx2" or "scalar"; empty = the best this CPU runs. A
   // tier the CPU lacks is an error, not a fallback.
   std::string isa;
+  // cpu backend: how decode walks the AVX-512 k-quant layouts, "spread" or "lockstep"; empty = by the
+  // CPU (lockstep on Intel, spread elsewhere), or the GLASS_DECODE_STRATEGY environment variable
+  // where set. The load line names it; an unknown name is an error.
+  std::string decode_strategy;
   // cpu backend: copy weights whose kernel has a faster layout into it once, when the first plan
   // is compiled (every quantized type, F16 and BF16 with AVX-512; metered in the plan's rewrite log), and
   // drop the copied part of the file mapping (GGUF, or an HF checkpoint's shards) from memory as

@@ -53,7 +53,7 @@ __all__ = [
 def load(path: str | os.PathLike, backend: str = "cpu", *, n_ctx: int = 0, threads: int = 0,
          kv_size: int = 0, cache_type: str = "f32", n_batch: int = 0, min_ctx: int = 0,
          kv_block_size: int = 16, n_seq_max: int = 64, chat_template: str | None = None,
-         repack_weights: bool = True, fuse: bool = True, isa: str = "",
+         repack_weights: bool = True, fuse: bool = True, isa: str = "", decode_strategy: str = "",
          decompose: bool = False) -> Model:
     """Loads a GGUF file or a Hugging Face model directory (config.json + safetensors).
 
@@ -78,6 +78,7 @@ def load(path: str | os.PathLike, backend: str = "cpu", *, n_ctx: int = 0, threa
     o.repack_weights = repack_weights
     o.fuse = fuse
     o.isa = isa
+    o.decode_strategy = decode_strategy
     o.decompose = decompose
     return Model(_glass._load(os.fspath(path), o))
 

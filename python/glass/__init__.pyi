@@ -85,7 +85,8 @@ PieceCallback = Callable[[str], bool | None]
 def load(path: str | os.PathLike[str], backend: str = "cpu", *, n_ctx: int = 0, threads: int = 0,
          kv_size: int = 0, cache_type: Literal["f32", "f16"] = "f32", n_batch: int = 0, min_ctx: int = 0,
          kv_block_size: int = 16, n_seq_max: int = 64, chat_template: str | None = None,
-         repack_weights: bool = True, fuse: bool = True, isa: str = "", decompose: bool = False) -> Model: ...
+         repack_weights: bool = True, fuse: bool = True, isa: str = "",
+         decode_strategy: str = "", decompose: bool = False) -> Model: ...
 
 class Model:
     @property

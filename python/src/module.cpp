@@ -114,6 +114,7 @@ void bind_load_options(py::module_& m) {
       .def_readwrite("fuse", &LoadOptions::fuse)
       .def_readwrite("n_threads", &LoadOptions::n_threads)
       .def_readwrite("isa", &LoadOptions::isa)
+      .def_readwrite("decode_strategy", &LoadOptions::decode_strategy)
       .def_readwrite("repack_weights", &LoadOptions::repack_weights)
       .def_readwrite("chat_template", &LoadOptions::chat_template);
 }

@@ -103,3 +103,11 @@ def test_models_are_shared_between_threads():
     for t in threads:
         t.join()
     assert len(results) == 4 and all(r == results[0] for r in results)
+
+
+def test_decode_strategy_is_a_load_option():
+    spread = glass.load(MODEL, threads=1, decode_strategy="spread")
+    assert "avx512" not in spread.info.backend or "spread decode" in spread.info.backend
+    with pytest.raises(glass.InvalidArgumentError) as e:
+        glass.load(MODEL, threads=1, decode_strategy="diagonal")
+    assert "decode_strategy: unknown decode strategy 'diagonal'" in str(e.value)

@@ -39,7 +39,10 @@ Result<std::unique_ptr<Backend>> make_backend(std::string_view name, const Backe
       if (!parsed) return parsed.error();
       isa = *parsed;
     }
-    auto strategy = cpu::detect_decode_strategy();  // a bad GLASS_DECODE_STRATEGY is an error here
+    // A bad name, given or in GLASS_DECODE_STRATEGY, is an error here.
+    auto strategy = options.decode_strategy.empty()
+                        ? cpu::detect_decode_strategy()
+                        : cpu::parse_decode_strategy(options.decode_strategy, "decode_strategy");
     if (!strategy) return strategy.error();
     return std::unique_ptr<Backend>(std::make_unique<cpu::CpuBackend>(
         cpu::CpuOptions{options.n_threads, isa, options.repack_weights, options.weight_copied, *strategy}));

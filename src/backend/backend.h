@@ -108,9 +108,10 @@ using WeightCopied = std::function<void(const void* data, size_t bytes)>;
 
 struct BackendOptions {
   int n_threads = 0;  // compute threads for backends that use them (cpu); <= 0: one per hardware thread
-  bool repack_weights = true;  // cpu: one-time repacks into faster kernel layouts (cpu/weight_repack.h)
-  WeightCopied weight_copied;  // may be empty
-  std::string isa;             // cpu: kernel tier by name (cpu/isa.h); empty = the best this CPU runs
+  bool repack_weights = true;   // cpu: one-time repacks into faster kernel layouts (cpu/weight_repack.h)
+  WeightCopied weight_copied;   // may be empty
+  std::string isa;              // cpu: kernel tier by name (cpu/isa.h); empty = the best this CPU runs
+  std::string decode_strategy;  // cpu: "spread" or "lockstep" (cpu/isa.h); empty = detect_decode_strategy()
 };
 Result<std::unique_ptr<Backend>> make_backend(std::string_view name, const BackendOptions& options = {});
 

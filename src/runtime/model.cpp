@@ -218,7 +218,8 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
                       fmt::format("model: tokenizer has {} tokens but the model's vocabulary is {}",
                                   impl->tokenizer->vocab_size(), impl->model_graph.vocab_size));
 
-  backend::BackendOptions backend_options{options.n_threads, options.repack_weights, {}, options.isa};
+  backend::BackendOptions backend_options{
+      options.n_threads, options.repack_weights, {}, options.isa, options.decode_strategy};
   if (*format == ModelFormat::Gguf) impl->weight_mappings = {impl->file->mapping()};
   // A repacked weight's file pages leave memory (they stay in the page cache), so the model holds
   // one copy of it. A weight lies in one mapping; release ignores ranges outside its own.

@@ -281,7 +281,7 @@ TEST(CpuBackendIsa, ParsedByNameAndNeverAboveTheCpu) {
 
 // The decode strategy is the CPU's unless GLASS_DECODE_STRATEGY names one; the backend says which it
 // took (on the AVX-512 tier, the only one with a choice), and an unknown name is an error.
-TEST(CpuBackendIsa, DecodeStrategyByCpuKindOrByTheEnvironment) {
+TEST(CpuBackendIsa, DecodeStrategyByCpuKindTheEnvironmentOrTheOptions) {
   const char* before = std::getenv("GLASS_DECODE_STRATEGY");
   const std::string saved = before != nullptr ? before : "";
   for (const DecodeStrategy s : {DecodeStrategy::Spread, DecodeStrategy::Lockstep}) {
@@ -299,6 +299,18 @@ TEST(CpuBackendIsa, DecodeStrategyByCpuKindOrByTheEnvironment) {
   EXPECT_NE(bad.error().message.find("GLASS_DECODE_STRATEGY: unknown decode strategy 'zigzag'"),
             std::string::npos)
       << bad.error().message;
+  // A strategy given in the options wins over the environment, and a bad one names the option.
+  for (const DecodeStrategy s : {DecodeStrategy::Spread, DecodeStrategy::Lockstep}) {
+    BackendOptions given{1, true, {}, "avx512", std::string(decode_strategy_name(s))};
+    auto be = make_backend("cpu", given);
+    if (!be.ok()) break;  // no AVX-512 tier here
+    EXPECT_EQ(static_cast<const CpuBackend&>(**be).decode_strategy(), s);
+  }
+  auto bad_option = make_backend("cpu", BackendOptions{1, true, {}, "", "diagonal"});
+  ASSERT_FALSE(bad_option.ok());
+  EXPECT_NE(bad_option.error().message.find("decode_strategy: unknown decode strategy 'diagonal'"),
+            std::string::npos)
+      << bad_option.error().message;
   ASSERT_EQ(unsetenv("GLASS_DECODE_STRATEGY"), 0);
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   EXPECT_EQ(*detect_decode_strategy(),

@@ -51,17 +51,16 @@ std::string_view decode_strategy_name(DecodeStrategy s) {
   return s == DecodeStrategy::Lockstep ? "lockstep" : "spread";
 }
 
-Result<DecodeStrategy> parse_decode_strategy(std::string_view name) {
+Result<DecodeStrategy> parse_decode_strategy(std::string_view name, std::string_view what) {
   for (const DecodeStrategy s : {DecodeStrategy::Spread, DecodeStrategy::Lockstep})
     if (decode_strategy_name(s) == name) return s;
-  return make_error(
-      ErrorCode::InvalidArgument,
-      fmt::format("GLASS_DECODE_STRATEGY: unknown decode strategy '{}' (spread or lockstep)", name));
+  return make_error(ErrorCode::InvalidArgument,
+                    fmt::format("{}: unknown decode strategy '{}' (spread or lockstep)", what, name));
 }
 
 Result<DecodeStrategy> detect_decode_strategy() {
   if (const char* forced = std::getenv("GLASS_DECODE_STRATEGY"); forced != nullptr && *forced != '\0')
-    return parse_decode_strategy(forced);
+    return parse_decode_strategy(forced, "GLASS_DECODE_STRATEGY");
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   __builtin_cpu_init();
   if (__builtin_cpu_is("intel")) return DecodeStrategy::Lockstep;

@@ -36,6 +36,7 @@ std::string_view decode_strategy_name(DecodeStrategy s);
 // The strategy for this CPU: GLASS_DECODE_STRATEGY (spread or lockstep) when set, else Lockstep on
 // Intel CPUs and Spread on the others; an unknown name in the variable is an error.
 Result<DecodeStrategy> detect_decode_strategy();
-Result<DecodeStrategy> parse_decode_strategy(std::string_view name);
+// `what` names where the name came from in the error ("GLASS_DECODE_STRATEGY", "--decode-strategy").
+Result<DecodeStrategy> parse_decode_strategy(std::string_view name, std::string_view what);
 
 }  // namespace glass::backend::cpu
