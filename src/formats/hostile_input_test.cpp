@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
 #include <system_error>
 
@@ -56,6 +57,30 @@ void expect_error(const Error& e, ErrorCode code, std::initializer_list<std::str
 
 // The memory rule for a rejected input of `input_bytes`: at most twice its size + 64 MiB.
 uint64_t memory_bound(uint64_t input_bytes) { return 2 * input_bytes + (uint64_t{64} << 20); }
+
+// Reads the GGUF's vocabulary (`check` looks at it) and builds its tokenizer, which must be refused
+// with an InvalidArgument naming `parts`, all within memory_bound of the file's size; then removes
+// the file.
+void expect_vocabulary_refused_within_bound(const fs::path& path,
+                                            const std::function<void(const tokenizer::Vocab&)>& check,
+                                            std::initializer_list<std::string_view> parts) {
+  const uint64_t size = fs::file_size(path);
+  test::reset_peak_bytes();
+  const uint64_t before = test::live_bytes();
+  {
+    Result<GgufFile> file = GgufFile::open(path);
+    ASSERT_TRUE(file.ok()) << file.error().message;
+    Result<tokenizer::Vocab> vocab = vocab_from_gguf(*file);
+    ASSERT_TRUE(vocab.ok()) << vocab.error().message;
+    check(*vocab);
+    Result<tokenizer::Tokenizer> t = tokenizer::Tokenizer::create(std::move(vocab).value());
+    ASSERT_FALSE(t.ok());
+    expect_error(t.error(), ErrorCode::InvalidArgument, parts);
+  }
+  EXPECT_LE(test::peak_bytes() - before, memory_bound(size))
+      << "peak " << test::peak_bytes() - before << " bytes for a " << size << "-byte file";
+  fs::remove(path);
+}
 
 // --- every file read bounded -------------------------------------------------------------------
 
@@ -338,34 +363,17 @@ TEST(HostileFiles, GgufMillionsOfMergesStayWithinTheBound) {
   w.kv("tokenizer.ggml.model", test::GgufWriter::string("gpt2"));
   w.kv("tokenizer.ggml.tokens", test::GgufWriter::string_array({"x"}));
   w.kv("tokenizer.ggml.merges", test::GgufWriter::string_array(std::vector<std::string>(2000000, "a b")));
-  const fs::path path = fresh_dir("merges") / "merges.gguf";
-  {
-    const std::vector<uint8_t> bytes = w.build().bytes;
-    std::ofstream(path, std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  }
-  const uint64_t size = fs::file_size(path);
-  test::reset_peak_bytes();
-  const uint64_t before = test::live_bytes();
-  {
-    Result<GgufFile> file = GgufFile::open(path);
-    ASSERT_TRUE(file.ok()) << file.error().message;
-    Result<tokenizer::Vocab> vocab = vocab_from_gguf(*file);
-    ASSERT_TRUE(vocab.ok()) << vocab.error().message;
-    EXPECT_EQ(vocab->merges.size(), 2000000u);
-    Result<tokenizer::Tokenizer> t = tokenizer::Tokenizer::create(std::move(vocab).value());
-    ASSERT_FALSE(t.ok());
-    expect_error(t.error(), ErrorCode::InvalidArgument, {"merge 0 ('a' 'b')", "not in the vocabulary"});
-  }
-  EXPECT_LE(test::peak_bytes() - before, memory_bound(size))
-      << "peak " << test::peak_bytes() - before << " bytes for a " << size << "-byte file";
+  expect_vocabulary_refused_within_bound(
+      test::write_temp_file(w.build().bytes, "hostile-merges.gguf"),
+      [](const tokenizer::Vocab& v) { EXPECT_EQ(v.merges.size(), 2000000u); },
+      {"merge 0 ('a' 'b')", "not in the vocabulary"});
 }
 
 // Millions of short tokens: the file's string array is read in place (4 bytes an element), the
 // vocabulary packs the texts in one buffer and the index reads that buffer. Strings and views per
 // token took 270 MB for this 47 MB file; a merge naming no token refuses it at the end.
 TEST(HostileFiles, GgufMillionsOfTokensStayWithinTheBound) {
-  const fs::path path = fresh_dir("tokens") / "tokens.gguf";
+  fs::path path;
   {
     test::GgufWriter w;
     w.kv("general.architecture", test::GgufWriter::string("llama"));
@@ -374,27 +382,15 @@ TEST(HostileFiles, GgufMillionsOfTokensStayWithinTheBound) {
     for (int i = 0; i < 3000000; ++i) tokens.push_back(fmt::format("t{}", i));
     w.kv("tokenizer.ggml.tokens", test::GgufWriter::string_array(tokens));
     w.kv("tokenizer.ggml.merges", test::GgufWriter::string_array({"a c"}));
-    const std::vector<uint8_t> bytes = w.build().bytes;
-    std::ofstream(path, std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    path = test::write_temp_file(w.build().bytes, "hostile-tokens.gguf");
   }
-  const uint64_t size = fs::file_size(path);
-  test::reset_peak_bytes();
-  const uint64_t before = test::live_bytes();
-  {
-    Result<GgufFile> file = GgufFile::open(path);
-    ASSERT_TRUE(file.ok()) << file.error().message;
-    Result<tokenizer::Vocab> vocab = vocab_from_gguf(*file);
-    ASSERT_TRUE(vocab.ok()) << vocab.error().message;
-    ASSERT_EQ(vocab->tokens.size(), 3000003u);
-    EXPECT_EQ(vocab->tokens[2], "ab");
-    EXPECT_EQ(vocab->tokens.back(), "t2999999");
-    Result<tokenizer::Tokenizer> t = tokenizer::Tokenizer::create(std::move(vocab).value());
-    ASSERT_FALSE(t.ok());
-    expect_error(t.error(), ErrorCode::InvalidArgument, {"merge 0 ('a' 'c')", "not in the vocabulary"});
-  }
-  EXPECT_LE(test::peak_bytes() - before, memory_bound(size))
-      << "peak " << test::peak_bytes() - before << " bytes for a " << size << "-byte file";
+  expect_vocabulary_refused_within_bound(path,
+                                         [](const tokenizer::Vocab& v) {
+                                           ASSERT_EQ(v.tokens.size(), 3000003u);
+                                           EXPECT_EQ(v.tokens[2], "ab");
+                                           EXPECT_EQ(v.tokens.back(), "t2999999");
+                                         },
+                                         {"merge 0 ('a' 'c')", "not in the vocabulary"});
 }
 
 }  // namespace

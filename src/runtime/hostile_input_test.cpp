@@ -99,11 +99,7 @@ TEST(HostileLoad, SizesPastTheInt32PositionsAreRefused) {
 // model's shape before its token list becomes a vocabulary: the refusal costs the file's string
 // offsets (4 bytes a token), not a tokenizer (it cost ~130 MB when the tokenizer came first).
 TEST(HostileLoad, AModelWithoutTensorsIsRefusedBeforeItsVocabularyIsBuilt) {
-  const auto dir =
-      std::filesystem::path(::testing::TempDir()) / ("load-tokens-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const auto path = dir / "tokens.gguf";
+  std::filesystem::path path;
   {
     test::GgufWriter w;
     w.kv("general.architecture", test::GgufWriter::string("llama"));
@@ -116,9 +112,7 @@ TEST(HostileLoad, AModelWithoutTensorsIsRefusedBeforeItsVocabularyIsBuilt) {
     for (int i = 0; i < 3000000; ++i) tokens.push_back(fmt::format("t{}", i));
     w.kv("tokenizer.ggml.tokens", test::GgufWriter::string_array(tokens));
     w.kv("tokenizer.ggml.merges", test::GgufWriter::string_array({"t 1"}));
-    const std::vector<uint8_t> bytes = w.build().bytes;
-    std::ofstream(path, std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    path = test::write_temp_file(w.build().bytes, "load-tokens.gguf");
   }
   test::reset_peak_bytes();
   const uint64_t before = test::live_bytes();
@@ -129,7 +123,7 @@ TEST(HostileLoad, AModelWithoutTensorsIsRefusedBeforeItsVocabularyIsBuilt) {
     EXPECT_NE(model.error().message.find("0 tensors"), std::string::npos) << model.error().message;
   }
   EXPECT_LE(test::peak_bytes() - before, uint64_t{24} << 20) << "peak " << test::peak_bytes() - before;
-  std::filesystem::remove_all(dir);
+  std::filesystem::remove(path);
 }
 
 }  // namespace
