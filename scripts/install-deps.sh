@@ -6,6 +6,8 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libpcre2-dev libutf8proc-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-dev python3-numpy python3-pytest python3-setuptools python3-wheel python3-venv
+  # The independent oracle grammar_e2e_schema_outputs validates constrained outputs with.
+  python3-jsonschema
   # libFuzzer exists only with clang: the fuzz harnesses (fuzz/, scripts/fuzz.sh) build with these.
   clang-14 libfuzzer-14-dev
 )

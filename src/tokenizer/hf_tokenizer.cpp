@@ -33,37 +33,61 @@ Result<Json> parse_json(std::string_view text, std::string_view name) {
   }
 }
 
-// The model's vocabulary: text -> id, ids checked.
+// Frees what `x` holds: `x = {}` keeps a vector's capacity, and a move-assignment from an empty
+// value keeps a string's buffer (libstdc++ copies a short string into the buffer it has).
+template <class T>
+void release(T& x) {
+  [[maybe_unused]] T gone = std::move(x);
+}
+
+// The model's vocabulary, ids checked: the keys as read, and their indices sorted by text with only
+// the last of repeated keys (what a DOM object holds), so that a text's id is a binary search away.
 struct ModelVocabulary {
-  std::vector<std::pair<std::string, int32_t>> entries;
+  hf::TokenizerJson::VocabKeys keys;
+  std::vector<uint32_t> sorted;
   int64_t max_id = -1;
-  std::unordered_map<std::string, int32_t> ids;
+
+  size_t size() const { return sorted.size(); }
+  std::string_view text(uint32_t i) const { return keys.texts[i]; }
+  int32_t id(uint32_t i) const { return keys.ids[i]; }
+  // The id of `text`, or -1.
+  int32_t find(std::string_view t) const {
+    const auto it = std::lower_bound(sorted.begin(), sorted.end(), t,
+                                     [&](uint32_t i, std::string_view k) { return text(i) < k; });
+    return it != sorted.end() && text(*it) == t ? id(*it) : -1;
+  }
 };
 
 Result<ModelVocabulary> read_vocab(hf::TokenizerJson& tj) {
   if (!tj.vocab_is_object) return bad("model.vocab", "missing or not an object");
+  if (tj.vocab_error) return *tj.vocab_error;
+  ModelVocabulary v;
+  v.keys = std::move(tj.vocab);
   // In the order a DOM object iterates its members (sorted keys, the last of repeated keys), so that
   // the entry an error names is the one it named when this read a DOM.
-  std::vector<hf::TokenizerJson::VocabEntry>& raw = tj.vocab;
-  std::sort(raw.begin(), raw.end(), [](const auto& a, const auto& b) {
-    return a.text != b.text ? a.text < b.text : a.order < b.order;
+  v.sorted.resize(v.keys.size());
+  for (uint32_t i = 0; i < v.sorted.size(); ++i) v.sorted[i] = i;
+  std::sort(v.sorted.begin(), v.sorted.end(), [&](uint32_t a, uint32_t b) {
+    const std::string_view ta = v.text(a);
+    const std::string_view tb = v.text(b);
+    return ta != tb ? ta < tb : a < b;
   });
-  ModelVocabulary v;
-  v.entries.reserve(raw.size());
-  v.ids.reserve(raw.size());
-  for (size_t i = 0; i < raw.size(); ++i) {
-    if (i + 1 < raw.size() && raw[i + 1].text == raw[i].text) continue;  // a later one replaces it
-    hf::TokenizerJson::VocabEntry& e = raw[i];
-    if (!e.integer) return bad("model.vocab", fmt::format("'{}': the id is not an integer", e.text));
-    const int64_t id = e.id;
-    if (id < 0 || id >= std::numeric_limits<int32_t>::max()) {
-      return bad("model.vocab", fmt::format("'{}': id {} is out of range", e.text, id));
+  size_t kept = 0;
+  for (size_t i = 0; i < v.sorted.size(); ++i) {
+    const uint32_t e = v.sorted[i];
+    if (i + 1 < v.sorted.size() && v.text(v.sorted[i + 1]) == v.text(e)) continue;  // a later one replaces it
+    if (v.id(e) == hf::TokenizerJson::VocabKeys::kNotAnInteger)
+      return bad("model.vocab", fmt::format("'{}': the id is not an integer", v.text(e)));
+    if (v.id(e) == hf::TokenizerJson::VocabKeys::kOutOfRange) {
+      return bad("model.vocab",
+                 fmt::format("'{}': id {} is out of range", v.text(e), v.keys.out_of_range_value(e)));
     }
-    v.ids.emplace(e.text, static_cast<int32_t>(id));
-    v.entries.emplace_back(std::move(e.text), static_cast<int32_t>(id));
-    v.max_id = std::max(v.max_id, id);
+    v.max_id = std::max<int64_t>(v.max_id, v.id(e));
+    v.sorted[kept++] = e;
   }
-  std::vector<hf::TokenizerJson::VocabEntry>().swap(raw);  // its texts were moved: give the array back
+  v.sorted.resize(kept);
+  v.sorted.shrink_to_fit();
+  release(v.keys.out_of_range);
   return v;
 }
 
@@ -146,7 +170,7 @@ Result<Tokenizer> build(hf::TokenizerJson& tj, const Json& config, const HfToken
   std::unordered_map<std::string, int32_t> added_ids;
   if (tj.added_present) {
     if (!tj.added_is_array) return bad("added_tokens", "must be a list");
-    auto next_id = static_cast<int64_t>(mv->entries.size());
+    auto next_id = static_cast<int64_t>(mv->size());
     for (size_t i = 0; i < tj.added.size(); ++i) {
       const Json& a = tj.added[i];
       const std::string where = fmt::format("added_tokens[{}]", i);
@@ -165,8 +189,8 @@ Result<Tokenizer> build(hf::TokenizerJson& tj, const Json& config, const HfToken
       }
       if (const auto it = added_ids.find(t.content); it != added_ids.end()) {
         t.id = it->second;
-      } else if (const auto m = mv->ids.find(t.content); m != mv->ids.end()) {
-        t.id = m->second;
+      } else if (const int32_t m = mv->find(t.content); m >= 0) {
+        t.id = m;
         t.in_model_vocab = true;
       } else {
         t.id = static_cast<int32_t>(std::min<int64_t>(next_id++, std::numeric_limits<int32_t>::max() - 1));
@@ -178,52 +202,82 @@ Result<Tokenizer> build(hf::TokenizerJson& tj, const Json& config, const HfToken
     }
   }
 
+  // The tokens tokenizer_config.json and the model name, looked up while the model's keys are sorted.
+  auto id_of = [&](const std::string& text) -> int32_t {
+    if (text.empty()) return -1;
+    if (const auto it = added_ids.find(text); it != added_ids.end()) return it->second;
+    return mv->find(text);
+  };
+  const int32_t unk_id = id_of(*unk);
+  v.bos_id = id_of(config_token(config, "bos_token"));
+  v.eos_id = id_of(config_token(config, "eos_token"));
+  v.pad_id = id_of(config_token(config, "pad_token"));
+
   // The vocabulary: model tokens, then added ones; ids nobody defines stay as Unused placeholders.
   int64_t max_id = mv->max_id;
   for (const AddedToken& t : added) max_id = std::max<int64_t>(max_id, t.id);
   const int64_t n = max_id + 1;
-  const auto defined = static_cast<int64_t>(mv->entries.size() + added.size());
+  const auto defined = static_cast<int64_t>(mv->size() + added.size());
   if (n <= 0) return bad("model.vocab", "the vocabulary is empty");
   if (n > 2 * defined + 1024) {
     return bad("model.vocab",
                fmt::format("token id {} is out of range for a vocabulary of {} tokens", max_id, defined));
   }
-  // Filled by id (the JSON lists them in any order), then packed.
-  std::vector<std::string> texts(static_cast<size_t>(n));
+  // The texts by id (the JSON lists them in any order): model tokens, then added ones over them.
+  constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  std::vector<uint32_t> model_entry(static_cast<size_t>(n), kNone);  // id -> the key that defines it
+  for (const uint32_t e : mv->sorted) {
+    uint32_t& slot = model_entry[static_cast<size_t>(mv->id(e))];
+    if (slot != kNone) {
+      return bad("model.vocab",
+                 fmt::format("'{}' and '{}' have the same id {}", mv->text(slot), mv->text(e), mv->id(e)));
+    }
+    slot = e;
+  }
+  release(mv->sorted);  // only the texts are read from here on
+  release(mv->keys.ids);
+  std::vector<uint32_t> added_by_id(added.size());  // indices into `added` (one per id), by id
+  size_t bytes = mv->keys.texts.bytes();
+  for (uint32_t a = 0; a < added.size(); ++a) {
+    const AddedToken& t = added[a];
+    const auto i = static_cast<size_t>(t.id);
+    if (!t.in_model_vocab && model_entry[i] != kNone && mv->text(model_entry[i]) != t.content) {
+      return bad("added_tokens", fmt::format("'{}' has id {}, which the model's vocabulary gives to '{}'",
+                                             t.content, t.id, mv->text(model_entry[i])));
+    }
+    added_by_id[a] = a;
+    bytes += t.content.size();
+  }
+  std::sort(added_by_id.begin(), added_by_id.end(),
+            [&](uint32_t a, uint32_t b) { return added[a].id < added[b].id; });
+  size_t next_added = 0;
   v.types.assign(static_cast<size_t>(n), TokenType::Unused);
   v.scores.assign(static_cast<size_t>(n), 0.0f);
-  for (auto& [text, id] : mv->entries) {
-    if (!texts[static_cast<size_t>(id)].empty()) {
-      return bad("model.vocab",
-                 fmt::format("'{}' and '{}' have the same id {}", texts[static_cast<size_t>(id)], text, id));
+  v.tokens.reserve(static_cast<size_t>(n), bytes);
+  for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+    std::string undefined;
+    std::string_view text;
+    if (next_added < added_by_id.size() && static_cast<size_t>(added[added_by_id[next_added]].id) == i) {
+      const AddedToken& t = added[added_by_id[next_added++]];
+      text = t.content;
+      v.types[i] = t.special ? TokenType::Control : TokenType::UserDefined;
+    } else if (model_entry[i] != kNone) {
+      text = mv->text(model_entry[i]);
+      const bool byte =
+          p.bpe.byte_fallback && text.size() == 6 && text.starts_with("<0x") && text.back() == '>';
+      v.types[i] = byte ? TokenType::Byte : TokenType::Normal;
     }
-    const bool byte =
-        p.bpe.byte_fallback && text.size() == 6 && text.starts_with("<0x") && text.back() == '>';
-    texts[static_cast<size_t>(id)] = std::move(text);
-    v.types[static_cast<size_t>(id)] = byte ? TokenType::Byte : TokenType::Normal;
-  }
-  for (const AddedToken& t : added) {
-    const auto i = static_cast<size_t>(t.id);
-    if (!t.in_model_vocab && !texts[i].empty() && texts[i] != t.content) {
-      return bad("added_tokens", fmt::format("'{}' has id {}, which the model's vocabulary gives to '{}'",
-                                             t.content, t.id, texts[i]));
+    if (text.empty()) {  // an id nobody defines (or an empty key): a placeholder no text can match
+      undefined = fmt::format("\x01glass-undefined-{}\x01", i);
+      text = undefined;
     }
-    texts[i] = t.content;
-    v.types[i] = t.special ? TokenType::Control : TokenType::UserDefined;
+    if (!v.tokens.add(text))
+      return bad("model.vocab", fmt::format("the texts take more than {} bytes", TokenTexts::kMaxBytes));
   }
-  for (size_t i = 0; i < texts.size(); ++i) {
-    if (texts[i].empty()) texts[i] = fmt::format("\x01glass-undefined-{}\x01", i);
-  }
-  v.tokens = TokenTexts(texts);
-  texts = {};
-  auto id_of = [&](const std::string& text) -> int32_t {
-    if (text.empty()) return -1;
-    if (const auto it = added_ids.find(text); it != added_ids.end()) return it->second;
-    const auto m = mv->ids.find(text);
-    return m == mv->ids.end() ? -1 : m->second;
-  };
+  release(model_entry);
+  release(*mv);  // not held while the tokenizer builds
   if (!unk->empty()) {
-    v.unk_id = id_of(*unk);
+    v.unk_id = unk_id;
     if (v.unk_id < 0) return bad("model.unk_token", fmt::format("'{}' is not in the vocabulary", *unk));
   }
   p.bpe.unk_id = p.wordpiece.unk_id = v.unk_id;
@@ -250,10 +304,6 @@ Result<Tokenizer> build(hf::TokenizerJson& tj, const Json& config, const HfToken
   p.suffix = std::move(post->suffix);
 
   // tokenizer_config.json: BOS / EOS, their addition, clean-up.
-  v.bos_id = id_of(config_token(config, "bos_token"));
-  v.eos_id = id_of(config_token(config, "eos_token"));
-  v.pad_id = id_of(config_token(config, "pad_token"));
-  *mv = ModelVocabulary();  // its id map is not needed past here: not held while the tokenizer builds
   for (auto [key, ids, id] :
        {std::tuple{"add_bos_token", &p.prefix, v.bos_id}, std::tuple{"add_eos_token", &p.suffix, v.eos_id}}) {
     Result<bool> add = hf::get_bool(config, key, false, "tokenizer_config.json");

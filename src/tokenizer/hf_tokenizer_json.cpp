@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <limits>
 
 #include "core/json_depth.h"
 
@@ -178,6 +180,7 @@ class Reader {
   void reset_vocab() {
     out_.vocab_is_object = false;
     out_.vocab.clear();
+    out_.vocab_error.reset();
   }
   void reset_merges() {
     out_.merges_present = out_.merges_is_array = false;
@@ -229,7 +232,9 @@ class Reader {
   }
 
   bool vocab_entry(bool integer, int64_t id) {
-    out_.vocab.push_back({std::move(key_), id, static_cast<uint32_t>(out_.vocab.size()), integer});
+    if (!out_.vocab_error && !out_.vocab.add(key_, integer, id))
+      out_.vocab_error =
+          bad("model.vocab", fmt::format("the keys take more than {} bytes", TokenTexts::kMaxBytes));
     key_.clear();
     return true;
   }
@@ -364,6 +369,21 @@ class Reader {
 };
 
 }  // namespace
+
+int64_t TokenizerJson::VocabKeys::out_of_range_value(uint32_t i) const {
+  const auto it =
+      std::lower_bound(out_of_range.begin(), out_of_range.end(), i,
+                       [](const std::pair<uint32_t, int64_t>& e, uint32_t k) { return e.first < k; });
+  return it != out_of_range.end() && it->first == i ? it->second : 0;
+}
+
+bool TokenizerJson::VocabKeys::add(std::string_view key, bool integer, int64_t value) {
+  if (ids.size() >= std::numeric_limits<uint32_t>::max() || !texts.add(key)) return false;
+  const bool in_range = value >= 0 && value < std::numeric_limits<int32_t>::max();
+  if (integer && !in_range) out_of_range.emplace_back(static_cast<uint32_t>(ids.size()), value);
+  ids.push_back(!integer ? kNotAnInteger : in_range ? static_cast<int32_t>(value) : kOutOfRange);
+  return true;
+}
 
 Result<TokenizerJson> read_tokenizer_json(std::string_view text, std::string_view name) {
   // The readers of normalizer / pre-tokenizer / decoder sequences recurse with the nesting.

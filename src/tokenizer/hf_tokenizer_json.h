@@ -16,6 +16,7 @@
 #include "glass/result.h"
 #include "tokenizer/hf_json.h"
 #include "tokenizer/merge_list.h"
+#include "tokenizer/token_texts.h"
 
 namespace glass::tokenizer::hf {
 
@@ -26,16 +27,32 @@ struct TokenizerJson {
   Json rest;
 
   // model.vocab when it is an object: its members in file order (a repeated key is listed each time;
-  // the last one counts, as in a DOM). `integer`: the value is a JSON integer (then `id` holds it, an
-  // unsigned one cast as Json::get<int64_t> casts).
-  struct VocabEntry {
-    std::string text;
-    int64_t id = 0;
-    uint32_t order = 0;  // position in the file, to sort repeated keys stably
-    bool integer = false;
+  // the last one counts, as in a DOM), the keys packed in one buffer and an id each. A string and an
+  // id per entry cost ~56 bytes of headers: a hostile file of 3M short keys took 170 MB that way.
+  struct VocabKeys {
+    // What an entry's value was when it was not an id in [0, INT32_MAX): a value that is not a JSON
+    // integer, or an integer out of that range (its value, cast as Json::get<int64_t> casts, is in
+    // `out_of_range`).
+    static constexpr int32_t kNotAnInteger = -1;
+    static constexpr int32_t kOutOfRange = -2;
+
+    TokenTexts texts;
+    std::vector<int32_t> ids;
+    std::vector<std::pair<uint32_t, int64_t>> out_of_range;  // (entry, value), by entry
+
+    size_t size() const { return ids.size(); }
+    // The value entry i held, for an entry whose id is kOutOfRange.
+    int64_t out_of_range_value(uint32_t i) const;
+    // False (nothing added) past TokenTexts::kMaxBytes of keys.
+    bool add(std::string_view key, bool integer, int64_t value);
+    void clear() {  // a move-assignment from an empty value would keep the keys' buffer
+      [[maybe_unused]] VocabKeys gone = std::move(*this);
+      *this = VocabKeys();
+    }
   };
   bool vocab_is_object = false;
-  std::vector<VocabEntry> vocab;
+  VocabKeys vocab;
+  std::optional<Error> vocab_error;  // the keys past TokenTexts::kMaxBytes
 
   // model.merges: present (and not null), an array, and its pairs up to the first entry that is
   // neither "a b" nor ["a", "b"], which is `merges_error` ("tokenizer.json: model.merges[i]: ...").
