@@ -1,6 +1,7 @@
 // GBNF parsing, lowering and matching whole strings (no vocabulary): accepted, rejected, errors.
 #include "grammar/gbnf.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "grammar/analysis.h"
@@ -140,6 +141,58 @@ TEST(Gbnf, PathologicalGrammarsStayBounded) {
   auto d = compile_gbnf(deep);
   ASSERT_FALSE(d.ok());
   EXPECT_NE(d.error().message.find("nested deeper"), std::string::npos);
+}
+
+// (x{a,b}){c,d} is the set of run lengths that sum c..d counts of a..b each, whether or not the lowering
+// folds it into one repetition: checked for every small a, b, c, d (and * / +) against that sum set.
+TEST(Gbnf, NestedRepetitionsMatchTheirSums) {
+  constexpr int kLongest = 12;
+  constexpr int kInf = -1;
+  const std::vector<std::pair<int, int>> counts = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 3}, {2, 2},
+                                                   {2, 3}, {0, kInf}, {1, kInf}, {2, kInf}};
+  auto suffix = [](std::pair<int, int> r) {
+    return r.second == kInf ? fmt::format("{{{},}}", r.first) : fmt::format("{{{},{}}}", r.first, r.second);
+  };
+  for (const auto& inner : counts) {
+    for (const auto& outer : counts) {
+      std::vector<bool> sums(kLongest + 1, false);  // the lengths j outer iterations reach
+      std::vector<bool> reach(kLongest + 1, false);
+      reach[0] = true;
+      const int most = outer.second == kInf ? kLongest + outer.first + 1 : outer.second;
+      for (int j = 0; j <= most; ++j) {
+        if (j >= outer.first)
+          for (int k = 0; k <= kLongest; ++k) sums[k] = sums[k] || reach[k];
+        std::vector<bool> next(kLongest + 1, false);
+        for (int k = 0; k <= kLongest; ++k) {
+          if (!reach[k]) continue;
+          const int hi = inner.second == kInf ? kLongest : inner.second;
+          for (int n = inner.first; n <= hi && k + n <= kLongest; ++n) next[k + n] = true;
+        }
+        reach = next;
+      }
+      const std::string rule = fmt::format("root ::= (\"x\"{}){} \"!\"", suffix(inner), suffix(outer));
+      const Grammar g = compile(rule);
+      for (int k = 0; k <= kLongest; ++k)
+        EXPECT_EQ(matches(g, std::string(static_cast<size_t>(k), 'x') + "!"), sums[k]) << rule << " on " << k << " x";
+    }
+  }
+}
+
+// A repetition of a nullable repetition is one repetition: one x extends one stack, not every way
+// of splitting the run between the outer iterations (a fuzzed grammar of this shape took 19 s).
+TEST(Gbnf, RepeatedNullableRepetitionsStayUnambiguous) {
+  for (const char* rule : {"root ::= [a-z ]{0,5001}+ \"!\"", "root ::= ((\"x\"?)+)* \"!\"",
+                           "root ::= \"x\"+?+++++++++ \"!\""}) {
+    const Grammar g = compile(rule);
+    EXPECT_LT(g.elems.size(), 20u) << rule;
+    Automaton a(g);
+    (void)a.start_state(g.start);
+    EXPECT_FALSE(a.overflowed()) << rule;
+    const std::string run = std::string(6000, rule[9] == '[' ? 'q' : 'x') + "!";
+    EXPECT_TRUE(matches(g, run)) << rule;
+    EXPECT_TRUE(matches(g, "!")) << rule;
+    EXPECT_FALSE(matches(g, "!!")) << rule;
+  }
 }
 
 TEST(Gbnf, AmbiguityBeyondTheStackBoundIsReported) {

@@ -13,6 +13,43 @@
 namespace glass::grammar {
 namespace {
 
+// A repetition of one item: e, or what a repetition of a repetition folds to.
+struct Repetition {
+  const Expr* item;
+  uint32_t min, max;
+};
+
+// The expression a one-alternative group or a one-element sequence stands for.
+const Expr& unwrapped(const Expr& e) {
+  const Expr* x = &e;
+  while ((x->kind == Expr::Alt || x->kind == Expr::Seq) && x->items.size() == 1) x = &x->items[0];
+  return *x;
+}
+
+// x{a,b} repeated {c,d} as one repetition of x where that is the same language: (x?)+, (x*)+ and
+// (x{0,n})+ are x*, (x+){c,d} is x{c,} (x* for c = 0), (x?){c,d} is x{0,d}. Left nested, every way
+// of splitting a run of x between the outer iterations is a parse of its own: the matcher's stacks
+// multiply with each x up to their bound (a fuzzed "[a-z ]{0,5001}+" took seconds a byte). Other
+// nestings keep their shape.
+std::optional<Repetition> fold(Repetition in, uint32_t c, uint32_t d) {
+  const uint32_t a = in.min, b = in.max;
+  if (b == 0 || d == 0) return Repetition{in.item, 0, 0};
+  if (a == 1 && b == 1) return Repetition{in.item, c, d};
+  if (c == 1 && d == 1) return in;
+  if (a == 0 && (b == kUnbounded || d == kUnbounded)) return Repetition{in.item, 0, kUnbounded};
+  if (a == 1 && b == kUnbounded) return Repetition{in.item, c, kUnbounded};
+  if (a == 0 && b == 1) return Repetition{in.item, 0, d};
+  return std::nullopt;
+}
+
+Repetition folded(const Expr& e) {
+  const Expr& item = unwrapped(e.items[0]);
+  if (item.kind == Expr::Repeat) {
+    if (std::optional<Repetition> f = fold(folded(item), e.min, e.max)) return *f;
+  }
+  return Repetition{&e.items[0], e.min, e.max};
+}
+
 class Lowerer {
  public:
   Result<Grammar> run(const std::vector<RuleDef>& defs, std::string_view root) {
@@ -171,21 +208,23 @@ class Lowerer {
   }
 
   bool repeat(const Expr& e, Seq& out) {
+    const Repetition r = folded(e);
     Elem x;
-    if (e.items[0].kind == Expr::Seq && e.items[0].items.empty()) return true;  // ()* matches nothing more
-    if (!as_one(e.items[0], x)) return false;
-    if (!grow(e.min)) return false;
-    for (uint32_t i = 0; i < e.min; ++i) out.push_back(x);
-    if (e.max == kUnbounded) {
+    if (r.max == 0) return true;                                            // x{0} matches nothing
+    if (r.item->kind == Expr::Seq && r.item->items.empty()) return true;  // ()* matches nothing more
+    if (!as_one(*r.item, x)) return false;
+    if (!grow(r.min)) return false;
+    for (uint32_t i = 0; i < r.min; ++i) out.push_back(x);
+    if (r.max == kUnbounded) {
       // star ::= x star |   (tail call: no stack growth per repetition)
       const uint32_t h = helper("star");
       set_rule(h, {Seq{x, Elem{ElemKind::Rule, h}}, Seq{}});
       out.push_back(Elem{ElemKind::Rule, h});
       return grow(5);
     }
-    if (e.max == e.min) return true;
+    if (r.max == r.min) return true;
     // opt_1 ::= x | ; opt_k ::= x opt_{k-1} | : at most max - min more, each call a tail call.
-    const uint32_t n = e.max - e.min;
+    const uint32_t n = r.max - r.min;
     if (!grow(size_t{n} * 5)) return false;
     uint32_t prev = 0;
     for (uint32_t k = 1; k <= n; ++k) {
