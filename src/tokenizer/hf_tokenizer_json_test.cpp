@@ -119,6 +119,15 @@ TEST(HfTokenizerJson, ErrorsNameTheEntriesADomWould) {
   ASSERT_FALSE(same_id.ok());
   EXPECT_NE(same_id.error().message.find("'x' and 'y' have the same id 0"), std::string::npos)
       << same_id.error().message;
+  // Sorted, "a" (1) and "b" (1) meet before "c" (0) and "d" (0); a replaced "a" takes no id.
+  auto first_shared = load(R"("vocab": {"d": 0, "a": 5, "c": 0, "b": 1, "a": 1}, "merges": [])");
+  ASSERT_FALSE(first_shared.ok());
+  EXPECT_NE(first_shared.error().message.find("'a' and 'b' have the same id 1"), std::string::npos)
+      << first_shared.error().message;
+  auto faults = load(R"("vocab": {"q": -1, "p": 2.5, "r": "x", "p": 0, "s": 7}, "merges": [])");
+  ASSERT_FALSE(faults.ok());
+  EXPECT_NE(faults.error().message.find("'q': id -1 is out of range"), std::string::npos)
+      << faults.error().message;
   auto range = load(R"("vocab": {"a": 18446744073709551615}, "merges": [])");
   ASSERT_FALSE(range.ok());
   EXPECT_NE(range.error().message.find("'a': id -1 is out of range"), std::string::npos)
