@@ -79,20 +79,31 @@ std::string BoundGrammar::signature(const StackKey& key) const {
   std::map<uint32_t, uint32_t> ids;
   std::vector<uint32_t> todo;
   auto put = [&out](uint32_t x) { out.append(reinterpret_cast<const char*>(&x), sizeof x); };
+  // A sequence up to where the walk cannot reach: past elements that take more than kWalkDepth bytes
+  // (a flat x{100000} made every position's text 100000 elements long, and walking one byte per
+  // position took seconds).
   auto seq = [&](uint32_t i) {
-    for (;; ++i) {
+    for (uint32_t read = 0;; ++i) {
       const Elem& e = g_->elems[i];
+      if (read > kWalkDepth) {
+        out += '\x7f';  // not an element kind: the rest of the sequence does not matter
+        break;
+      }
       out += static_cast<char>(e.kind);
       if (e.kind == ElemKind::End) break;
       if (e.kind == ElemKind::Byte) {
         out.append(reinterpret_cast<const char*>(g_->sets[e.value].bits.data()), 32);
-      } else if (auto d = dist.find(e.value); d == dist.end() || d->second > kWalkDepth) {
+        ++read;
+        continue;
+      }
+      if (auto d = dist.find(e.value); d == dist.end() || d->second > kWalkDepth) {
         out += 'x';  // a call the walk cannot reach: its rule does not matter
       } else {
         auto [it, fresh] = ids.try_emplace(e.value, static_cast<uint32_t>(ids.size()));
         if (fresh) todo.push_back(e.value);
         put(it->second);
       }
+      read += min_len_[e.value];
     }
   };
   for (size_t k = 0; k < depth; ++k) seq(key[k]);

@@ -148,8 +148,8 @@ TEST(Gbnf, PathologicalGrammarsStayBounded) {
 TEST(Gbnf, NestedRepetitionsMatchTheirSums) {
   constexpr int kLongest = 12;
   constexpr int kInf = -1;
-  const std::vector<std::pair<int, int>> counts = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 3}, {2, 2},
-                                                   {2, 3}, {0, kInf}, {1, kInf}, {2, kInf}};
+  const std::vector<std::pair<int, int>> counts = {{0, 0}, {0, 1}, {0, 2},    {1, 1},    {1, 3},
+                                                   {2, 2}, {2, 3}, {0, kInf}, {1, kInf}, {2, kInf}};
   auto suffix = [](std::pair<int, int> r) {
     return r.second == kInf ? fmt::format("{{{},}}", r.first) : fmt::format("{{{},{}}}", r.first, r.second);
   };
@@ -173,25 +173,41 @@ TEST(Gbnf, NestedRepetitionsMatchTheirSums) {
       const std::string rule = fmt::format("root ::= (\"x\"{}){} \"!\"", suffix(inner), suffix(outer));
       const Grammar g = compile(rule);
       for (int k = 0; k <= kLongest; ++k)
-        EXPECT_EQ(matches(g, std::string(static_cast<size_t>(k), 'x') + "!"), sums[k]) << rule << " on " << k << " x";
+        EXPECT_EQ(matches(g, std::string(static_cast<size_t>(k), 'x') + "!"), sums[k])
+            << rule << " on " << k << " x";
     }
   }
 }
 
 // A repetition of a nullable repetition is one repetition: one x extends one stack, not every way
-// of splitting the run between the outer iterations (a fuzzed grammar of this shape took 19 s).
+// of splitting the run between the outer iterations (a fuzzed grammar of this shape took 19 s), also
+// where the inner repetition is a rule's whole body.
 TEST(Gbnf, RepeatedNullableRepetitionsStayUnambiguous) {
-  for (const char* rule : {"root ::= [a-z ]{0,5001}+ \"!\"", "root ::= ((\"x\"?)+)* \"!\"",
-                           "root ::= \"x\"+?+++++++++ \"!\""}) {
+  for (const char* rule :
+       {"root ::= [a-z ]{0,5001}+ \"!\"", "root ::= ((\"x\"?)+)* \"!\"", "root ::= \"x\"+?+++++++++ \"!\"",
+        "root ::= ws{0,100000} \"!\"\nws ::= [x]*", "root ::= w{3,7} \"!\"\nw ::= v\nv ::= (\"x\"+)"}) {
     const Grammar g = compile(rule);
-    EXPECT_LT(g.elems.size(), 20u) << rule;
+    EXPECT_LT(g.elems.size(), 40u) << rule;  // the rules as written, and one repetition
     Automaton a(g);
     (void)a.start_state(g.start);
     EXPECT_FALSE(a.overflowed()) << rule;
+    const bool plus = std::string_view(rule).find("w{3,7}") != std::string_view::npos;  // (x+){3,7} = x{3,}
     const std::string run = std::string(6000, rule[9] == '[' ? 'q' : 'x') + "!";
     EXPECT_TRUE(matches(g, run)) << rule;
-    EXPECT_TRUE(matches(g, "!")) << rule;
+    EXPECT_EQ(matches(g, "!"), !plus) << rule;
+    EXPECT_EQ(matches(g, "xx!"), !plus) << rule;
+    EXPECT_TRUE(matches(g, "xxx!")) << rule;
     EXPECT_FALSE(matches(g, "!!")) << rule;
+  }
+}
+
+// A rule whose body repeats itself ends the search for what a repetition repeats: an error (left
+// recursion), not a loop.
+TEST(Gbnf, RepetitionsOfSelfNamingRulesEndTheSearch) {
+  for (const char* text : {"root ::= r{0,5}\nr ::= r*", "root ::= a+\na ::= b*\nb ::= a?"}) {
+    auto g = compile_gbnf(text);
+    ASSERT_FALSE(g.ok()) << text;
+    EXPECT_NE(g.error().message.find("left-recursive"), std::string::npos) << g.error().message;
   }
 }
 

@@ -118,6 +118,37 @@ TEST(Mask, RandomWalksMatchBruteForce) {
   }
 }
 
+// A flat repetition longer than a table's walk: every position more than kWalkDepth bytes before its
+// end has the same grammar within the walk's reach, so one table serves them all (their keys' texts
+// held the whole rest of the sequence: a fuzzed "[^\n]+ {100000}" spent seconds per byte building
+// them), and the masks where the walk reaches the "!" still equal the brute force.
+TEST(Mask, LongFlatSequencesShareTablesAndStayExact) {
+  auto g = compile_gbnf("root ::= [a-c]{300} \"!\"");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  auto grammar = std::make_shared<Grammar>(std::move(*g));
+  auto vocab = test_vocab();
+  auto bound = std::make_shared<BoundGrammar>(grammar, vocab);
+  Matcher m(bound);
+  const std::string text = std::string(300, 'a') + "!";
+  std::vector<uint64_t> mask(vocab->mask_words());
+  for (size_t i = 0; i <= text.size(); ++i) {
+    ASSERT_TRUE(m.fill_mask(mask).ok());
+    const auto want = brute_force(*grammar, *vocab, text.substr(0, i));
+    for (int32_t id = 0; id < vocab->vocab_size(); ++id) {
+      const bool got = (mask[static_cast<size_t>(id) >> 6] >> (id & 63)) & 1;
+      ASSERT_EQ(got, want[static_cast<size_t>(id)])
+          << "after " << i << " bytes, token '" << vocab->piece(id) << "'";
+    }
+    if (i < text.size()) {
+      ASSERT_TRUE(m.accept_bytes(text.substr(i, 1)));
+    }
+  }
+  EXPECT_TRUE(m.can_end());
+  // One table for the first ~275 positions, one each for the last ~kWalkDepth + 2.
+  EXPECT_LE(vocab->cached_tables(), size_t{kWalkDepth} + 8)
+      << vocab->cached_tables() << " tables for 301 positions";
+}
+
 TEST(Mask, RejectsWhatTheGrammarRejects) {
   auto g = compile_gbnf("root ::= \"ab\" [0-9]+");
   ASSERT_TRUE(g.ok());

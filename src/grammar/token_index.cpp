@@ -74,4 +74,9 @@ void TokenIndex::cache_table(const std::string& signature, std::shared_ptr<const
   if (cache_.emplace(signature, std::move(table)).second) cache_bytes_ += bytes;
 }
 
+size_t TokenIndex::cached_tables() const {
+  std::lock_guard lk(cache_mu_);
+  return cache_.size();
+}
+
 }  // namespace glass::grammar

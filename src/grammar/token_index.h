@@ -48,6 +48,7 @@ class TokenIndex {
   // uses are walked once per vocabulary, not once per schema. Bounded: emptied when full.
   std::shared_ptr<const PositionTable> cached_table(const std::string& signature) const;
   void cache_table(const std::string& signature, std::shared_ptr<const PositionTable> table) const;
+  size_t cached_tables() const;
 
  private:
   mutable std::mutex cache_mu_;
