@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <unordered_set>
 
@@ -107,7 +108,12 @@ Status build_hf_state(Tokenizer::Impl& impl) {
   const Pipeline& p = impl.pipeline;
   std::vector<const AddedToken*> raw, normalized;
   std::vector<std::string> raw_patterns, normalized_patterns;
-  std::unordered_set<std::string> special_contents;
+  // Looked up by view: a string per token cost a copy of every text at start-up.
+  struct ViewHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+  };
+  std::unordered_set<std::string, ViewHash, std::equal_to<>> special_contents;
   for (const AddedToken& t : p.added_tokens) {
     if (t.special) special_contents.insert(t.content);
     if (!t.normalized) {
@@ -130,9 +136,9 @@ Status build_hf_state(Tokenizer::Impl& impl) {
   impl.added_normalized = AddedTokenMatcher(normalized, normalized_patterns);
   const size_t n = impl.vocab.tokens.size();
   impl.hf_skip.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    impl.hf_skip[i] = special_contents.contains(std::string(impl.decode_string(static_cast<int32_t>(i))));
-  }
+  if (special_contents.empty()) return {};
+  for (size_t i = 0; i < n; ++i)
+    impl.hf_skip[i] = special_contents.contains(impl.decode_string(static_cast<int32_t>(i)));
   return {};
 }
 
