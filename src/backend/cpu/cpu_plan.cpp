@@ -105,8 +105,13 @@ class CpuPlan final : public Plan {
   size_t bytes_at_max(const Node& n) const {
     return *graph::dtype_bytes(n.dtype, static_cast<uint64_t>(graph::resolve(n.shape, max_).numel()));
   }
+  struct Layout;
+  void find_lifetimes(Layout& l) const;
+  Status choose_kernels(const WeightResolver& weights, Layout& l);
+  void plan_buffers(Layout& l);
+  Status emit_steps(Layout& l);
   Status check_args(const StepArgs& a, StepStats& stats) const;
-  Result<const char*> use_repacked(Step& s, const Node& nd);
+  Result<const char*> use_repacked(Step& s, const Node& nd, Isa isa);
   void read_repacked_tables(int threads);
   void label_step(Step& s, const char* layout) const;
   std::vector<int64_t> matmul_groups(const std::vector<KernelChoice>& choice, const std::vector<size_t>& root,
@@ -133,54 +138,91 @@ class CpuPlan final : public Plan {
   size_t n_inputs_ = 0, n_states_ = 0;
 };
 
+// build's phases, each a function over what the earlier ones worked out per node.
+struct CpuPlan::Layout {
+  explicit Layout(size_t n)
+      : last(n, -1),
+        output_of(n, -1),
+        root(n),
+        end(n, -1),
+        loc(n),
+        choice(n),
+        written_state(n, -1),
+        conversion_of(n, -1),
+        converts(n, false) {}
+  std::vector<int64_t> last;         // the last reader of every node (outputs: to the end of the step)
+  std::vector<int> output_of;        // the output a node is, or -1
+  std::vector<size_t> root;          // the node whose buffer this node's data lives in
+  std::vector<int64_t> end;          // per root: the last step reading it or an alias of it
+  std::vector<Location> loc;         // per root
+  std::vector<KernelChoice> choice;  // per node: its kernel
+  std::vector<int> written_state;    // per node: the state it writes rows into, or -1
+  std::map<Op, size_t> in_place_by_op;
+  std::vector<int64_t> group_head;  // per node: the first matmul of its group, or -1
+  // Converted inputs (quantized activations): per (input node, conversion) its buffer's life, and
+  // per life (readers, type); per node the life it reads and whether it converts.
+  std::map<std::pair<graph::NodeId, uintptr_t>, size_t> conversions;
+  std::map<size_t, std::pair<size_t, const char*>> conversion_readers;
+  std::vector<int64_t> conversion_of;
+  std::vector<bool> converts;
+  MemoryPlan mp;
+};
+
 Status CpuPlan::build(const WeightResolver& weights) {
-  const size_t n = g_.nodes.size();
-  const auto inputs = g_.leaves(Op::Input);
-  const auto states = g_.leaves(Op::State);
-  n_inputs_ = inputs.size();
-  n_states_ = states.size();
+  n_inputs_ = g_.leaves(Op::Input).size();
+  n_states_ = g_.leaves(Op::State).size();
   for (const graph::Output& o : g_.outputs)
     if (g_.node(o.node).dtype != graph::DType::F32)
       return make_error(ErrorCode::Unsupported, fmt::format("cpu: output '{}' must be f32", o.name));
+  Layout l(g_.nodes.size());
+  find_lifetimes(l);
+  if (Status st = choose_kernels(weights, l); !st) return st;
+  plan_buffers(l);
+  if (Status st = emit_steps(l); !st) return st;
+  report_fusions(l.in_place_by_op, l.conversions, l.conversion_readers);
+  return {};
+}
 
+void CpuPlan::find_lifetimes(Layout& l) const {
+  const size_t n = g_.nodes.size();
   // Last reader of every node (outputs live to the end of the step).
-  std::vector<int64_t> last(n, -1);
   for (size_t i = 0; i < n; ++i)
-    for (NodeId in : g_.nodes[i].inputs) last[static_cast<size_t>(in)] = static_cast<int64_t>(i);
-  std::vector<int> output_of(n, -1);
+    for (NodeId in : g_.nodes[i].inputs) l.last[static_cast<size_t>(in)] = static_cast<int64_t>(i);
   for (size_t k = 0; k < g_.outputs.size(); ++k) {
     const auto id = static_cast<size_t>(g_.outputs[k].node);
-    last[id] = kForever;
-    if (output_of[id] < 0) output_of[id] = static_cast<int>(k);
+    l.last[id] = kForever;
+    if (l.output_of[id] < 0) l.output_of[id] = static_cast<int>(k);
   }
+}
 
-  std::vector<size_t> root(n);      // the node whose buffer this node's data lives in
-  std::vector<int64_t> end(n, -1);  // per root: the last step reading it or an alias of it
-  std::vector<Location> loc(n);     // per root
-  std::vector<KernelChoice> choice(n);
-  std::vector<int> written_state(n, -1);
-  std::map<Op, size_t> in_place_by_op;
+// Every node's kernel (an error naming the op and dtypes where the table has none) and where its
+// data lives: inputs, states, constants and weights in place; a reshape, a row write into state or
+// an in-place kernel in its input's buffer; an output in the caller's; the rest in the arena.
+Status CpuPlan::choose_kernels(const WeightResolver& weights, Layout& l) {
+  const size_t n = g_.nodes.size();
+  const auto inputs = g_.leaves(Op::Input);
+  const auto states = g_.leaves(Op::State);
   for (size_t i = 0; i < n; ++i) {
     const Node& nd = g_.nodes[i];
-    root[i] = i;
+    l.root[i] = i;
     switch (nd.op) {
       case Op::Input:
-        loc[i] = {Location::Input,
-                  static_cast<uint32_t>(std::find(inputs.begin(), inputs.end(), static_cast<NodeId>(i)) -
-                                        inputs.begin())};
+        l.loc[i] = {Location::Input,
+                    static_cast<uint32_t>(std::find(inputs.begin(), inputs.end(), static_cast<NodeId>(i)) -
+                                          inputs.begin())};
         continue;
       case Op::State:
-        loc[i] = {Location::State,
-                  static_cast<uint32_t>(std::find(states.begin(), states.end(), static_cast<NodeId>(i)) -
-                                        states.begin())};
+        l.loc[i] = {Location::State,
+                    static_cast<uint32_t>(std::find(states.begin(), states.end(), static_cast<NodeId>(i)) -
+                                          states.begin())};
         continue;
       case Op::Constant:
-        loc[i] = {Location::Fixed, 0, 0, std::get<graph::ConstantAttrs>(nd.attrs).values.data()};
+        l.loc[i] = {Location::Fixed, 0, 0, std::get<graph::ConstantAttrs>(nd.attrs).values.data()};
         continue;
       case Op::Parameter: {
         auto data = weights(nd);
         if (!data) return data.error();
-        loc[i] = {Location::Fixed, 0, 0, *data};
+        l.loc[i] = {Location::Fixed, 0, 0, *data};
         continue;
       }
       default:
@@ -193,113 +235,121 @@ Status CpuPlan::build(const WeightResolver& weights) {
     if (!k)
       return make_error(ErrorCode::Unsupported,
                         fmt::format("cpu: no kernel for {}", kernel_signature(g_, nd)));
-    choice[i] = *k;
-    const size_t r0 = root[static_cast<size_t>(nd.inputs[0])];
+    l.choice[i] = *k;
+    const size_t r0 = l.root[static_cast<size_t>(nd.inputs[0])];
     const bool row_write = nd.op == Op::KvWrite || nd.op == Op::ScatterRows;
-    const bool into_state = row_write && loc[r0].kind == Location::State;
+    const bool into_state = row_write && l.loc[r0].kind == Location::State;
     // In place over input k->in_place_input (0 for most kernels); over another input only when no
     // other operand lives in that buffer (the kernel reads those while writing).
     const size_t ip =
-        root[static_cast<size_t>(nd.inputs[std::min<size_t>(k->in_place_input, nd.inputs.size() - 1)])];
-    bool in_place = k->in_place && output_of[i] < 0 && loc[ip].kind == Location::Arena &&
-                    end[ip] == static_cast<int64_t>(i) && bytes_at_max(g_.nodes[ip]) == bytes_at_max(nd);
+        l.root[static_cast<size_t>(nd.inputs[std::min<size_t>(k->in_place_input, nd.inputs.size() - 1)])];
+    bool in_place = k->in_place && l.output_of[i] < 0 && l.loc[ip].kind == Location::Arena &&
+                    l.end[ip] == static_cast<int64_t>(i) && bytes_at_max(g_.nodes[ip]) == bytes_at_max(nd);
     for (size_t j = 0; in_place && k->in_place_input != 0 && j < nd.inputs.size(); ++j)
-      in_place = j == k->in_place_input || root[static_cast<size_t>(nd.inputs[j])] != ip;
+      in_place = j == k->in_place_input || l.root[static_cast<size_t>(nd.inputs[j])] != ip;
     if (nd.op == Op::Reshape || into_state || in_place) {
-      root[i] = in_place ? ip : r0;
-      if (into_state) written_state[i] = static_cast<int>(loc[r0].index);
+      l.root[i] = in_place ? ip : r0;
+      if (into_state) l.written_state[i] = static_cast<int>(l.loc[r0].index);
       if (in_place) {
         ++info_.n_in_place;
-        ++in_place_by_op[nd.op];
+        ++l.in_place_by_op[nd.op];
       }
-    } else if (output_of[i] >= 0) {
-      loc[i] = {Location::Output, static_cast<uint32_t>(output_of[i])};
+    } else if (l.output_of[i] >= 0) {
+      l.loc[i] = {Location::Output, static_cast<uint32_t>(l.output_of[i])};
     }
     for (NodeId in : nd.inputs) {
-      const size_t r = root[static_cast<size_t>(in)];
-      end[r] = std::max(end[r], last[static_cast<size_t>(in)]);
+      const size_t r = l.root[static_cast<size_t>(in)];
+      l.end[r] = std::max(l.end[r], l.last[static_cast<size_t>(in)]);
     }
-    end[root[i]] = std::max(end[root[i]], last[i]);
+    l.end[l.root[i]] = std::max(l.end[l.root[i]], l.last[i]);
   }
-  const std::vector<int64_t> group_head = matmul_groups(choice, root, loc, output_of);
+  return {};
+}
+
+// Matmul groups, then the arena: a life per buffer (and per converted input) over the schedule,
+// packed by plan_memory.
+void CpuPlan::plan_buffers(Layout& l) {
+  const size_t n = g_.nodes.size();
+  l.group_head = matmul_groups(l.choice, l.root, l.loc, l.output_of);
   // A reader extends its input's root; recompute ends over the final roots.
-  std::fill(end.begin(), end.end(), -1);
+  std::fill(l.end.begin(), l.end.end(), -1);
   for (size_t i = 0; i < n; ++i)
-    end[root[i]] = std::max(end[root[i]], std::max(last[i], static_cast<int64_t>(i)));
+    l.end[l.root[i]] = std::max(l.end[l.root[i]], std::max(l.last[i], static_cast<int64_t>(i)));
 
   std::vector<BufferLife> lives;
   std::vector<size_t> owners;  // per life: the node whose buffer it is (n + k: conversion k)
   for (size_t i = 0; i < n; ++i) {
-    if (root[i] != i || graph::is_leaf(g_.nodes[i].op) || loc[i].kind != Location::Arena) continue;
-    if (choice[i].fn == nullptr && g_.nodes[i].op == Op::Reshape) continue;
+    if (l.root[i] != i || graph::is_leaf(g_.nodes[i].op) || l.loc[i].kind != Location::Arena) continue;
+    if (l.choice[i].fn == nullptr && g_.nodes[i].op == Op::Reshape) continue;
     // A grouped matmul writes its output when its group's first matmul runs.
-    lives.push_back(
-        {bytes_at_max(g_.nodes[i]), group_head[i] >= 0 ? group_head[i] : static_cast<int64_t>(i), end[i]});
+    lives.push_back({bytes_at_max(g_.nodes[i]),
+                     l.group_head[i] >= 0 ? l.group_head[i] : static_cast<int64_t>(i), l.end[i]});
     owners.push_back(i);
   }
   // Converted inputs (quantized activations), one per (input node, conversion), live from the
   // first node using it to the last.
-  std::map<std::pair<graph::NodeId, uintptr_t>, size_t> conversions;    // -> index into lives
-  std::map<size_t, std::pair<size_t, const char*>> conversion_readers;  // life -> (readers, type)
-  std::vector<int64_t> conversion_of(n, -1);
-  std::vector<bool> converts(n, false);
   for (size_t i = 0; i < n; ++i) {
-    if (choice[i].convert == nullptr) continue;
-    const InputConversion c = choice[i].convert(g_, g_.nodes[i], max_, choice[i].data);
+    if (l.choice[i].convert == nullptr) continue;
+    const InputConversion c = l.choice[i].convert(g_, g_.nodes[i], max_, l.choice[i].data);
     if (c.bytes == 0) continue;
     const auto key = std::make_pair(g_.nodes[i].inputs[0], c.key);
-    auto it = conversions.find(key);
-    if (it == conversions.end()) {
-      it = conversions.emplace(key, lives.size()).first;
+    auto it = l.conversions.find(key);
+    if (it == l.conversions.end()) {
+      it = l.conversions.emplace(key, lives.size()).first;
       lives.push_back({c.bytes, static_cast<int64_t>(i), static_cast<int64_t>(i)});
       owners.push_back(n + it->second);
-      converts[i] = true;
+      l.converts[i] = true;
     }
     lives[it->second].last = static_cast<int64_t>(i);
-    conversion_of[i] = static_cast<int64_t>(it->second);
-    auto& readers = conversion_readers[it->second];
+    l.conversion_of[i] = static_cast<int64_t>(it->second);
+    auto& readers = l.conversion_readers[it->second];
     ++readers.first;
     readers.second = c.what;
   }
-  const MemoryPlan mp = plan_memory(lives, kAlign);
+  l.mp = plan_memory(lives, kAlign);
   for (size_t b = 0; b < owners.size(); ++b)
-    if (owners[b] < n) loc[owners[b]].offset = mp.offsets[b];
-  info_.arena_bytes = mp.arena_bytes;
-  info_.arena_unshared = mp.total_bytes;
+    if (owners[b] < n) l.loc[owners[b]].offset = l.mp.offsets[b];
+  info_.arena_bytes = l.mp.arena_bytes;
+  info_.arena_unshared = l.mp.total_bytes;
+}
 
+// The schedule: one step per node that runs a kernel (repacked weights where the table has a
+// layout, grouped matmuls joined), then the output copies and the repack report.
+Status CpuPlan::emit_steps(Layout& l) {
+  const size_t n = g_.nodes.size();
   const int threads = pool_->size();
   std::set<std::string> repacked_layouts;
   std::vector<size_t> step_of(n, 0);  // per node: its step's index
   for (size_t i = 0; i < n; ++i) {
     const Node& nd = g_.nodes[i];
-    if (graph::is_leaf(nd.op) || choice[i].fn == nullptr) continue;
+    if (graph::is_leaf(nd.op) || l.choice[i].fn == nullptr) continue;
     Step s;
-    s.fn = choice[i].fn;
+    s.fn = l.choice[i].fn;
     s.node = &nd;
-    s.out = loc[root[i]];
+    s.out = l.loc[l.root[i]];
     for (size_t k = 0; k < nd.inputs.size(); ++k) {
-      s.in[k] = loc[root[static_cast<size_t>(nd.inputs[k])]];
+      s.in[k] = l.loc[l.root[static_cast<size_t>(nd.inputs[k])]];
       s.in_node[k] = &g_.node(nd.inputs[k]);
     }
-    s.data = choice[i].data;
-    auto layout = use_repacked(s, nd);
+    s.data = l.choice[i].data;
+    auto layout = use_repacked(s, nd, l.choice[i].isa);
     if (!layout) return layout.error();
     if (*layout != nullptr) repacked_layouts.insert(*layout);
-    s.state = written_state[i];
-    if (conversion_of[i] >= 0) {
-      s.converted = static_cast<int64_t>(mp.offsets[static_cast<size_t>(conversion_of[i])]);
-      s.convert_now = converts[i];
+    s.state = l.written_state[i];
+    if (l.conversion_of[i] >= 0) {
+      s.converted = static_cast<int64_t>(l.mp.offsets[static_cast<size_t>(l.conversion_of[i])]);
+      s.convert_now = l.converts[i];
     }
-    if (choice[i].prepare != nullptr) {
-      const std::vector<float> values = choice[i].prepare(nd);
+    if (l.choice[i].prepare != nullptr) {
+      const std::vector<float> values = l.choice[i].prepare(nd);
       s.prepared = prepared_.size() + 1;
       prepared_.insert(prepared_.end(), values.begin(), values.end());
     }
-    if (choice[i].scratch != nullptr)
+    if (l.choice[i].scratch != nullptr)
       info_.scratch_bytes =
-          std::max(info_.scratch_bytes, choice[i].scratch(g_, nd, max_, threads, choice[i].data));
+          std::max(info_.scratch_bytes, l.choice[i].scratch(g_, nd, max_, threads, l.choice[i].data));
     label_step(s, *layout);
-    if (group_head[i] >= 0 && join_group(step_of[static_cast<size_t>(group_head[i])], s)) continue;
+    if (l.group_head[i] >= 0 && join_group(step_of[static_cast<size_t>(l.group_head[i])], s)) continue;
     step_of[i] = steps_.size();
     steps_.push_back(s);
   }
@@ -321,25 +371,25 @@ Status CpuPlan::build(const WeightResolver& weights) {
   }
   for (size_t k = 0; k < g_.outputs.size(); ++k) {
     const auto id = static_cast<size_t>(g_.outputs[k].node);
-    const Location& l = loc[root[id]];
-    if (l.kind == Location::Output && l.index == k) continue;
-    copies_.emplace_back(k, l);
+    const Location& where = l.loc[l.root[id]];
+    if (where.kind == Location::Output && where.index == k) continue;
+    copies_.emplace_back(k, where);
     copy_nodes_.push_back(&g_.nodes[id]);
   }
-  report_fusions(in_place_by_op, conversions, conversion_readers);
   return {};
 }
 
 // A matmul (or fused matmul) whose weights (parameters in the mapping) have a repacked-layout
-// kernel at this tier reads the backend's repacked copies with that kernel. Returns the layout's
-// name, or null.
-Result<const char*> CpuPlan::use_repacked(Step& s, const Node& nd) {
+// kernel at its kernel's tier reads the backend's repacked copies with that kernel, walked as the
+// plan's decode strategy says (the matmul table, kernels/matmul.h). Returns the layout's name, or null.
+Result<const char*> CpuPlan::use_repacked(Step& s, const Node& nd, Isa isa) {
   const bool fused = nd.op == Op::MatMulAdd || nd.op == Op::MatMulSwiGlu || nd.op == Op::MatMulGeGlu;
   if ((nd.op != Op::MatMul && !fused) || repacks_ == nullptr) return static_cast<const char*>(nullptr);
   const auto* fk = fused ? static_cast<const kernels::FusedMatmulKernel*>(s.data) : nullptr;
   const kernels::MatmulKernel& mk = fused ? *fk->mk : *static_cast<const kernels::MatmulKernel*>(s.data);
   const size_t n_weights = nd.op == Op::MatMulSwiGlu || nd.op == Op::MatMulGeGlu ? 2 : 1;
-  if (mk.repacked == nullptr) return static_cast<const char*>(nullptr);
+  const kernels::MatmulKernel* walk = kernels::repacked_matmul_kernel(isa, mk.weight, strategy_);
+  if (walk == nullptr) return static_cast<const char*>(nullptr);
   // The F16/BF16 16-row layout sums k in another order than the prefill kernel (batch_invariant).
   if (batch_invariant_ && (mk.weight == graph::DType::F16 || mk.weight == graph::DType::BF16))
     return static_cast<const char*>(nullptr);
@@ -352,13 +402,20 @@ Result<const char*> CpuPlan::use_repacked(Step& s, const Node& nd) {
     const Node& w = *s.in_node[j];
     const int64_t rows = w.shape[0].value, k = w.shape[1].value;
     const size_t bytes = *graph::dtype_bytes(w.dtype, static_cast<uint64_t>(rows * k));
-    auto copy = repacks_->get(s.in[j].fixed, bytes, rows, k, *mk.repacked, *pool_);
+    auto copy = repacks_->get(s.in[j].fixed, bytes, rows, k, *walk, *pool_);
     if (!copy) return copy.error();
     s.in[j].fixed = *copy;
   }
-  const kernels::MatmulKernel* walk = kernels::with_strategy(mk.repacked, strategy_);
-  s.data = fused ? static_cast<const void*>(kernels::fused_matmul_kernel(walk, fk->ops))
-                 : static_cast<const void*>(walk);
+  if (fused) {
+    const kernels::FusedMatmulKernel* fw = kernels::fused_matmul_kernel(isa, walk);
+    if (fw == nullptr)
+      return make_error(ErrorCode::Internal,
+                        fmt::format("cpu: {}: the {} kernel is not in the {} matmul table",
+                                    kernel_signature(g_, nd), walk->layout, isa_name(isa)));
+    s.data = fw;
+  } else {
+    s.data = walk;
+  }
   ++info_.n_repacked;
   return static_cast<const char*>(walk->layout);
 }

@@ -64,8 +64,7 @@ inline std::vector<Isa> runnable_isas() {
 // Whether this CPU's best tier copies weights of type t into a kernel layout (repack_weights): the
 // kernel table says, per tier (Q4_0 in 16-row groups on AVX2 and AVX-512, Q8_0 on AVX-512 only).
 inline bool repacks(graph::DType t) {
-  const kernels::MatmulKernel* k = kernels::matmul_kernel_for(detect_isa(), t);
-  return k != nullptr && k->repacked != nullptr;
+  return kernels::repacked_matmul_kernel(detect_isa(), t, DecodeStrategy::Spread) != nullptr;
 }
 
 inline graph::Bindings bindings(int64_t t, int64_t s) {

@@ -44,17 +44,6 @@ struct Entry {
   uint8_t in_place_input = 0;
 };
 
-const k::VecOps& vec_ops(Isa isa) {
-  switch (isa) {
-    case Isa::Avx512:
-      return k::vec_ops_avx512();
-    case Isa::Avx2:
-      return k::vec_ops_avx2();
-    default:
-      return k::vec_ops_scalar();
-  }
-}
-
 std::vector<Entry> build_table() {
   std::vector<Entry> t;
   for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
@@ -73,13 +62,14 @@ std::vector<Entry> build_table() {
                      "",
                      k::matmul_conversion});
     }
-    const k::VecOps* ops = &vec_ops(isa);
+    const k::VecOps* ops = &k::vec_ops_for(isa);
     for (int w = 0; w < static_cast<int>(DType::kSentinel); ++w) {
       const auto wt = static_cast<DType>(w);
       if ((kWeights & bit(wt)) == 0) continue;
       const k::MatmulKernel* mk = k::matmul_kernel_for(isa, wt);
       if (mk == nullptr) continue;
-      const k::FusedMatmulKernel* fk = k::fused_matmul_kernel(mk, ops);
+      const k::FusedMatmulKernel* fk = k::fused_matmul_kernel(isa, mk);
+      if (fk == nullptr) continue;  // every row of the tier has one (matmul_fused.h)
       // The residual's buffer may become the output (input 2).
       t.push_back({Op::MatMulAdd,
                    {kF32, bit(wt), kF32},
@@ -193,6 +183,15 @@ std::vector<std::string> kernel_table_lines() {
     lines.push_back(
         fmt::format("{}({}) {}{}", graph::op_name(e.op), fmt::join(ops, ", "), isa_name(e.isa), e.note));
   }
+  // The matmul table's rows: the layouts a plan repacks weights into at load, and their walks.
+  for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512})
+    for (const k::MatmulRow& r : k::matmul_rows(isa)) {
+      if (r.kernel->repack == nullptr) continue;
+      const char* walk = k::walk_name(r.walk);
+      lines.push_back(fmt::format("matmul(f32, {}) {} repacked to {}{}{}",
+                                  graph::dtype_name(r.kernel->weight), isa_name(isa), r.kernel->layout,
+                                  *walk != '\0' ? ", decode walk " : "", walk));
+    }
   return lines;
 }
 

@@ -197,14 +197,50 @@ InputConversion matmul_conversion(const graph::Graph& g, const graph::Node& n, c
           reinterpret_cast<uintptr_t>(mk.quantize), kNames[static_cast<size_t>(mk.act)]};
 }
 
-const MatmulKernel* matmul_kernel_for(Isa isa, graph::DType weight) {
+std::span<const MatmulRow> matmul_rows(Isa isa) {
   switch (isa) {
     case Isa::Avx512:
-      return matmul_kernel_avx512(weight);
+      return matmul_rows_avx512();
     case Isa::Avx2:
-      return matmul_kernel_avx2(weight);
+      return matmul_rows_avx2();
     default:
-      return matmul_kernel_scalar(weight);
+      return matmul_rows_scalar();
+  }
+}
+
+const MatmulKernel* matmul_kernel_for(Isa isa, graph::DType weight) {
+  for (const MatmulRow& r : matmul_rows(isa))
+    if (r.kernel->weight == weight && r.kernel->repack == nullptr) return r.kernel;
+  return nullptr;
+}
+
+const MatmulKernel* best_matmul_kernel(Isa isa, graph::DType weight) {
+  for (const Isa tier : {Isa::Avx512, Isa::Avx2, Isa::Scalar}) {
+    if (tier > isa) continue;
+    if (const MatmulKernel* k = matmul_kernel_for(tier, weight)) return k;
+  }
+  return nullptr;
+}
+
+const MatmulKernel* repacked_matmul_kernel(Isa isa, graph::DType weight, DecodeStrategy strategy) {
+  const Walk wanted = strategy == DecodeStrategy::Lockstep ? Walk::Lockstep : Walk::Spread;
+  const MatmulKernel* one_walk = nullptr;
+  for (const MatmulRow& r : matmul_rows(isa)) {
+    if (r.kernel->weight != weight || r.kernel->repack == nullptr) continue;
+    if (r.walk == wanted) return r.kernel;
+    if (r.walk == Walk::Any) one_walk = r.kernel;
+  }
+  return one_walk;
+}
+
+const char* walk_name(Walk w) {
+  switch (w) {
+    case Walk::Spread:
+      return "spread";
+    case Walk::Lockstep:
+      return "lockstep";
+    default:
+      return "";
   }
 }
 

@@ -86,9 +86,6 @@ struct MatmulKernel {
   PackedBytesFn packed_bytes = nullptr;
   PackFn pack = nullptr;
   PackedGemmFn packed_gemm = nullptr;
-  // The kernel for this weight type's repacked layout, where the tier has one (it may be used
-  // instead when the plan repacks the weights).
-  const MatmulKernel* repacked = nullptr;
   // Set on a repacked-layout kernel: the repack, its layout's name, and the row groups that the
   // work split must keep whole.
   RepackFn repack = nullptr;
@@ -100,22 +97,36 @@ struct MatmulKernel {
   // Set on a 16-row-group layout: one activation row times groups of several matrices in one walk,
   // so a task's memory streams run on across the matrices' boundaries.
   GemvPartsFn gemv_parts = nullptr;
-  // Set on a repacked-layout kernel whose decode walk is chosen per machine (DecodeStrategy,
-  // isa.h): the same layout, and the same bits, walked in lockstep.
-  const MatmulKernel* lockstep = nullptr;
 };
 
-// The repacked-layout kernel r as strategy s walks it at decode (r where its layout has one walk).
-inline const MatmulKernel* with_strategy(const MatmulKernel* r, DecodeStrategy s) {
-  return s == DecodeStrategy::Lockstep && r->lockstep != nullptr ? r->lockstep : r;
-}
+// The matmul table: every kernel a tier has, one row each. A row is the weight type's kernel in the
+// file's row-major layout (kernel->repack null), or in a layout the cpu plan repacks the weights
+// into at load (kernel->layout names it), walked at decode as `walk` says: a layout with one walk
+// runs it under either decode strategy (DecodeStrategy, isa.h); one with two has a row for each.
+// The lookups below are the only way from (weight type, tier, layout, strategy) to a kernel.
+enum class Walk : uint8_t { Any, Spread, Lockstep };
+struct MatmulRow {
+  const MatmulKernel* kernel;
+  Walk walk = Walk::Any;
+};
+// Each tier's rows (matmul_scalar.cpp; matmul_x86_impl.h compiled per tier). Empty for a tier the
+// build has no code for (not an x86 build: the tier is never selected).
+std::span<const MatmulRow> matmul_rows_scalar();
+std::span<const MatmulRow> matmul_rows_avx2();
+std::span<const MatmulRow> matmul_rows_avx512();
+// The tier's rows (scalar for anything below AVX2).
+std::span<const MatmulRow> matmul_rows(Isa isa);
 
-// Kernels per ISA; nullptr when the ISA has no kernel of its own for the weight type.
-const MatmulKernel* matmul_kernel_scalar(graph::DType weight);
-const MatmulKernel* matmul_kernel_avx2(graph::DType weight);
-const MatmulKernel* matmul_kernel_avx512(graph::DType weight);
-// The tier's kernel for the ISA (scalar for anything below AVX2).
+// The tier's kernel for the weight type in the file's layout; nullptr when the tier has none of its own.
 const MatmulKernel* matmul_kernel_for(Isa isa, graph::DType weight);
+// The file-layout kernel of the highest tier up to `isa` that has one (the scalar tier has every
+// weight type the kernel table admits; nullptr for any other type).
+const MatmulKernel* best_matmul_kernel(Isa isa, graph::DType weight);
+// The tier's kernel for the weight type in its repacked layout, as `strategy` walks it at decode;
+// nullptr when the tier has no repacked layout for the type.
+const MatmulKernel* repacked_matmul_kernel(Isa isa, graph::DType weight, DecodeStrategy strategy);
+// The walk name of a row ("" for Any, "spread", "lockstep"), for listings.
+const char* walk_name(Walk w);
 
 // Activation converters (scalar; exact emulation of llama.cpp's x86 quantize_row_q8_0/q8_1 and
 // quantize_row_q8_K_ref, and of its f16/bf16 rounding).

@@ -8,12 +8,11 @@
 
 namespace glass::backend::cpu::kernels {
 
-const MatmulKernel* matmul_kernel_avx512(graph::DType weight) {
+std::span<const MatmulRow> matmul_rows_avx512() {
 #if defined(__AVX512F__)
-  return x86_kernel(weight);
+  return x86_rows();
 #else
-  (void)weight;
-  return nullptr;  // not an x86 build: the tier is never selected
+  return {};  // not an x86 build: the tier is never selected
 #endif
 }
 

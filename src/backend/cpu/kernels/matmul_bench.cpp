@@ -96,8 +96,8 @@ class AlignedCopies {
 // them by default.
 void BM_Matmul(benchmark::State& state, DType t, Isa isa, bool repacked) {
   const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
-  const kernels::MatmulKernel* mk = kernels::matmul_kernel_for(isa, t);
-  if (repacked && mk != nullptr) mk = mk->repacked;
+  const kernels::MatmulKernel* mk = repacked ? kernels::repacked_matmul_kernel(isa, t, DecodeStrategy::Spread)
+                                             : kernels::matmul_kernel_for(isa, t);
   if (mk == nullptr || isa > detect_isa()) {
     state.SkipWithError("kernel or ISA not available");
     return;
@@ -261,12 +261,11 @@ void BM_WalkRead(benchmark::State& state, DType t, size_t block_bytes, bool lock
                                                                               : kReaders<3360>;
   const ReadBlocksFn read1 = readers.first, read4 = readers.second;
   const int64_t N = state.range(0), K = state.range(1);
-  const kernels::MatmulKernel* mk = kernels::matmul_kernel_for(Isa::Avx512, t);
-  if (mk == nullptr || mk->repacked == nullptr || detect_isa() < Isa::Avx512) {
+  const kernels::MatmulKernel* mk = kernels::repacked_matmul_kernel(Isa::Avx512, t, DecodeStrategy::Spread);
+  if (mk == nullptr || detect_isa() < Isa::Avx512) {
     state.SkipWithError("no repacked AVX-512 kernel");
     return;
   }
-  mk = mk->repacked;
   const size_t row_bytes = *graph::dtype_bytes(t, static_cast<uint64_t>(K));
   const size_t wbytes = static_cast<size_t>(N) * row_bytes, group_bytes = 16 * row_bytes;
   const int64_t nb = static_cast<int64_t>(group_bytes / block_bytes);

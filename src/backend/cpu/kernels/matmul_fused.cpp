@@ -3,8 +3,7 @@
 // differs: into per-thread scratch, then through the epilogue into the output.
 #include "backend/cpu/kernels/matmul_fused.h"
 
-#include <deque>
-#include <mutex>
+#include <vector>
 
 #include "graph/ops/formulas.h"
 
@@ -120,13 +119,17 @@ const FusedMatmulKernel& kernel_of(const KernelArgs& a) {
 
 }  // namespace
 
-const FusedMatmulKernel* fused_matmul_kernel(const MatmulKernel* mk, const VecOps* ops) {
-  static std::mutex mu;
-  static std::deque<FusedMatmulKernel> kernels;  // stable addresses
-  const std::lock_guard lock(mu);
-  for (const FusedMatmulKernel& k : kernels)
+const FusedMatmulKernel* fused_matmul_kernel(Isa isa, const MatmulKernel* mk) {
+  static const std::vector<FusedMatmulKernel> kAll = [] {
+    std::vector<FusedMatmulKernel> all;
+    for (const Isa tier : {Isa::Scalar, Isa::Avx2, Isa::Avx512})
+      for (const MatmulRow& r : matmul_rows(tier)) all.push_back({r.kernel, &vec_ops_for(tier)});
+    return all;
+  }();
+  const VecOps* ops = &vec_ops_for(isa);
+  for (const FusedMatmulKernel& k : kAll)
     if (k.mk == mk && k.ops == ops) return &k;
-  return &kernels.emplace_back(FusedMatmulKernel{mk, ops});
+  return nullptr;
 }
 
 Status matmul_add(const KernelArgs& a) {

@@ -15,8 +15,9 @@ struct FusedMatmulKernel {
   const VecOps* ops;
 };
 
-// A kernel for (weight type, ISA), kept for the life of the process (kernel table data).
-const FusedMatmulKernel* fused_matmul_kernel(const MatmulKernel* mk, const VecOps* ops);
+// The fused kernel of a row of the tier's matmul table (matmul.h) with the tier's VecOps: one
+// immutable entry per (tier, row), made on first use; nullptr when mk is not a row of the tier's table.
+const FusedMatmulKernel* fused_matmul_kernel(Isa isa, const MatmulKernel* mk);
 
 // The kernel-table functions (data: a FusedMatmulKernel).
 Status matmul_add(const KernelArgs& a);  // out may share the residual's buffer (input 2)

@@ -89,7 +89,7 @@ void gemm(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const std
           Dot(k, w + static_cast<size_t>(j) * w_stride, a + static_cast<size_t>(i) * a_stride);
 }
 
-const MatmulKernel kKernels[] = {
+constexpr MatmulKernel kKernels[] = {
     {DType::F32, ActType::F32, nullptr, gemm<dot_f32>},
     {DType::F16, ActType::F16, quantize_row_f16, gemm<dot_half<formats::f16_to_f32>>},
     {DType::BF16, ActType::BF16, quantize_row_bf16, gemm<dot_half<formats::bf16_to_f32>>},
@@ -105,12 +105,15 @@ const MatmulKernel kKernels[] = {
     {DType::Q6_K, ActType::Q8_K, quantize_row_q8_k, gemm<dot_k<q::BlockQ6_K, unpack_q6_k>>},
 };
 
+// The scalar tier's rows of the matmul table (matmul.h): the file layout only.
+constexpr auto kRows = [] {
+  std::array<MatmulRow, std::size(kKernels)> rows{};
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = {&kKernels[i], Walk::Any};
+  return rows;
+}();
+
 }  // namespace
 
-const MatmulKernel* matmul_kernel_scalar(DType weight) {
-  for (const MatmulKernel& k : kKernels)
-    if (k.weight == weight) return &k;
-  return nullptr;
-}
+std::span<const MatmulRow> matmul_rows_scalar() { return kRows; }
 
 }  // namespace glass::backend::cpu::kernels

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "backend/cpu/cpu_test_support.h"
+#include "backend/cpu/kernels/matmul_fused.h"
 #include "backend/ref/ref_backend.h"
 #include "formats/quant.h"
 #include "formats/quantize.h"
@@ -244,9 +245,9 @@ TEST(CpuMatmulRepack, UnpackRowGivesBackEachRowOfTheFile) {
     size_t layouts = 0;
     for (DType t : {DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
                     DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
-      const kernels::MatmulKernel* mk = kernels::matmul_kernel_for(isa, t);
-      if (mk == nullptr || mk->repacked == nullptr) continue;
-      const kernels::MatmulKernel& rk = *mk->repacked;
+      const kernels::MatmulKernel* repacked = kernels::repacked_matmul_kernel(isa, t, DecodeStrategy::Spread);
+      if (repacked == nullptr) continue;
+      const kernels::MatmulKernel& rk = *repacked;
       ASSERT_NE(rk.unpack_row, nullptr) << rk.layout;
       ++layouts;
       const int64_t rows = 16 * 3 + 5, k = graph::traits(t).block_size == 256 ? 512 : 96;
@@ -274,9 +275,9 @@ TEST(CpuMatmulRepack, GroupsOfSeveralMatricesAsOneList) {
     size_t walks = 0;
     for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
                     DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
-      const kernels::MatmulKernel* mk = kernels::matmul_kernel_for(isa, t);
-      if (mk == nullptr || mk->repacked == nullptr) continue;
-      const kernels::MatmulKernel& rk = *mk->repacked;
+      const kernels::MatmulKernel* repacked = kernels::repacked_matmul_kernel(isa, t, DecodeStrategy::Spread);
+      if (repacked == nullptr) continue;
+      const kernels::MatmulKernel& rk = *repacked;
       ASSERT_NE(rk.gemv_parts, nullptr) << rk.layout;
       ++walks;
       const int64_t k = graph::traits(t).block_size == 256 ? 512 : 96;
@@ -320,11 +321,12 @@ TEST(CpuMatmulRepack, EveryDecodeStrategyGivesTheSameBits) {
   size_t variants = 0;
   for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
                   DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
-    const kernels::MatmulKernel* mk = kernels::matmul_kernel_for(detect_isa(), t);
-    if (mk == nullptr || mk->repacked == nullptr) continue;
-    const kernels::MatmulKernel* spread = kernels::with_strategy(mk->repacked, DecodeStrategy::Spread);
-    const kernels::MatmulKernel* lock = kernels::with_strategy(mk->repacked, DecodeStrategy::Lockstep);
-    EXPECT_EQ(spread, mk->repacked);
+    const kernels::MatmulKernel* spread =
+        kernels::repacked_matmul_kernel(detect_isa(), t, DecodeStrategy::Spread);
+    const kernels::MatmulKernel* lock =
+        kernels::repacked_matmul_kernel(detect_isa(), t, DecodeStrategy::Lockstep);
+    if (spread == nullptr) continue;
+    ASSERT_NE(lock, nullptr);
     if (lock == spread) continue;
     ++variants;
     EXPECT_STREQ(lock->layout, spread->layout);
@@ -365,6 +367,47 @@ TEST(CpuMatmulRepack, EveryDecodeStrategyGivesTheSameBits) {
   EXPECT_EQ(variants, detect_isa() == Isa::Avx512 ? 5u : 0u);
 }
 
+// The matmul table (matmul.h): every tier has a file-layout kernel for each weight type it lists, at
+// most one repacked layout per weight type (with one row per walk, the walks sharing its repack),
+// and the lookups return its rows: a layout with one walk under either strategy.
+TEST(CpuMatmulTable, OneRowPerWeightLayoutAndWalk) {
+  for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+    SCOPED_TRACE(std::string(isa_name(isa)));
+    const std::span<const kernels::MatmulRow> rows = kernels::matmul_rows(isa);
+    size_t file = 0;
+    for (const kernels::MatmulRow& r : rows) {
+      const DType w = r.kernel->weight;
+      if (r.kernel->repack == nullptr) {
+        ++file;
+        EXPECT_EQ(r.walk, kernels::Walk::Any);
+        EXPECT_EQ(kernels::matmul_kernel_for(isa, w), r.kernel) << graph::dtype_name(w);
+        continue;
+      }
+      EXPECT_NE(kernels::matmul_kernel_for(isa, w), nullptr) << r.kernel->layout << " without a file layout";
+      const DecodeStrategy s =
+          r.walk == kernels::Walk::Lockstep ? DecodeStrategy::Lockstep : DecodeStrategy::Spread;
+      EXPECT_EQ(kernels::repacked_matmul_kernel(isa, w, s), r.kernel) << r.kernel->layout;
+      const kernels::MatmulKernel* other = kernels::repacked_matmul_kernel(
+          isa, w, s == DecodeStrategy::Lockstep ? DecodeStrategy::Spread : DecodeStrategy::Lockstep);
+      ASSERT_NE(other, nullptr) << r.kernel->layout;
+      EXPECT_STREQ(other->layout, r.kernel->layout);
+      EXPECT_EQ(other->repack, r.kernel->repack) << r.kernel->layout;
+      EXPECT_EQ(other == r.kernel, r.walk == kernels::Walk::Any) << r.kernel->layout;
+      EXPECT_NE(kernels::fused_matmul_kernel(isa, r.kernel), nullptr) << r.kernel->layout;
+    }
+    // The scalar tier has all 13 weight types; an x86 build's tiers too (other builds: none).
+    if (isa == Isa::Scalar || !rows.empty()) {
+      EXPECT_EQ(file, 13u);
+    }
+    EXPECT_EQ(kernels::fused_matmul_kernel(isa, nullptr), nullptr);
+  }
+  // The best tier up to an ISA: scalar below AVX2.
+  EXPECT_EQ(kernels::best_matmul_kernel(Isa::Scalar, DType::Q4_K),
+            kernels::matmul_kernel_for(Isa::Scalar, DType::Q4_K));
+  EXPECT_EQ(kernels::best_matmul_kernel(Isa::Scalar, DType::I32), nullptr);
+  EXPECT_EQ(kernels::repacked_matmul_kernel(Isa::Scalar, DType::Q4_0, DecodeStrategy::Lockstep), nullptr);
+}
+
 // Every tier's activation converter writes the scalar one's bytes (ties and zero blocks included).
 TEST(CpuMatmulActivations, EveryTierConvertsBitExactly) {
   const int64_t k = 512;
@@ -372,7 +415,7 @@ TEST(CpuMatmulActivations, EveryTierConvertsBitExactly) {
   for (size_t i = 0; i < 64; ++i) x[i] = static_cast<float>(static_cast<int>(i % 9) - 4) * 0.25f;  // ties
   for (size_t i = 256; i < 288; ++i) x[i] = 0.0f;  // a zero block
   for (DType t : {DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q4_K}) {
-    const kernels::MatmulKernel* ref = kernels::matmul_kernel_scalar(t);
+    const kernels::MatmulKernel* ref = kernels::matmul_kernel_for(Isa::Scalar, t);
     for (Isa isa : testing::runnable_isas()) {
       const kernels::MatmulKernel* mk = kernels::matmul_kernel_for(isa, t);
       ASSERT_NE(mk, nullptr);

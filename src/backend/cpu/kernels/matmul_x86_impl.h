@@ -384,23 +384,35 @@ constexpr MatmulKernel packed(MatmulKernel k) {
 
 // The kernel of a 16-row-group layout L (matmul_x16.h): L's decode and tile walk with the plain
 // kernel Tail for rows past the last group, the packed prefill path of pack policy P from L's groups.
-// `lockstep`: the same layout as the Lockstep decode strategy walks it, where that is a choice.
 template <class L, class P, GemmFn Tail>
-constexpr MatmulKernel x16_kernel(DType weight, ActType act, QuantizeFn quantize, const char* layout,
-                                  const MatmulKernel* lockstep = nullptr) {
-  return {weight,  act,       quantize, gemm_x16<L, Tail>, packed_bytes<P>, L::pack_group,     packed_gemm<P>,
-          nullptr, L::repack, layout,   kGroupRows,        L::unpack_row,   gemv_parts_x16<L>, lockstep};
+constexpr MatmulKernel x16_kernel(DType weight, ActType act, QuantizeFn quantize, const char* layout) {
+  return {weight,         act,       quantize, gemm_x16<L, Tail>, packed_bytes<P>, L::pack_group,
+          packed_gemm<P>, L::repack, layout,   kGroupRows,        L::unpack_row,   gemv_parts_x16<L>};
 }
-// A k-quant layout L with both decode walks (DecodeStrategy, isa.h): L's own and LockstepWalk<L>.
-template <class L, class P, GemmFn Tail>
-struct KQuantX16 {
-  static constexpr MatmulKernel lockstep(DType weight, const char* layout) {
-    return x16_kernel<LockstepWalk<L>, P, Tail>(weight, ActType::Q8_K, quantize_q8_k_x86, layout);
-  }
-  static constexpr MatmulKernel spread(DType weight, const char* layout, const MatmulKernel* lockstep) {
-    return x16_kernel<L, P, Tail>(weight, ActType::Q8_K, quantize_q8_k_x86, layout, lockstep);
-  }
-};
+
+// The file-layout kernels: every weight type, row-major as the file stores it.
+constexpr MatmulKernel kF32 = {DType::F32, ActType::F32, nullptr, float_gemm<F32W>};
+constexpr MatmulKernel kF16 = {DType::F16, ActType::F16, quantize_f16_x86, float_gemm<F16W>};
+constexpr MatmulKernel kBF16 = {DType::BF16, ActType::BF16, quantize_bf16_x86, float_gemm<BF16W>};
+constexpr MatmulKernel kQ4_0 = packed<PQ4_0>({DType::Q4_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q4_0P>});
+constexpr MatmulKernel kQ4_1 = packed<PQ4_1>({DType::Q4_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q4_1P>});
+constexpr MatmulKernel kQ5_0 = packed<PQ5_0>({DType::Q5_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q5_0P>});
+constexpr MatmulKernel kQ5_1 = packed<PQ5_1>({DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q5_1P>});
+constexpr MatmulKernel kQ8_0 = packed<PQ8_0>({DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q8_0P>});
+constexpr MatmulKernel kQ2_K = packed<PQ2_K>({DType::Q2_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q2_KP>});
+constexpr MatmulKernel kQ3_K = packed<PQ3_K>({DType::Q3_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q3_KP>});
+constexpr MatmulKernel kQ4_K = packed<PQ4_K>({DType::Q4_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q4_KP>});
+constexpr MatmulKernel kQ5_K = packed<PQ5_K>({DType::Q5_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q5_KP>});
+constexpr MatmulKernel kQ6_K = packed<PQ6_K>({DType::Q6_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q6_KP>});
+
+// The repacked layouts. F16 and BF16 in k-major 16-row groups (the repack moves 16-bit elements,
+// whatever they hold).
+constexpr MatmulKernel kF16x16 = {DType::F16, ActType::F16, quantize_f16_x86, gemm_half_x16<F16W>,
+                                  nullptr,    nullptr,      nullptr,          repack_f16x16,
+                                  "f16x16",   kF16x16Rows,  unpack_row_f16x16};
+constexpr MatmulKernel kBF16x16 = {DType::BF16, ActType::BF16, quantize_bf16_x86, gemm_half_x16<BF16W>,
+                                   nullptr,     nullptr,       nullptr,           repack_f16x16,
+                                   "bf16x16",   kF16x16Rows,   unpack_row_f16x16};
 // Q4_0, Q4_1, Q5_0 and Q5_1 in 16-row groups on both tiers (AVX2 and AVX-512 VNNI blocks in
 // matmul_q4_0x16.h and matmul_legacy_x16.h). Q8_0's has no AVX2 kernel: written as q4_0x16's, it
 // decoded slower than the row-major kernel (1B Q8_0 tg32 25-26 against 32 t/s; without dpbusd a
@@ -408,96 +420,78 @@ struct KQuantX16 {
 // layouts have no AVX2 blocks yet.
 constexpr MatmulKernel kQ4_0x16 = x16_kernel<Q4_0x16Layout, PQ4_0, kLegacy<Q4_0P>>(
     DType::Q4_0, ActType::Q8_0, quantize_q8_0_x86, "q4_0x16");
-constexpr const MatmulKernel* kQ4_0Repacked = &kQ4_0x16;
-constexpr MatmulKernel kQ5_0x16 =
-    x16_kernel<Q5_0x16, PQ5_0, kLegacy<Q5_0P>>(DType::Q5_0, ActType::Q8_0, quantize_q8_0_x86, "q5_0x16");
-constexpr const MatmulKernel* kQ5_0Repacked = &kQ5_0x16;
-constexpr MatmulKernel kQ5_1x16 =
-    x16_kernel<Q5_1x16, PQ5_1, kLegacy<Q5_1P>>(DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, "q5_1x16");
-constexpr const MatmulKernel* kQ5_1Repacked = &kQ5_1x16;
 constexpr MatmulKernel kQ4_1x16 =
     x16_kernel<Q4_1x16, PQ4_1, kLegacy<Q4_1P>>(DType::Q4_1, ActType::Q8_1, quantize_q8_1_x86, "q4_1x16");
-constexpr const MatmulKernel* kQ4_1Repacked = &kQ4_1x16;
+constexpr MatmulKernel kQ5_0x16 =
+    x16_kernel<Q5_0x16, PQ5_0, kLegacy<Q5_0P>>(DType::Q5_0, ActType::Q8_0, quantize_q8_0_x86, "q5_0x16");
+constexpr MatmulKernel kQ5_1x16 =
+    x16_kernel<Q5_1x16, PQ5_1, kLegacy<Q5_1P>>(DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, "q5_1x16");
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
 constexpr MatmulKernel kQ8_0x16 = x16_kernel<Q8_0x16Layout, PQ8_0, kLegacy<Q8_0P>>(
     DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, "q8_0x16");
-constexpr const MatmulKernel* kQ8_0Repacked = &kQ8_0x16;
-using KQ4_Kx16 = KQuantX16<Q4_Kx16, PQ4_K, kKQuant<Q4_KP>>;
-constexpr MatmulKernel kQ4_Kx16Lockstep = KQ4_Kx16::lockstep(DType::Q4_K, "q4_kx16");
-constexpr MatmulKernel kQ4_Kx16 = KQ4_Kx16::spread(DType::Q4_K, "q4_kx16", &kQ4_Kx16Lockstep);
-constexpr const MatmulKernel* kQ4_KRepacked = &kQ4_Kx16;
-using KQ5_Kx16 = KQuantX16<Q5_Kx16, PQ5_K, kKQuant<Q5_KP>>;
-constexpr MatmulKernel kQ5_Kx16Lockstep = KQ5_Kx16::lockstep(DType::Q5_K, "q5_kx16");
-constexpr MatmulKernel kQ5_Kx16 = KQ5_Kx16::spread(DType::Q5_K, "q5_kx16", &kQ5_Kx16Lockstep);
-constexpr const MatmulKernel* kQ5_KRepacked = &kQ5_Kx16;
-using KQ6_Kx16 = KQuantX16<Q6_Kx16, PQ6_K, kKQuant<Q6_KP>>;
-constexpr MatmulKernel kQ6_Kx16Lockstep = KQ6_Kx16::lockstep(DType::Q6_K, "q6_kx16");
-constexpr MatmulKernel kQ6_Kx16 = KQ6_Kx16::spread(DType::Q6_K, "q6_kx16", &kQ6_Kx16Lockstep);
-constexpr const MatmulKernel* kQ6_KRepacked = &kQ6_Kx16;
-using KQ3_Kx16 = KQuantX16<Q3_Kx16, PQ3_K, kKQuant<Q3_KP>>;
-constexpr MatmulKernel kQ3_Kx16Lockstep = KQ3_Kx16::lockstep(DType::Q3_K, "q3_kx16");
-constexpr MatmulKernel kQ3_Kx16 = KQ3_Kx16::spread(DType::Q3_K, "q3_kx16", &kQ3_Kx16Lockstep);
-constexpr const MatmulKernel* kQ3_KRepacked = &kQ3_Kx16;
-using KQ2_Kx16 = KQuantX16<Q2_Kx16, PQ2_K, kKQuant<Q2_KP>>;
-constexpr MatmulKernel kQ2_Kx16Lockstep = KQ2_Kx16::lockstep(DType::Q2_K, "q2_kx16");
-constexpr MatmulKernel kQ2_Kx16 = KQ2_Kx16::spread(DType::Q2_K, "q2_kx16", &kQ2_Kx16Lockstep);
-constexpr const MatmulKernel* kQ2_KRepacked = &kQ2_Kx16;
-#else
-constexpr const MatmulKernel* kQ8_0Repacked = nullptr;
-constexpr const MatmulKernel* kQ6_KRepacked = nullptr;
-constexpr const MatmulKernel* kQ3_KRepacked = nullptr;
-constexpr const MatmulKernel* kQ2_KRepacked = nullptr;
-constexpr const MatmulKernel* kQ4_KRepacked = nullptr;
-constexpr const MatmulKernel* kQ5_KRepacked = nullptr;
+// A k-quant layout L with both decode walks (DecodeStrategy, isa.h): L's own (Spread) and
+// LockstepWalk<L>.
+template <class L, class P, GemmFn Tail>
+constexpr MatmulKernel kquant_x16(DType weight, const char* layout) {
+  return x16_kernel<L, P, Tail>(weight, ActType::Q8_K, quantize_q8_k_x86, layout);
+}
+constexpr MatmulKernel kQ2_Kx16 = kquant_x16<Q2_Kx16, PQ2_K, kKQuant<Q2_KP>>(DType::Q2_K, "q2_kx16");
+constexpr MatmulKernel kQ2_Kx16Lockstep =
+    kquant_x16<LockstepWalk<Q2_Kx16>, PQ2_K, kKQuant<Q2_KP>>(DType::Q2_K, "q2_kx16");
+constexpr MatmulKernel kQ3_Kx16 = kquant_x16<Q3_Kx16, PQ3_K, kKQuant<Q3_KP>>(DType::Q3_K, "q3_kx16");
+constexpr MatmulKernel kQ3_Kx16Lockstep =
+    kquant_x16<LockstepWalk<Q3_Kx16>, PQ3_K, kKQuant<Q3_KP>>(DType::Q3_K, "q3_kx16");
+constexpr MatmulKernel kQ4_Kx16 = kquant_x16<Q4_Kx16, PQ4_K, kKQuant<Q4_KP>>(DType::Q4_K, "q4_kx16");
+constexpr MatmulKernel kQ4_Kx16Lockstep =
+    kquant_x16<LockstepWalk<Q4_Kx16>, PQ4_K, kKQuant<Q4_KP>>(DType::Q4_K, "q4_kx16");
+constexpr MatmulKernel kQ5_Kx16 = kquant_x16<Q5_Kx16, PQ5_K, kKQuant<Q5_KP>>(DType::Q5_K, "q5_kx16");
+constexpr MatmulKernel kQ5_Kx16Lockstep =
+    kquant_x16<LockstepWalk<Q5_Kx16>, PQ5_K, kKQuant<Q5_KP>>(DType::Q5_K, "q5_kx16");
+constexpr MatmulKernel kQ6_Kx16 = kquant_x16<Q6_Kx16, PQ6_K, kKQuant<Q6_KP>>(DType::Q6_K, "q6_kx16");
+constexpr MatmulKernel kQ6_Kx16Lockstep =
+    kquant_x16<LockstepWalk<Q6_Kx16>, PQ6_K, kKQuant<Q6_KP>>(DType::Q6_K, "q6_kx16");
 #endif
 
-const MatmulKernel kF16x16 = {DType::F16,    ActType::F16, quantize_f16_x86, gemm_half_x16<F16W>,
-                              nullptr,       nullptr,      nullptr,          nullptr,
-                              repack_f16x16, "f16x16",     kF16x16Rows,      unpack_row_f16x16};
-constexpr const MatmulKernel* kF16Repacked = &kF16x16;
-// BF16 in the same k-major groups (the repack moves 16-bit elements, whatever they hold).
-const MatmulKernel kBF16x16 = {DType::BF16,   ActType::BF16, quantize_bf16_x86, gemm_half_x16<BF16W>,
-                               nullptr,       nullptr,       nullptr,           nullptr,
-                               repack_f16x16, "bf16x16",     kF16x16Rows,       unpack_row_f16x16};
-constexpr const MatmulKernel* kBF16Repacked = &kBF16x16;
-
-// k with the repacked-layout kernel r.
-constexpr MatmulKernel with_repacked(MatmulKernel k, const MatmulKernel* r) {
-  k.repacked = r;
-  return k;
-}
-
-const MatmulKernel kX86Kernels[] = {
-    {DType::F32, ActType::F32, nullptr, float_gemm<F32W>},
-    with_repacked({DType::F16, ActType::F16, quantize_f16_x86, float_gemm<F16W>}, kF16Repacked),
-    with_repacked({DType::BF16, ActType::BF16, quantize_bf16_x86, float_gemm<BF16W>}, kBF16Repacked),
-    with_repacked(packed<PQ4_0>({DType::Q4_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q4_0P>}),
-                  kQ4_0Repacked),
-    with_repacked(packed<PQ4_1>({DType::Q4_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q4_1P>}),
-                  kQ4_1Repacked),
-    with_repacked(packed<PQ5_0>({DType::Q5_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q5_0P>}),
-                  kQ5_0Repacked),
-    with_repacked(packed<PQ5_1>({DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q5_1P>}),
-                  kQ5_1Repacked),
-    with_repacked(packed<PQ8_0>({DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q8_0P>}),
-                  kQ8_0Repacked),
-    with_repacked(packed<PQ2_K>({DType::Q2_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q2_KP>}),
-                  kQ2_KRepacked),
-    with_repacked(packed<PQ3_K>({DType::Q3_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q3_KP>}),
-                  kQ3_KRepacked),
-    with_repacked(packed<PQ4_K>({DType::Q4_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q4_KP>}),
-                  kQ4_KRepacked),
-    with_repacked(packed<PQ5_K>({DType::Q5_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q5_KP>}),
-                  kQ5_KRepacked),
-    with_repacked(packed<PQ6_K>({DType::Q6_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q6_KP>}),
-                  kQ6_KRepacked),
+// This tier's rows of the matmul table (matmul.h).
+constexpr MatmulRow kX86Rows[] = {
+    // The file's layout.
+    {&kF32},
+    {&kF16},
+    {&kBF16},
+    {&kQ4_0},
+    {&kQ4_1},
+    {&kQ5_0},
+    {&kQ5_1},
+    {&kQ8_0},
+    {&kQ2_K},
+    {&kQ3_K},
+    {&kQ4_K},
+    {&kQ5_K},
+    {&kQ6_K},
+    // Repacked at load, one decode walk.
+    {&kF16x16},
+    {&kBF16x16},
+    {&kQ4_0x16},
+    {&kQ4_1x16},
+    {&kQ5_0x16},
+    {&kQ5_1x16},
+#if defined(__AVX512F__) && defined(__AVX512VNNI__)
+    {&kQ8_0x16},
+    // Repacked at load, walked as the machine's decode strategy says.
+    {&kQ2_Kx16, Walk::Spread},
+    {&kQ2_Kx16Lockstep, Walk::Lockstep},
+    {&kQ3_Kx16, Walk::Spread},
+    {&kQ3_Kx16Lockstep, Walk::Lockstep},
+    {&kQ4_Kx16, Walk::Spread},
+    {&kQ4_Kx16Lockstep, Walk::Lockstep},
+    {&kQ5_Kx16, Walk::Spread},
+    {&kQ5_Kx16Lockstep, Walk::Lockstep},
+    {&kQ6_Kx16, Walk::Spread},
+    {&kQ6_Kx16Lockstep, Walk::Lockstep},
+#endif
 };
 
-const MatmulKernel* x86_kernel(DType weight) {
-  for (const MatmulKernel& k : kX86Kernels)
-    if (k.weight == weight) return &k;
-  return nullptr;
-}
+std::span<const MatmulRow> x86_rows() { return kX86Rows; }
 
 }  // namespace
 }  // namespace glass::backend::cpu::kernels

@@ -20,11 +20,7 @@ constexpr int64_t kActTile = 64;  // activation rows per gemm call (cache-sized 
 
 // The matmul routines for a weight type at the highest tier up to `isa` that has one.
 const MatmulKernel& matmul_for(Isa isa, graph::DType w) {
-  if (isa >= Isa::Avx512)
-    if (const MatmulKernel* k = matmul_kernel_avx512(w)) return *k;
-  if (isa >= Isa::Avx2)
-    if (const MatmulKernel* k = matmul_kernel_avx2(w)) return *k;
-  return *matmul_kernel_scalar(w);  // the scalar tier covers every weight type the table admits
+  return *best_matmul_kernel(isa, w);  // the scalar tier covers every weight type the table admits
 }
 
 size_t align64(size_t n) { return (n + 63) / 64 * 64; }

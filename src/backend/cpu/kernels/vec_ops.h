@@ -5,6 +5,8 @@
 // the kernel table passes the chosen ISA's set as the entry's data.
 #include <cstdint>
 
+#include "backend/cpu/isa.h"
+
 namespace glass::backend::cpu::kernels {
 
 // One attention work item: query rows [t0, t1) of the heads that share kv head `hk`, all of one
@@ -57,6 +59,8 @@ struct VecOps {
 const VecOps& vec_ops_scalar();
 const VecOps& vec_ops_avx2();
 const VecOps& vec_ops_avx512();
+// The tier's routines (scalar for anything below AVX2).
+const VecOps& vec_ops_for(Isa isa);
 
 // Query rows per attention work item, and the per-thread scratch it needs.
 int64_t attention_rows_per_job(int64_t group);

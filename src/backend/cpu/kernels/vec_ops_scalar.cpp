@@ -10,4 +10,15 @@ const VecOps& vec_ops_scalar() {
   return kOps;
 }
 
+const VecOps& vec_ops_for(Isa isa) {
+  switch (isa) {
+    case Isa::Avx512:
+      return vec_ops_avx512();
+    case Isa::Avx2:
+      return vec_ops_avx2();
+    default:
+      return vec_ops_scalar();
+  }
+}
+
 }  // namespace glass::backend::cpu::kernels
