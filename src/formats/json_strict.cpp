@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,10 +13,6 @@ namespace glass::formats {
 
 namespace {
 
-// Thrown from the parser's callback to stop it once the budget is spent (nlohmann has no other
-// way to abort a parse from a callback).
-struct OverBudget {};
-
 // What a parsed value costs beyond its text, roughly as nlohmann lays it out: the value itself, a
 // heap string for strings past the small-string buffer, a map node and key per object member.
 constexpr uint64_t kValueBytes = sizeof(Json);
@@ -23,72 +20,125 @@ constexpr uint64_t kMemberBytes = 96;
 constexpr uint64_t kContainerBytes = 48;
 constexpr uint64_t kBaseBudget = uint64_t{16} << 20;
 
+// Builds the DOM from nlohmann's SAX events, counting what it costs and the keys of each open
+// object. (nlohmann's callback parser, used before, scans an object's members for a discarded one
+// each time a member object ends: a header of 1M tensors took 276 s to reject.)
+class StrictReader {
+ public:
+  using string_t = Json::string_t;
+
+  explicit StrictReader(uint64_t budget) : budget_(budget) {}
+
+  bool null() { return value(Json(nullptr), 0); }
+  bool boolean(bool v) { return value(Json(v), 0); }
+  bool number_integer(Json::number_integer_t v) { return value(Json(v), 0); }
+  bool number_unsigned(Json::number_unsigned_t v) { return value(Json(v), 0); }
+  bool number_float(Json::number_float_t v, const string_t&) { return value(Json(v), 0); }
+  bool string(string_t& v) {
+    const size_t bytes = v.size();
+    return value(Json(std::move(v)), bytes);
+  }
+  bool binary(Json::binary_t&) { return value(Json(nullptr), 0); }  // not in JSON text
+
+  bool start_object(size_t) { return open(Json::object(), true); }
+  bool start_array(size_t) { return open(Json::array(), false); }
+  bool end_object() {
+    stack_.pop_back();
+    return true;
+  }
+  bool end_array() {
+    stack_.pop_back();
+    return true;
+  }
+  bool key(string_t& k) {
+    if (!spend(kMemberBytes + k.size())) return false;
+    Open& o = stack_.back();
+    o.current = k;
+    if (!o.keys.insert(k).second && duplicate_.empty()) {
+      for (const Open& f : stack_)
+        if (f.object) duplicate_ += "/" + f.current;
+    }
+    return true;
+  }
+  bool parse_error(size_t, const std::string&, const nlohmann::detail::exception& e) {
+    error_ = e.what();
+    return false;
+  }
+
+  Json& root() { return root_; }
+  const std::string& duplicate() const { return duplicate_; }
+  const std::optional<std::string>& error() const { return error_; }
+  bool over_budget() const { return over_budget_; }
+
+ private:
+  struct Open {
+    Json* container;
+    bool object;
+    std::set<std::string> keys;
+    std::string current;
+  };
+
+  bool spend(uint64_t bytes) {
+    spent_ += bytes;
+    if (spent_ <= budget_) return true;
+    over_budget_ = true;
+    return false;
+  }
+  Json* put(Json v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    Open& o = stack_.back();
+    if (!o.object) {
+      o.container->push_back(std::move(v));
+      return &o.container->back();
+    }
+    Json& slot = (*o.container)[o.current];  // a repeated key keeps the last, as nlohmann does
+    slot = std::move(v);
+    return &slot;
+  }
+  bool value(Json v, size_t heap_bytes) {
+    if (!spend(kValueBytes + heap_bytes)) return false;
+    put(std::move(v));
+    return true;
+  }
+  bool open(Json v, bool object) {
+    if (!spend(kValueBytes + kContainerBytes)) return false;
+    stack_.push_back({put(std::move(v)), object, {}, {}});
+    return true;
+  }
+
+  const uint64_t budget_;
+  uint64_t spent_ = 0;
+  bool over_budget_ = false;
+  Json root_;
+  std::vector<Open> stack_;  // the parser is iterative: deep nesting costs memory, not stack
+  std::string duplicate_;    // the first repeated key's JSON pointer ("/weight_map/lm_head.weight")
+  std::optional<std::string> error_;
+};
+
 }  // namespace
 
 Result<Json> parse_json_strict(std::string_view text, std::string_view where, uint64_t memory_factor) {
   // Parsing is iterative, but what is built is walked recursively (copies, dump, the readers).
   if (Status s = check_json_depth(text, where); !s.ok()) return s.error();
-  // The keys seen in each open object and the key being read there; the parser is iterative, so
-  // deep nesting costs memory, not stack.
-  struct Open {
-    std::set<std::string> keys;
-    std::string current;
-  };
-  std::vector<Open> open;
-  std::string duplicate;  // its JSON pointer ("/weight_map/lm_head.weight")
-  bool found = false;
   const uint64_t budget = kBaseBudget + memory_factor * static_cast<uint64_t>(text.size());
-  uint64_t spent = 0;
-  auto callback = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) {
-    switch (event) {
-      case Json::parse_event_t::object_start:
-      case Json::parse_event_t::array_start:
-        spent += kValueBytes + kContainerBytes;
-        break;
-      case Json::parse_event_t::value:
-        spent += kValueBytes + (parsed.is_string() ? parsed.get_ref<const std::string&>().size() : 0);
-        break;
-      case Json::parse_event_t::key:
-        spent += kMemberBytes + parsed.get_ref<const std::string&>().size();
-        break;
-      default:
-        break;
-    }
-    if (spent > budget) throw OverBudget{};
-    switch (event) {
-      case Json::parse_event_t::object_start:
-        open.emplace_back();
-        break;
-      case Json::parse_event_t::object_end:
-        if (!open.empty()) open.pop_back();
-        break;
-      case Json::parse_event_t::key:
-        if (open.empty()) break;
-        open.back().current = parsed.get<std::string>();
-        if (!open.back().keys.insert(open.back().current).second && !found) {
-          found = true;
-          for (const Open& o : open) duplicate += "/" + o.current;
-        }
-        break;
-      default:
-        break;
-    }
-    return true;
-  };
-  try {
-    Json j = Json::parse(text.begin(), text.end(), callback);
-    if (found) {
-      return make_error(ErrorCode::InvalidFile,
-                        fmt::format("{}: key '{}' appears twice in one object", where, duplicate));
-    }
-    return j;
-  } catch (const Json::exception& e) {
-    return make_error(ErrorCode::InvalidFile, fmt::format("{}: not valid JSON: {}", where, e.what()));
-  } catch (const OverBudget&) {
+  StrictReader reader(budget);
+  const bool ok = Json::sax_parse(text, &reader, Json::input_format_t::json, /*strict=*/true);
+  if (reader.over_budget()) {
     return make_error(ErrorCode::CapacityExceeded,
                       fmt::format("{}: {} bytes of JSON would take more than {} bytes of memory once parsed",
                                   where, text.size(), budget));
   }
+  if (reader.error())
+    return make_error(ErrorCode::InvalidFile, fmt::format("{}: not valid JSON: {}", where, *reader.error()));
+  if (!ok) return make_error(ErrorCode::InvalidFile, fmt::format("{}: not valid JSON", where));
+  if (!reader.duplicate().empty()) {
+    return make_error(ErrorCode::InvalidFile,
+                      fmt::format("{}: key '{}' appears twice in one object", where, reader.duplicate()));
+  }
+  return std::move(reader.root());
 }
 
 }  // namespace glass::formats
