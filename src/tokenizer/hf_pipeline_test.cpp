@@ -1,6 +1,7 @@
 // Small hand-written tokenizer.json files: BPE merge order and options (ignore_merges, byte_fallback,
 // unk fusing, subword prefixes), WordPiece as BERT uses it, added tokens with their flags, the
 // post-processor and tokenizer_config.json overrides, and near-linear time on long inputs.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -173,6 +174,22 @@ TEST(HfAddedTokens, FlagsAsHf) {
   // decode: special tokens are skipped unless asked for; others always render.
   EXPECT_EQ(t.decode({s, ch('a'), sx}, false), "a<s>x");
   EXPECT_EQ(t.decode({s, ch('a'), sx}, true), "<s>a<s>x");
+}
+
+// An added token listed again (same content, hence the same id) replaces the earlier entry, flags
+// and all (HF keeps one token per id); every other entry of a long list keeps its id.
+TEST(HfAddedTokens, ARepeatedEntryReplacesTheEarlier) {
+  Json j = bpe();
+  j["added_tokens"] = Json::array();
+  for (int i = 0; i < 3000; ++i)
+    j["added_tokens"].push_back({{"id", 8 + i}, {"content", fmt::format("<t{}>", i)}, {"special", true}});
+  j["added_tokens"].push_back({{"id", 8}, {"content", "<t0>"}, {"special", false}});
+  const Tokenizer t = make(j);
+  EXPECT_EQ(enc(t, "<t0>"), (Ids{8}));
+  EXPECT_EQ(t.vocab().types[8], TokenType::UserDefined);  // the later entry's flags
+  EXPECT_EQ(t.vocab().types[9], TokenType::Control);
+  EXPECT_EQ(t.vocab().tokens.size(), 3008u);
+  EXPECT_EQ(enc(t, "a<t1>b<t2999>"), (Ids{0, 9, 1, 3007}));
 }
 
 TEST(HfPostProcessor, TemplateAndConfigOverrides) {

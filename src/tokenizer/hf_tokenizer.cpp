@@ -200,6 +200,8 @@ Result<Tokenizer> build(hf::TokenizerJson& tj, const Json& config, const HfToken
   // Added tokens take the model's id for their text, else the next free id (HF add_tokens).
   std::vector<AddedToken> added;
   std::unordered_map<std::string, int32_t> added_ids;
+  std::unordered_map<int32_t, size_t> entry_of_id;  // id -> its entry in `added`
+  std::vector<bool> replaced;                       // per entry: a later one has its id
   if (tj.added_present) {
     if (!tj.added_is_array) return bad("added_tokens", "must be a list");
     auto next_id = static_cast<int64_t>(mv->size());
@@ -228,10 +230,20 @@ Result<Tokenizer> build(hf::TokenizerJson& tj, const Json& config, const HfToken
         t.id = static_cast<int32_t>(std::min<int64_t>(next_id++, std::numeric_limits<int32_t>::max() - 1));
       }
       added_ids[t.content] = t.id;
-      // A repeated content replaces the earlier entry (HF keeps one token per id).
-      std::erase_if(added, [&](const AddedToken& x) { return x.id == t.id; });
+      // A later entry with the same id replaces the earlier one, and takes its place last (HF keeps
+      // one token per id). Marked here and dropped once: erasing as they came was quadratic.
+      if (const auto it = entry_of_id.find(t.id); it != entry_of_id.end()) replaced[it->second] = true;
+      entry_of_id[t.id] = added.size();
       added.push_back(std::move(t));
+      replaced.push_back(false);
     }
+    size_t kept = 0;
+    for (size_t i = 0; i < added.size(); ++i) {
+      if (replaced[i]) continue;
+      if (kept != i) added[kept] = std::move(added[i]);
+      ++kept;
+    }
+    added.resize(kept);
   }
 
   // The tokens tokenizer_config.json and the model name, looked up while the model's table is held.
