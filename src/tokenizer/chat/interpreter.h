@@ -81,6 +81,8 @@ class Interpreter {
   std::tm now() const;
   // Registers a namespace object so render() can break reference cycles through it at the end.
   void track(const ObjPtr& obj) { tracked_.push_back(obj); }
+  // Stops tracking obj (searched from the most recent), when nothing else can reach it any more.
+  void untrack(const Object* obj);
 
   // --- used by macro, caller and loop objects ---
   Result<Value> call_macro(const Stmt& macro, const std::weak_ptr<Scope>& closure, CallArgs& args);
