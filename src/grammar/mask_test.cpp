@@ -50,6 +50,28 @@ std::vector<bool> brute_force(const Grammar& g, const TokenIndex& v, std::string
   return ok;
 }
 
+// Walks `text` byte by byte from the start, the matcher's mask equal to the brute force before each
+// byte and at the end; the grammar can end there.
+void expect_masks_along(const Grammar& g, const std::shared_ptr<BoundGrammar>& bound, const TokenIndex& v,
+                        const std::string& text) {
+  Matcher m(bound);
+  std::vector<uint64_t> mask(v.mask_words());
+  for (size_t i = 0; i <= text.size(); ++i) {
+    ASSERT_TRUE(m.fill_mask(mask).ok());
+    const auto want = brute_force(g, v, text.substr(0, i));
+    for (int32_t id = 0; id < v.vocab_size(); ++id) {
+      const bool got = (mask[static_cast<size_t>(id) >> 6] >> (id & 63)) & 1;
+      ASSERT_EQ(got, want[static_cast<size_t>(id)])
+          << "text '" << text.substr(0, i) << "' token " << id << " '" << v.piece(id) << "'";
+    }
+    if (i < text.size()) {
+      ASSERT_TRUE(m.accept_bytes(text.substr(i, 1))) << text.substr(0, i + 1);
+    }
+  }
+  EXPECT_TRUE(m.can_end());
+  EXPECT_TRUE(m.accept_token(0));
+}
+
 const char* kJson = R"(
 root   ::= object
 value  ::= object | array | string | number | ("true" | "false" | "null") ws
@@ -69,24 +91,7 @@ TEST(Mask, EqualsBruteForceAlongValidTexts) {
   const std::string texts[] = {"{\"a\": [1, 2.5e+3, true, {\"b\": null}], \"é日本\": \"x\\n\\u00e9\"}",
                                "{\"" + std::string(50, 'b') + "\":1,\"k\":\"" + std::string(45, 'a') + "\"}",
                                "{}", "{\"k\":{\"k\":{\"k\":[[],[{}]]}}}\n  "};
-  std::vector<uint64_t> mask(vocab->mask_words());
-  for (const std::string& text : texts) {
-    Matcher m(bound);
-    for (size_t i = 0; i <= text.size(); ++i) {
-      ASSERT_TRUE(m.fill_mask(mask).ok());
-      const auto want = brute_force(*grammar, *vocab, text.substr(0, i));
-      for (int32_t id = 0; id < vocab->vocab_size(); ++id) {
-        const bool got = (mask[static_cast<size_t>(id) >> 6] >> (id & 63)) & 1;
-        ASSERT_EQ(got, want[static_cast<size_t>(id)])
-            << "text '" << text.substr(0, i) << "' token " << id << " '" << vocab->piece(id) << "'";
-      }
-      if (i < text.size()) {
-        ASSERT_TRUE(m.accept_bytes(text.substr(i, 1))) << text.substr(0, i + 1);
-      }
-    }
-    EXPECT_TRUE(m.can_end());
-    EXPECT_TRUE(m.accept_token(0));
-  }
+  for (const std::string& text : texts) expect_masks_along(*grammar, bound, *vocab, text);
 }
 
 TEST(Mask, RandomWalksMatchBruteForce) {
@@ -128,22 +133,7 @@ TEST(Mask, LongFlatSequencesShareTablesAndStayExact) {
   auto grammar = std::make_shared<Grammar>(std::move(*g));
   auto vocab = test_vocab();
   auto bound = std::make_shared<BoundGrammar>(grammar, vocab);
-  Matcher m(bound);
-  const std::string text = std::string(300, 'a') + "!";
-  std::vector<uint64_t> mask(vocab->mask_words());
-  for (size_t i = 0; i <= text.size(); ++i) {
-    ASSERT_TRUE(m.fill_mask(mask).ok());
-    const auto want = brute_force(*grammar, *vocab, text.substr(0, i));
-    for (int32_t id = 0; id < vocab->vocab_size(); ++id) {
-      const bool got = (mask[static_cast<size_t>(id) >> 6] >> (id & 63)) & 1;
-      ASSERT_EQ(got, want[static_cast<size_t>(id)])
-          << "after " << i << " bytes, token '" << vocab->piece(id) << "'";
-    }
-    if (i < text.size()) {
-      ASSERT_TRUE(m.accept_bytes(text.substr(i, 1)));
-    }
-  }
-  EXPECT_TRUE(m.can_end());
+  expect_masks_along(*grammar, bound, *vocab, std::string(300, 'a') + "!");
   // One table for the first ~275 positions, one each for the last ~kWalkDepth + 2.
   EXPECT_LE(vocab->cached_tables(), size_t{kWalkDepth} + 8)
       << vocab->cached_tables() << " tables for 301 positions";
