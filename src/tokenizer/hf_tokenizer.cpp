@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <functional>
 #include <limits>
 #include <optional>
 #include <unordered_map>
@@ -12,6 +11,7 @@
 #include "core/read_file.h"
 #include "tokenizer/hf_json.h"
 #include "tokenizer/hf_tokenizer_json.h"
+#include "tokenizer/token_index.h"
 
 namespace glass::tokenizer {
 namespace {
@@ -67,10 +67,7 @@ struct ModelVocabulary {
 
   // The slot that holds `t`, or the empty one where it would go (tagged for `t`).
   Slot& slot_of(std::string_view t) {
-    uint64_t h = std::hash<std::string_view>{}(t);
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
+    const uint64_t h = TokenIndex::hash(t);
     const auto tag = static_cast<uint32_t>(h >> 32);
     const size_t mask = slots.size() - 1;
     size_t s = h & mask;

@@ -18,6 +18,10 @@ class TokenIndex {
   // to vocab.tokens, which must outlive it and stay unchanged.
   static Result<TokenIndex> build(const Vocab& vocab);
 
+  // The hash the table probes with: its low bits pick the slot, its high bits are the tag. Also
+  // the tokenizer.json loader's key table (hf_tokenizer.cpp).
+  static uint64_t hash(std::string_view s);
+
   // The id of the token whose text is exactly `text`, or -1.
   int32_t find(std::string_view text) const {
     if (slots_.empty()) return -1;
@@ -35,7 +39,6 @@ class TokenIndex {
     int32_t id = -1;   // -1: empty
     uint32_t tag = 0;  // the hash's high bits: most mismatches never read the text
   };
-  static uint64_t hash(std::string_view s);
   std::string_view text_of(int32_t id) const { return (*texts_)[static_cast<size_t>(id)]; }
 
   const TokenTexts* texts_ = nullptr;
