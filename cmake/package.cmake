@@ -3,7 +3,8 @@
 # pkg-config. The module libraries stay what the tree's own targets link; libglass archives their
 # objects once more (nothing is compiled twice), so a consumer links one library and never has to
 # order the modules. Its link interface is the external libraries only: the public headers include
-# no dependency, so nlohmann_json (header-only, used inside the modules) is not one.
+# no dependency but glass/json.h, which includes nlohmann_json (header-only) for a consumer that
+# parses JSON with glass's bounded parser, so nlohmann_json is not one to link.
 include(GNUInstallDirs)
 
 set(glass_library_modules core graph tokenizer formats grammar backend models runtime capi)

@@ -18,6 +18,7 @@
 #include "cli/chat.h"
 #include "cli/chat_input.h"
 #include "glass/files.h"
+#include "glass/json.h"
 
 namespace glass::cli {
 namespace {
@@ -119,11 +120,12 @@ Status save_conversation(const Conversation& c, const std::string& path) {
 Result<Conversation> load_conversation(const std::string& path) {
   auto text = read_text_file(path);
   if (!text) return text.error();
-  const auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  auto parsed = parse_json_bounded<nlohmann::json>(*text, fmt::format("/load '{}'", path));
+  if (!parsed) return make_error(ErrorCode::InvalidArgument, parsed.error().message);
+  const nlohmann::json& j = *parsed;
   const auto bad = [&](const std::string& why) {
     return make_error(ErrorCode::InvalidArgument, fmt::format("/load '{}': {}", path, why));
   };
-  if (j.is_discarded()) return bad("not JSON");
   const nlohmann::json* messages = j.is_array()                              ? &j
                                    : j.is_object() && j.contains("messages") ? &j["messages"]
                                                                              : nullptr;

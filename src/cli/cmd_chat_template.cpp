@@ -18,6 +18,7 @@
 
 #include "cli/common.h"
 #include "glass/files.h"
+#include "glass/json.h"
 #include "glass/tools.h"
 
 namespace glass::cli {
@@ -51,8 +52,8 @@ Status apply_var(const std::string& spec, json& vars) {
     return make_error(ErrorCode::InvalidArgument, fmt::format("--var '{}': expected NAME=VALUE", spec));
   }
   const std::string value = spec.substr(eq + 1);
-  json parsed = json::parse(value, nullptr, /*allow_exceptions=*/false);
-  vars[spec.substr(0, eq)] = parsed.is_discarded() ? json(value) : parsed;
+  auto parsed = parse_json_bounded<json>(value, "--var");
+  vars[spec.substr(0, eq)] = parsed ? std::move(*parsed) : json(value);
   return {};
 }
 
@@ -65,11 +66,9 @@ int run_chat_template(const ChatTemplateOptions& o) {
   if (!source) return report(source.error());
   auto context = read_file(o.context_file);
   if (!context) return report(context.error());
-  if (auto st = check_json_depth(*context, o.context_file); !st) return report(st.error());
-  const json parsed = json::parse(*context, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded())
-    return report(
-        make_error(ErrorCode::InvalidArgument, fmt::format("'{}' is not valid JSON", o.context_file)));
+  auto context_json = parse_json_bounded<json>(*context, o.context_file);
+  if (!context_json) return report(context_json.error());
+  const json& parsed = *context_json;
   if (parsed.is_object() && parsed.contains("contexts")) {
     return report(
         make_error(ErrorCode::InvalidArgument,

@@ -10,6 +10,7 @@
 
 #include "cli/common.h"
 #include "glass/files.h"
+#include "glass/json.h"
 #include "glass/verify.h"
 
 namespace glass::cli {
@@ -32,8 +33,9 @@ Result<std::vector<int32_t>> reference_tokens(const VerifyOptions& o) {
   json.replace_extension(".json");
   auto text = read_file_bounded(json, kMaxTextFileBytes, "verify");  // regular files, bounded
   if (!text) return text.error();
-  if (auto st = check_json_depth(*text, json.string()); !st) return st.error();
-  const auto doc = nlohmann::json::parse(*text, nullptr, false);
+  auto parsed = parse_json_bounded<nlohmann::json>(*text, json.string());
+  if (!parsed) return parsed.error();
+  const nlohmann::json& doc = *parsed;
   if (!doc.is_object() || !doc.contains("token_ids") || !doc["token_ids"].is_array())
     return make_error(ErrorCode::InvalidArgument,
                       fmt::format("verify: give --tokens (no token_ids in {})", json.string()));

@@ -13,7 +13,7 @@
 #include <optional>
 #include <set>
 
-#include "core/json_depth.h"
+#include "core/json_bounded.h"
 #include "grammar/bound.h"
 #include "grammar/gbnf.h"
 #include "grammar/json_schema_converter.h"
@@ -559,13 +559,12 @@ using schema_detail::primitives;
 Result<std::string> json_schema_to_gbnf(std::string_view schema_json) {
   // Copies, comparisons and dumps of the parsed schema (flatten, merge, const values) recurse with its
   // nesting; the converter's own bound (128 schema levels) is reached first in any real schema.
-  if (Status s = check_json_depth(schema_json, "json schema", kMaxSchemaJsonDepth); !s)
-    return make_error(ErrorCode::InvalidArgument, s.error().message);
+  // Parsed in linear time (an ordered_json parse searches an object's keys for each key it adds).
+  auto root = parse_json_bounded<json>(schema_json, "json schema",
+                                       {.memory_factor = 16, .max_depth = kMaxSchemaJsonDepth});
+  if (!root) return make_error(ErrorCode::InvalidArgument, root.error().message);
   try {
-    const json root = json::parse(schema_json);
-    return Converter(root).run();
-  } catch (const json::parse_error& e) {
-    return make_error(ErrorCode::InvalidArgument, fmt::format("json schema: not JSON: {}", e.what()));
+    return Converter(*root).run();
   } catch (const std::exception& e) {
     return make_error(ErrorCode::InvalidArgument, fmt::format("json schema: {}", e.what()));
   }

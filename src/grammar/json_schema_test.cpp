@@ -178,7 +178,7 @@ TEST(JsonSchema, UnsupportedKeywordsNameKeywordAndPath) {
       {R"({"type":"number","minimum":1e20})", "keyword 'minimum'"},
       {R"({"type":"number","exclusiveMaximum":true})", "exclusiveMaximum must be a number"},
       {"false", "matches nothing"},
-      {"{\"type\":", "not JSON"},
+      {"{\"type\":", "not valid JSON"},
   };
   for (const auto& [s, want] : cases) {
     auto r = json_schema_to_gbnf(s);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/json_bounded.h"
 #include "core/json_depth.h"
 #include "core/read_file.h"
 #include "runtime/access.h"
@@ -44,9 +45,10 @@ Result<std::string> hf_chat_template(const std::filesystem::path& dir) {
   if (!std::filesystem::exists(config_path, ec)) return std::string();
   auto text = read_text(config_path);
   if (!text) return text.error();
-  if (Status s = check_json_depth(*text, config_path.string()); !s.ok()) return s.error();
-  const auto config = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (config.is_discarded() || !config.is_object())
+  auto parsed = parse_json_bounded<nlohmann::json>(*text, fmt::format("chat: {}", config_path.string()));
+  if (!parsed) return parsed.error();
+  const nlohmann::json& config = *parsed;
+  if (!config.is_object())
     return make_error(ErrorCode::InvalidFile,
                       fmt::format("chat: {} is not a JSON object", config_path.string()));
   const auto t = config.find("chat_template");
@@ -107,10 +109,11 @@ Result<std::string> Model::apply_chat_template(const std::vector<ChatMessage>& m
     Json msg = {{"role", m.role}, {"content", m.content}};
     if (!m.extra_json.empty()) {
       // Template values are converted and rendered recursively: the nesting is bounded first.
-      if (Status s = check_json_depth(m.extra_json, fmt::format("chat: messages[{}].extra_json", i)); !s.ok())
-        return make_error(ErrorCode::InvalidArgument, s.error().message);
-      Json extra = Json::parse(m.extra_json, nullptr, /*allow_exceptions=*/false);
-      if (extra.is_discarded() || !extra.is_object())
+      auto parsed = parse_json_bounded<Json>(m.extra_json, fmt::format("chat: messages[{}].extra_json", i),
+                                             {.memory_factor = 16});
+      if (!parsed) return make_error(ErrorCode::InvalidArgument, parsed.error().message);
+      Json& extra = *parsed;
+      if (!extra.is_object())
         return make_error(ErrorCode::InvalidArgument,
                           fmt::format("chat: messages[{}].extra_json is not a JSON object", i));
       for (auto& [k, v] : extra.items()) msg[k] = std::move(v);
@@ -121,11 +124,10 @@ Result<std::string> Model::apply_chat_template(const std::vector<ChatMessage>& m
   // transformers passes tools=None when there are none: templates test `tools is not none`.
   vars["tools"] = nullptr;
   if (!inputs.tools_json.empty()) {
-    if (Status s = check_json_depth(inputs.tools_json, "chat: tools"); !s.ok())
-      return make_error(ErrorCode::InvalidArgument, s.error().message);
-    Json tools = Json::parse(inputs.tools_json, nullptr, /*allow_exceptions=*/false);
-    if (tools.is_discarded() || !tools.is_array())
-      return make_error(ErrorCode::InvalidArgument, "chat: tools is not a JSON array");
+    auto parsed = parse_json_bounded<Json>(inputs.tools_json, "chat: tools", {.memory_factor = 16});
+    if (!parsed) return make_error(ErrorCode::InvalidArgument, parsed.error().message);
+    Json& tools = *parsed;
+    if (!tools.is_array()) return make_error(ErrorCode::InvalidArgument, "chat: tools is not a JSON array");
     if (!tools.empty()) vars["tools"] = std::move(tools);
   }
   vars["add_generation_prompt"] = inputs.add_generation_prompt;

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/exception_guard.h"
-#include "core/json_depth.h"
+#include "core/json_bounded.h"
 #include "formats/gguf.h"
 #include "formats/gguf_vocab.h"
 #include "glass/tools.h"
@@ -26,11 +26,7 @@ Result<std::string> read_file(const fs::path& path) {
 }
 
 Result<json> parse_json(std::string_view text, const std::string& where) {
-  if (auto st = check_json_depth(text, where); !st) return st.error();
-  json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    return make_error(ErrorCode::InvalidArgument, fmt::format("'{}' is not valid JSON", where));
-  return j;
+  return parse_json_bounded<json>(text, where);
 }
 
 Result<json> read_json(const fs::path& path) {

@@ -121,7 +121,7 @@ std::optional<ApiError> tool_call_constraint(ToolFamily family, const std::strin
     return std::nullopt;
   CallSyntax syntax{};
   if (auto e = syntax_of(family, syntax)) return e;
-  const Json tools = Json::parse(tools_json, nullptr, /*allow_exceptions=*/false);
+  const Json tools = parse_json_or_discarded(tools_json);
   if (!tools.is_array() || tools.empty()) return bad_field("tool_choice", "needs a non-empty \"tools\"");
   // One schema per call the reply may make: {"name": <the name>, <args_key>: <its parameters>}.
   Json calls = Json::array();

@@ -22,12 +22,11 @@ constexpr size_t kMaxStopStrings = 16;
 // Each tool is rendered into every prompt; more than this is a client bug, not a toolbox.
 constexpr size_t kMaxTools = 128;
 
+// Nesting is checked per field once parsed, so that the error names the field.
 Err parse_object(std::string_view body, Json& out) {
-  try {
-    out = Json::parse(body);
-  } catch (const Json::exception& e) {
-    return ApiError{.message = fmt::format("the body is not valid JSON: {}", e.what())};
-  }
+  auto parsed = parse_json_bounded<Json>(body, "the body", {.memory_factor = 16, .max_depth = 0});
+  if (!parsed) return ApiError{.message = parsed.error().message};
+  out = std::move(*parsed);
   if (!out.is_object()) return ApiError{.message = "the body must be a JSON object"};
   return std::nullopt;
 }

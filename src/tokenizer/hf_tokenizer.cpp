@@ -7,6 +7,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "core/json_bounded.h"
 #include "core/json_depth.h"
 #include "core/read_file.h"
 #include "tokenizer/hf_json.h"
@@ -27,12 +28,7 @@ Result<std::string> read_file(const std::filesystem::path& path) {
 
 // tokenizer_config.json (small: tokens, flags, a chat template).
 Result<Json> parse_json(std::string_view text, std::string_view name) {
-  if (Status s = check_json_depth(text, name); !s.ok()) return s.error();
-  try {
-    return Json::parse(text);
-  } catch (const Json::exception& e) {
-    return make_error(ErrorCode::InvalidFile, fmt::format("{}: not valid JSON: {}", name, e.what()));
-  }
+  return parse_json_bounded<Json>(text, name);
 }
 
 // Frees what `x` holds: `x = {}` keeps a vector's capacity, and a move-assignment from an empty
