@@ -11,6 +11,8 @@
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -127,18 +129,32 @@ int serve(ServeOptions o) {
     left = (*server)->shutdown(std::chrono::milliseconds(static_cast<int64_t>(o.shutdown_timeout * 1000)));
     drained = true;
   });
-  // The drain's end is polled so that a second signal can still cut it short.
+  // The drain's end is polled so that a second signal can still cut it short. Stopping waits for the
+  // HTTP workers; one busy outside the engine (parsing or rendering a huge body) cannot be cancelled,
+  // so past the deadline and a few seconds more the process exits without them.
   bool forced = false;
+  auto hard_stop = t0 + std::chrono::milliseconds(static_cast<int64_t>(o.shutdown_timeout * 1000)) +
+                   std::chrono::seconds(5);
+  std::thread stopper;
   while (!drained.load()) {
     timespec tick{.tv_sec = 0, .tv_nsec = 50'000'000};
-    if (sigtimedwait(&signals, nullptr, &tick) > 0) {
+    if (!forced && sigtimedwait(&signals, nullptr, &tick) > 0) {
       fmt::print(stderr, "glass: second signal: stopping now\n");
       forced = true;
-      (*server)->stop();
-      break;
+      hard_stop = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      stopper = std::thread([&] { (*server)->stop(); });
+    } else if (forced) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (std::chrono::steady_clock::now() > hard_stop) {
+      fmt::print(stderr, "glass: {} request(s) still busy 5 s past the deadline; exiting without them\n",
+                 (*server)->active_requests());
+      std::fflush(stderr);
+      std::_Exit(0);
     }
   }
   drainer.join();
+  if (stopper.joinable()) stopper.join();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (forced)
     fmt::print(stderr, "glass: stopped at once after {:.1f} s\n", seconds);
