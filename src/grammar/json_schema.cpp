@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "core/json_bounded.h"
 #include "grammar/bound.h"
@@ -190,8 +191,9 @@ std::string Converter::rule(const std::string& hint, const std::string& body) {
   if (base.empty() || !std::isalpha(static_cast<unsigned char>(base[0]))) base = "r" + base;
   if (base.size() > 40) base.resize(40);
   std::string name = base;
-  for (int i = 2; rules_.count(name) || primitives().count(name) || name == "root"; ++i)
-    name = fmt::format("{}-{}", base, i);
+  int& i = next_suffix_.try_emplace(base, 2).first->second;
+  while (rules_.count(name) || primitives().count(name) || name == "root")
+    name = fmt::format("{}-{}", base, i++);
   rules_[name] = body;
   order_.push_back(name);
   by_body_[body] = name;
@@ -271,18 +273,96 @@ bool Converter::has_assertions(const json& s, const std::string& except) {
   return false;
 }
 
+namespace {
+
+// An object's members by name: an ordered_json object searches its members for each lookup, and
+// two allOf parts of 60k properties each took 28 s to merge that way.
+class MemberIndex {
+ public:
+  explicit MemberIndex(json& obj) : obj_(&obj) {
+    size_t i = 0;
+    for (const auto& [k, unused] : obj.items()) at_.emplace(k, i++);
+  }
+  json* find(const std::string& k) const {
+    const auto it = at_.find(k);
+    return it == at_.end() ? nullptr : &entries()[it->second].second;
+  }
+  // Adds a member `k` does not name yet, without the search ordered_json's insertion makes.
+  void append(const std::string& k, const json& v) {
+    at_.emplace(k, entries().size());
+    entries().emplace_back(k, v);
+  }
+
+ private:
+  json::object_t::Container& entries() const {
+    return static_cast<json::object_t::Container&>(obj_->get_ref<json::object_t&>());
+  }
+  json* obj_;
+  std::unordered_map<std::string, size_t> at_;
+};
+
+// A value written so that equal values are written alike: numbers by their value (1 and 1.0 are one
+// value to a validator), containers member by member in their order. (Sorting by json's < instead is
+// not a strict weak order once integers past 2^53 meet floats.)
+void write_canonical(const json& v, std::string& out) {
+  if (v.is_number()) {
+    const double d = v.get<double>();
+    if (v.is_number_integer() || v.is_number_unsigned())
+      out += v.dump();
+    else if (std::nearbyint(d) == d && std::fabs(d) < 9.2e18)
+      out += std::to_string(static_cast<int64_t>(d));
+    else
+      out += fmt::format("{}", d);
+  } else if (v.is_array()) {
+    out += '[';
+    for (const auto& e : v) {
+      write_canonical(e, out);
+      out += ',';
+    }
+    out += ']';
+  } else if (v.is_object()) {
+    out += '{';
+    for (const auto& [k, e] : v.items()) {
+      out += json(k).dump();
+      out += ':';
+      write_canonical(e, out);
+      out += ',';
+    }
+    out += '}';
+  } else {
+    out += v.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+}
+
+// Whether no two values are equal, looked up rather than compared pairwise: an enum of 300k values.
+bool all_distinct(const std::vector<json>& values) {
+  std::set<std::string> seen;
+  for (const json& v : values) {
+    std::string key;
+    write_canonical(v, key);
+    if (!seen.insert(std::move(key)).second) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Result<json> Converter::merge(json a, const json& b, const std::string& path) const {
   // additionalProperties: false in one part forbids the other part's extra members (it sees only
   // its own part's properties), so merging would admit invalid objects: refuse instead.
   for (const json* x : {static_cast<const json*>(&a), &b}) {
     const json& y = x == &a ? b : static_cast<const json&>(a);
     if (x->contains("additionalProperties") && (*x)["additionalProperties"] != true &&
-        y.contains("properties") && y["properties"].is_object())
+        y.contains("properties") && y["properties"].is_object()) {
+      std::set<std::string> own;
+      if (x->contains("properties") && (*x)["properties"].is_object())
+        for (const auto& [k, unused] : (*x)["properties"].items()) own.insert(k);
       for (const auto& [k, unused] : y["properties"].items())
-        if (!x->contains("properties") || !(*x)["properties"].contains(k))
+        if (!own.count(k))
           return fail(path, fmt::format("allOf: property '{}' of one part is not allowed by another part's "
                                         "additionalProperties",
                                         k));
+    }
   }
   for (const auto& [k, v] : b.items()) {
     if (annotations().count(k)) continue;
@@ -293,14 +373,18 @@ Result<json> Converter::merge(json a, const json& b, const std::string& path) co
     json& x = a[k];
     if (x == v) continue;
     if (k == "properties" && x.is_object() && v.is_object()) {
-      for (const auto& [pk, pv] : v.items())
-        if (!x.contains(pk))
-          x[pk] = pv;
-        else if (x[pk] != pv)
-          x[pk] = json{{"allOf", json::array({x[pk], pv})}};
+      MemberIndex have(x);
+      for (const auto& [pk, pv] : v.items()) {
+        if (json* old = have.find(pk)) {
+          if (*old != pv) *old = json{{"allOf", json::array({*old, pv})}};
+        } else {
+          have.append(pk, pv);
+        }
+      }
     } else if (k == "required" && x.is_array() && v.is_array()) {
+      std::set<json> have(x.begin(), x.end());
       for (const auto& r : v)
-        if (std::find(x.begin(), x.end(), r) == x.end()) x.push_back(r);
+        if (have.insert(r).second) x.push_back(r);
     } else if (k == "type") {
       // integer is the part of number that is whole: their intersection is integer.
       auto set_of = [](const json& t) {
@@ -519,31 +603,34 @@ Status Converter::check_disjoint(const std::vector<json>& branches, const std::s
     else
       consts_ok = false;
   }
-  if (consts_ok) {
-    for (size_t i = 0; i < values.size(); ++i)
-      for (size_t j = i + 1; j < values.size(); ++j)
-        if (values[i] == values[j]) consts_ok = false;
-    if (consts_ok) return {};
-  }
-  // A discriminator: a property every branch requires with a const, all different.
-  if (branches[0].contains("properties") && branches[0]["properties"].is_object())
+  if (consts_ok && all_distinct(values)) return {};
+  // A discriminator: a property every branch requires with a const, all different. Each branch's
+  // required names and properties are looked up, not searched (branches of 60k properties).
+  if (branches[0].contains("properties") && branches[0]["properties"].is_object()) {
+    struct Shape {
+      std::set<std::string> required;
+      std::map<std::string, const json*> properties;
+    };
+    std::vector<Shape> shapes(branches.size());
+    for (size_t i = 0; i < branches.size(); ++i) {
+      const json& b = branches[i];
+      if (b.contains("required") && b["required"].is_array())
+        for (const auto& r : b["required"])
+          if (r.is_string()) shapes[i].required.insert(r.get<std::string>());
+      if (b.contains("properties") && b["properties"].is_object())
+        for (const auto& [k, v] : b["properties"].items()) shapes[i].properties.emplace(k, &v);
+    }
     for (const auto& [key, unused] : branches[0]["properties"].items()) {
       std::vector<json> tags;
-      for (const auto& b : branches) {
-        const bool req = b.contains("required") && b["required"].is_array() &&
-                         std::find(b["required"].begin(), b["required"].end(), key) != b["required"].end();
-        if (!req || !b.contains("properties") || !b["properties"].contains(key)) break;
-        const json& p = b["properties"][key];
-        if (!p.is_object() || !p.contains("const")) break;
-        tags.push_back(p["const"]);
+      for (const Shape& shape : shapes) {
+        const auto p = shape.properties.find(key);
+        if (!shape.required.count(key) || p == shape.properties.end()) break;
+        if (!p->second->is_object() || !p->second->contains("const")) break;
+        tags.push_back((*p->second)["const"]);
       }
-      if (tags.size() != branches.size()) continue;
-      bool distinct = true;
-      for (size_t i = 0; i < tags.size(); ++i)
-        for (size_t j = i + 1; j < tags.size(); ++j)
-          if (tags[i] == tags[j]) distinct = false;
-      if (distinct) return {};
+      if (tags.size() == branches.size() && all_distinct(tags)) return {};
     }
+  }
   return fail(path,
               "oneOf whose branches may overlap is not supported (only disjoint types, distinct "
               "constants or a const discriminator property); use anyOf if overlap is fine");

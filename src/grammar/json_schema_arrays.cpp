@@ -50,6 +50,7 @@ Result<std::vector<json>> Converter::finite_values(const json& items, const std:
     if (!types.empty() && !types.count(t) && !(t == "integer" && types.count("number"))) continue;
     // 1 and 1.0 are one value to a validator (true and 1 are not, nor are they to json ==).
     if (std::none_of(out.begin(), out.end(), [&](const json& o) { return o == v; })) out.push_back(v);
+    if (out.size() > kMaxValues) break;  // refused below: comparing the rest costs time, not more
   }
   if (out.size() > kMaxValues)
     return fail(

@@ -71,6 +71,9 @@ class Converter {
   std::map<std::string, std::string> rules_;
   std::vector<std::string> order_;
   std::map<std::string, std::string> by_body_;
+  // The next suffix to try per name base: 20000 rules of one 40-character base tried every suffix
+  // before theirs (22 s).
+  std::map<std::string, int> next_suffix_;
   std::map<std::string, std::string> ref_rules_;
   std::set<std::string> prims_;
 };

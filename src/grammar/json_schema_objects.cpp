@@ -35,12 +35,14 @@ Result<std::string> Converter::object_schema(const json& s, const std::string& p
   std::set<std::string> required;
   if (s.contains("required")) {
     if (!s["required"].is_array()) return fail(path, "required must be an array");
+    // Looked up, not searched: 100k required names took 54 s against as many properties.
+    std::set<std::string> declared;
+    for (const auto& p : props) declared.insert(p.first);
     for (const auto& r : s["required"]) {
       if (!r.is_string()) return fail(path, "required must hold strings");
-      required.insert(r.get<std::string>());
-      if (std::none_of(props.begin(), props.end(),
-                       [&](const auto& p) { return p.first == r.get<std::string>(); }))
-        props.push_back({r.get<std::string>(), json::object()});
+      const std::string& name = r.get_ref<const std::string&>();
+      required.insert(name);
+      if (declared.insert(name).second) props.push_back({name, json::object()});
     }
   }
   const json addl = s.contains("additionalProperties") ? s["additionalProperties"] : json(true);

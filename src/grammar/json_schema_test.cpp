@@ -2,6 +2,7 @@
 // that name the keyword and path (the corpus test covers realistic schemas end to end).
 #include "grammar/json_schema.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "grammar/automaton.h"
@@ -220,6 +221,58 @@ TEST(JsonSchema, ExponentialExpansionAndDeepTextAreErrors) {
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.error().message.find("nested more than 300 deep"), std::string::npos) << r.error().message;
   }
+}
+
+// Wide schemas found by hand through glass serve's response_format (bodies of 1.5-4.4 MB): each took
+// 22-54 s, or more than a minute, by a search or pairwise comparison per member: required names
+// against the properties, allOf parts merged key by key, rule names tried suffix by suffix, enum
+// values compared pairwise, uniqueItems candidates compared past the bound. Each now ends in well
+// under a second with the bound it reaches, or converts.
+std::string wide_properties(const std::string& prefix, int n, bool required) {
+  std::string props, names;
+  for (int i = 0; i < n; ++i) {
+    props += fmt::format(R"({}"{}{}":{{"type":"integer"}})", i ? "," : "", prefix, i);
+    names += fmt::format(R"({}"{}{}")", i ? "," : "", prefix, i);
+  }
+  return R"({"type":"object","properties":{)" + props + "}" +
+         (required ? R"(,"required":[)" + names + "]" : "") + "}";
+}
+
+TEST(JsonSchema, WideSchemasEndInTheirBounds) {
+  const std::string expands = "expands to more than 50000 sub-schemas";
+  const std::string a = wide_properties("a", 60000, true);
+  std::string branches;
+  for (int i = 0; i < 20000; ++i)
+    branches +=
+        fmt::format(R"({}{{"type":"object","properties":{{"k{}":{{"const":{}}}}},"required":["k{}"]}})",
+                    i ? "," : "", i, i, i);
+  std::string values;
+  for (int i = 0; i < 300000; ++i) values += fmt::format("{}{}", i ? "," : "", i);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {wide_properties("p", 100000, true), expands},
+      {R"({"allOf":[)" + a + "," + a + "]}", expands},
+      {R"({"allOf":[)" + wide_properties("a", 60000, false) + "," + wide_properties("b", 60000, false) + "]}",
+       expands},
+      {R"({"oneOf":[)" + branches + "]}", expands},
+      {R"({"type":"array","uniqueItems":true,"items":{"enum":[)" + values + "]}}",
+       "uniqueItems over more than 8 distinct item values"},
+  };
+  for (const auto& [schema, error] : cases) {
+    auto r = json_schema_to_gbnf(schema);
+    ASSERT_FALSE(r.ok()) << schema.substr(0, 80);
+    EXPECT_NE(r.error().message.find(error), std::string::npos) << r.error().message;
+  }
+  // Distinct constants tell branches apart: found by lookup, and 1 and 1.0 are one value.
+  auto distinct = json_schema_to_gbnf(R"({"oneOf":[{"enum":[)" + values + R"(]},{"const":"x"}]})");
+  EXPECT_TRUE(distinct.ok() || distinct.error().message.find("elements") != std::string::npos)
+      << distinct.error().message;
+  auto same = json_schema_to_gbnf(R"({"oneOf":[{"const":1},{"const":1.0}]})");
+  ASSERT_FALSE(same.ok());
+  EXPECT_NE(same.error().message.find("oneOf whose branches may overlap"), std::string::npos)
+      << same.error().message;
+  auto apart = json_schema_to_gbnf(
+      R"({"oneOf":[{"const":1},{"const":1.5},{"const":[1,{"a":2}]},{"const":[1,{"a":3}]}]})");
+  EXPECT_TRUE(apart.ok()) << apart.error().message;
 }
 
 TEST(Regex, FullMatchSubset) {
