@@ -50,7 +50,7 @@ Result<Value> b_range(Interpreter& in, CallArgs& args) {
 }
 
 // dict(mapping_or_pairs, **kwargs)
-Result<Value> b_dict(Interpreter&, CallArgs& args) {
+Result<Value> b_dict(Interpreter& in, CallArgs& args) {
   if (args.pos.size() > 1)
     return type_error(fmt::format("dict expected at most 1 argument, got {}", args.pos.size()));
   std::vector<std::pair<Value, Value>> items;
@@ -68,7 +68,7 @@ Result<Value> b_dict(Interpreter&, CallArgs& args) {
     if (a.is_dict()) {
       for (const auto& [k, v] : a.dict().items) put(k, v);
     } else {
-      auto seq = iterate(a);
+      auto seq = iterate(a, in.limits().max_items);
       if (!seq) return seq.error();
       for (const Value& pair : *seq) {
         if (!pair.is_list() || pair.list().items.size() != 2) {

@@ -341,6 +341,29 @@ TEST(ChatTemplate, MemoryIsBounded) {
   EXPECT_EQ(cyclic.error().code, ErrorCode::CapacityExceeded);
 }
 
+// Found by hand: sequences made from a string were not counted against max_items. With the default
+// limits a 10 MB string split into 10M strings took 1.2 GB, a 16 MB one listed 1.5 GB, batched 3.2 GB,
+// made unique 2.8 GB (15 s); a loop over it 1.8 GB. Each is refused before the items are made.
+TEST(ChatTemplate, SequencesFromStringsCountAgainstTheItemLimit) {
+  for (const char* t :
+       {"{{ ('x' * 5000).split('x') | length }}", "{{ ('x ' * 5000).split() | length }}",
+        "{{ ('x' * 5000).rsplit('x', 10 ** 12) | length }}", "{{ ('x\n' * 5000).splitlines() | length }}",
+        "{{ ('x' * 5000) | list | length }}", "{{ ('x' * 5000) | batch(1) | list | length }}",
+        "{{ ('x' * 5000) | unique | list | length }}", "{{ ('x' * 5000) | reverse | list | length }}",
+        "{% for c in 'x' * 5000 %}{% endfor %}", "{{ dict('x' * 5000) }}", "{% set a, b = 'x' * 5000 %}"}) {
+    auto r = render(t, json::object(), small_limits());
+    ASSERT_FALSE(r) << t;
+    EXPECT_EQ(r.error().code, ErrorCode::CapacityExceeded) << t;
+    EXPECT_NE(r.error().message.find("exceeds the limit of 4096"), std::string::npos)
+        << t << ": " << r.error().message;
+  }
+  // Within the limit they are what Python makes of them.
+  EXPECT_EQ(render("{{ ('x' * 4095).split('x') | length }}", json::object(), small_limits()).value(), "4096");
+  EXPECT_EQ(render("{{ ('ab' * 2048) | list | length }}", json::object(), small_limits()).value(), "4096");
+  EXPECT_EQ(ok("{{ 'a,b,,c'.split(',', 1) }} {{ 'a b  c'.rsplit(None, 1) }} {{ 'x\ny'.splitlines() }}"),
+            "['a', 'b,,c'] ['a b', 'c'] ['x', 'y']");
+}
+
 TEST(ChatTemplate, HostileSourcesFailCleanly) {
   const std::string parens(5000, '(');
   auto deep = ChatTemplate::parse("{{ " + parens + " }}");

@@ -63,7 +63,7 @@ Result<CallArgs> Interpreter::eval_args(const ArgExprs& a, const ScopePtr& scope
   if (a.star) {
     auto v = eval(*a.star, scope);
     if (!v) return v.error();
-    auto items = iterate(*v);
+    auto items = iterate(*v, limits_.max_items);
     if (!items) return located(a.star->offset, items.error());
     for (auto& item : *items) args.pos.push_back(std::move(item));
   }

@@ -70,17 +70,17 @@ Result<std::vector<size_t>> sorted_order(const std::vector<Value>& keys, bool re
   return idx;
 }
 
-Result<Value> f_first(Interpreter&, const Value& v, CallArgs& args) {
+Result<Value> f_first(Interpreter& in, const Value& v, CallArgs& args) {
   if (auto a = bind_args("first", args, {}); !a) return a.error();
-  auto items = iterate(v);
+  auto items = iterate(v, in.limits().max_items);
   if (!items) return items.error();
   if (items->empty()) return Value::undefined("UndefinedError: No first item, sequence was empty.");
   return items->front();
 }
 
-Result<Value> f_last(Interpreter&, const Value& v, CallArgs& args) {
+Result<Value> f_last(Interpreter& in, const Value& v, CallArgs& args) {
   if (auto a = bind_args("last", args, {}); !a) return a.error();
-  auto items = iterate(v);
+  auto items = iterate(v, in.limits().max_items);
   if (!items) return items.error();
   if (items->empty()) return Value::undefined("UndefinedError: No last item, sequence was empty.");
   return items->back();
@@ -93,9 +93,9 @@ Result<Value> f_length(Interpreter&, const Value& v, CallArgs& args) {
   return Value(*n);
 }
 
-Result<Value> f_list(Interpreter&, const Value& v, CallArgs& args) {
+Result<Value> f_list(Interpreter& in, const Value& v, CallArgs& args) {
   if (auto a = bind_args("list", args, {}); !a) return a.error();
-  auto items = iterate(v);
+  auto items = iterate(v, in.limits().max_items);
   if (!items) return items.error();
   return Value::list(std::move(*items));
 }
@@ -104,7 +104,7 @@ Result<Value> f_join(Interpreter& in, const Value& v, CallArgs& args) {
   auto a = bind_args("join", args, {"d", "attribute"});
   if (!a) return a.error();
   const std::string sep = (*a)[0].is_undefined() ? "" : to_py_str((*a)[0]);
-  auto items = iterate(v);
+  auto items = iterate(v, in.limits().max_items);
   if (!items) return items.error();
   std::string out;
   for (size_t i = 0; i < items->size(); ++i) {
@@ -151,7 +151,7 @@ Result<Value> f_dictsort(Interpreter&, const Value& v, CallArgs& args) {
 Result<Value> f_sort(Interpreter& in, const Value& v, CallArgs& args) {
   auto a = bind_args("sort", args, {"reverse", "case_sensitive", "attribute"});
   if (!a) return a.error();
-  auto items = iterate(v);
+  auto items = iterate(v, in.limits().max_items);
   if (!items) return items.error();
   auto keys = keys_of(in, *items, (*a)[2], (*a)[1].truthy());
   if (!keys) return keys.error();
@@ -165,7 +165,7 @@ Result<Value> f_sort(Interpreter& in, const Value& v, CallArgs& args) {
 Result<Value> f_unique(Interpreter& in, const Value& v, CallArgs& args) {
   auto a = bind_args("unique", args, {"case_sensitive", "attribute"});
   if (!a) return a.error();
-  auto items = iterate(v);
+  auto items = iterate(v, in.limits().max_items);
   if (!items) return items.error();
   auto keys = keys_of(in, *items, (*a)[1], (*a)[0].truthy());
   if (!keys) return keys.error();
@@ -183,7 +183,7 @@ Result<Value> f_unique(Interpreter& in, const Value& v, CallArgs& args) {
 Result<Value> min_max(Interpreter& in, const Value& v, CallArgs& args, bool is_max) {
   auto a = bind_args(is_max ? "max" : "min", args, {"case_sensitive", "attribute"});
   if (!a) return a.error();
-  auto items = iterate(v);
+  auto items = iterate(v, in.limits().max_items);
   if (!items) return items.error();
   if (items->empty())
     return Value::undefined(fmt::format("UndefinedError: No aggregated item, sequence was empty."));
@@ -204,7 +204,7 @@ Result<Value> f_max(Interpreter& in, const Value& v, CallArgs& args) { return mi
 Result<Value> f_sum(Interpreter& in, const Value& v, CallArgs& args) {
   auto a = bind_args("sum", args, {"attribute", "start"});
   if (!a) return a.error();
-  auto items = iterate(v);
+  auto items = iterate(v, in.limits().max_items);
   if (!items) return items.error();
   Value total = (*a)[1].is_undefined() ? Value(int64_t{0}) : (*a)[1];
   if (total.is_string()) return type_error("sum() can't sum strings [use ''.join(seq) instead]");
@@ -225,7 +225,8 @@ Result<Value> f_sum(Interpreter& in, const Value& v, CallArgs& args) {
 // map(filter_name, *args) or map(attribute="a.b", default=...). A false value (None, "", []) maps
 // to nothing, as Jinja's `if value:` guard has it.
 Result<Value> f_map(Interpreter& in, const Value& v, CallArgs& args) {
-  auto items = v.truthy() ? iterate(v) : Result<std::vector<Value>>(std::vector<Value>{});
+  auto items =
+      v.truthy() ? iterate(v, in.limits().max_items) : Result<std::vector<Value>>(std::vector<Value>{});
   if (!items) return items.error();
   std::vector<Value> out;
   out.reserve(items->size());
@@ -255,7 +256,8 @@ Result<Value> f_map(Interpreter& in, const Value& v, CallArgs& args) {
 // select / reject (test on the item) and selectattr / rejectattr (test on an attribute). A false
 // value selects nothing, as Jinja's `if value:` guard has it.
 Result<Value> select_like(Interpreter& in, const Value& v, CallArgs& args, bool keep_if, bool by_attr) {
-  auto items = v.truthy() ? iterate(v) : Result<std::vector<Value>>(std::vector<Value>{});
+  auto items =
+      v.truthy() ? iterate(v, in.limits().max_items) : Result<std::vector<Value>>(std::vector<Value>{});
   if (!items) return items.error();
   size_t next = 0;
   std::string attr;
@@ -316,7 +318,7 @@ Result<Value> f_batch(Interpreter& in, const Value& v, CallArgs& args) {
   auto count = int_arg("batch", "linecount", (*a)[0], 1);
   if (!count) return count.error();
   if (*count <= 0) return value_error("batch linecount must be positive");
-  auto items = iterate(v);
+  auto items = iterate(v, in.limits().max_items);
   if (!items) return items.error();
   std::vector<Value> out, cur;
   for (const Value& item : *items) {
@@ -333,14 +335,14 @@ Result<Value> f_batch(Interpreter& in, const Value& v, CallArgs& args) {
   return Value::list(std::move(out));
 }
 
-Result<Value> f_reverse(Interpreter&, const Value& v, CallArgs& args) {
+Result<Value> f_reverse(Interpreter& in, const Value& v, CallArgs& args) {
   if (auto a = bind_args("reverse", args, {}); !a) return a.error();
   if (v.is_string()) {
     std::u32string u = decode_utf8(v.str());
     std::reverse(u.begin(), u.end());
     return Value(encode_utf8(u));
   }
-  auto items = iterate(v);
+  auto items = iterate(v, in.limits().max_items);
   if (!items)
     return type_error(fmt::format("argument to reverse() must be a sequence, not {}", v.type_name()));
   std::reverse(items->begin(), items->end());
@@ -354,7 +356,7 @@ Result<Value> f_slice(Interpreter& in, const Value& v, CallArgs& args) {
   if (!slices) return slices.error();
   if (*slices <= 0) return value_error("slice() slices must be positive");
   if (Status s = in.check_items(static_cast<size_t>(*slices)); !s) return s.error();
-  auto items = iterate(v);
+  auto items = iterate(v, in.limits().max_items);
   if (!items) return items.error();
   const auto length = static_cast<int64_t>(items->size());
   const int64_t per = length / *slices, with_extra = length % *slices;

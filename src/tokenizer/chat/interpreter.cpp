@@ -209,7 +209,7 @@ Status Interpreter::assign(const Target& t, const Value& v, const ScopePtr& scop
       return error_at(offset, ErrorCode::InvalidArgument,
                       fmt::format("TypeError: cannot unpack non-iterable {} object", v.type_name()));
     }
-    auto items = iterate(v);
+    auto items = iterate(v, limits_.max_items);
     if (!items) return located(offset, items.error());
     if (items->size() != t.items.size()) {
       return error_at(offset, ErrorCode::InvalidArgument,
@@ -238,7 +238,7 @@ Status Interpreter::assign(const Target& t, const Value& v, const ScopePtr& scop
 Status Interpreter::render_for(const Stmt& s, const ScopePtr& scope, std::string& out) {
   auto iterable = eval(*s.exprs[0], scope);
   if (!iterable) return iterable.error();
-  auto items = iterate(*iterable);
+  auto items = iterate(*iterable, limits_.max_items);
   if (!items) return located(s.exprs[0]->offset, items.error());
   auto text = render_loop(s, scope, *items, 1);
   if (!text) return text.error();

@@ -63,7 +63,7 @@ Result<Value> strip_like(const Value& self, CallArgs& args, const char* fn, bool
   return Value(py_strip(self.str(), *chars, left, right));
 }
 
-Result<Value> split_like(const Value& self, CallArgs& args, bool reverse) {
+Result<Value> split_like(Interpreter& in, const Value& self, CallArgs& args, bool reverse) {
   const char* fn = reverse ? "rsplit" : "split";
   auto a = bind_args(fn, args, {"sep", "maxsplit"});
   if (!a) return a.error();
@@ -72,7 +72,11 @@ Result<Value> split_like(const Value& self, CallArgs& args, bool reverse) {
   if (*sep && (*sep)->empty()) return value_error("empty separator");
   auto maxsplit = int_arg(fn, "maxsplit", (*a)[1], -1);
   if (!maxsplit) return maxsplit.error();
-  return str_list(reverse ? py_rsplit(self.str(), *sep, *maxsplit) : py_split(self.str(), *sep, *maxsplit));
+  const size_t max = in.limits().max_items;
+  auto parts =
+      reverse ? py_rsplit(self.str(), *sep, *maxsplit, max) : py_split(self.str(), *sep, *maxsplit, max);
+  if (Status st = in.check_items(parts.size()); !st) return st.error();
+  return str_list(std::move(parts));
 }
 
 Result<Value> find_like(const Value& self, CallArgs& args, const char* fn, bool reverse, bool raise) {
@@ -148,8 +152,8 @@ Result<Value> str_method(Interpreter& in, const std::string& name, const Value& 
   if (name == "strip") return strip_like(self, args, "strip", true, true);
   if (name == "lstrip") return strip_like(self, args, "lstrip", true, false);
   if (name == "rstrip") return strip_like(self, args, "rstrip", false, true);
-  if (name == "split") return split_like(self, args, false);
-  if (name == "rsplit") return split_like(self, args, true);
+  if (name == "split") return split_like(in, self, args, false);
+  if (name == "rsplit") return split_like(in, self, args, true);
   if (name == "startswith") return affix_test(self, args, true);
   if (name == "endswith") return affix_test(self, args, false);
   if (name == "upper") return no_args("upper", args, Value(py_upper(s)));
@@ -191,7 +195,7 @@ Result<Value> str_method(Interpreter& in, const std::string& name, const Value& 
   if (name == "join") {
     auto a = bind_args("join", args, {"iterable"}, 1);
     if (!a) return a.error();
-    auto items = iterate((*a)[0]);
+    auto items = iterate((*a)[0], in.limits().max_items);
     if (!items) return items.error();
     std::string out;
     for (size_t i = 0; i < items->size(); ++i) {
@@ -216,7 +220,9 @@ Result<Value> str_method(Interpreter& in, const std::string& name, const Value& 
   if (name == "splitlines") {
     auto a = bind_args("splitlines", args, {"keepends"});
     if (!a) return a.error();
-    return str_list(py_splitlines(s, (*a)[0].truthy()));
+    auto lines = py_splitlines(s, (*a)[0].truthy(), in.limits().max_items);
+    if (Status st = in.check_items(lines.size()); !st) return st.error();
+    return str_list(std::move(lines));
   }
   if (name == "removeprefix" || name == "removesuffix") {
     auto a = bind_args(name, args, {"affix"}, 1);

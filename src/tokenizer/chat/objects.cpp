@@ -81,7 +81,7 @@ Result<Value> LoopObject::call(Interpreter& in, CallArgs& args) {
   }
   auto a = bind_args("loop", args, {"iterable"}, 1);
   if (!a) return a.error();
-  auto items = iterate((*a)[0]);
+  auto items = iterate((*a)[0], in.limits().max_items);
   if (!items) return items.error();
   const ScopePtr scope = scope_.lock();
   if (!scope)

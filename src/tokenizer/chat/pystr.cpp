@@ -76,11 +76,11 @@ bool all_nonempty(std::string_view s, P p) {
 }
 
 // Splits on runs of whitespace (str.split() with no separator).
-std::vector<std::string> split_whitespace(const std::u32string& u, int64_t maxsplit) {
+std::vector<std::string> split_whitespace(const std::u32string& u, int64_t maxsplit, size_t max_parts) {
   std::vector<std::string> parts;
   size_t i = 0;
   const size_t n = u.size();
-  while (i < n) {
+  while (i < n && parts.size() <= max_parts) {
     while (i < n && is_py_space(u[i])) ++i;
     if (i == n) break;
     if (maxsplit >= 0 && static_cast<int64_t>(parts.size()) == maxsplit) {
@@ -339,12 +339,12 @@ std::string py_float_repr(double v) {
   return out;
 }
 
-std::vector<std::string> py_split(std::string_view s, const std::optional<std::string>& sep,
-                                  int64_t maxsplit) {
-  if (!sep) return split_whitespace(decode_utf8(s), maxsplit);
+std::vector<std::string> py_split(std::string_view s, const std::optional<std::string>& sep, int64_t maxsplit,
+                                  size_t max_parts) {
+  if (!sep) return split_whitespace(decode_utf8(s), maxsplit, max_parts);
   std::vector<std::string> parts;
   size_t start = 0;
-  while (maxsplit < 0 || static_cast<int64_t>(parts.size()) < maxsplit) {
+  while ((maxsplit < 0 || static_cast<int64_t>(parts.size()) < maxsplit) && parts.size() <= max_parts) {
     const size_t p = s.find(*sep, start);
     if (p == std::string_view::npos) break;
     parts.emplace_back(s.substr(start, p - start));
@@ -355,13 +355,13 @@ std::vector<std::string> py_split(std::string_view s, const std::optional<std::s
 }
 
 std::vector<std::string> py_rsplit(std::string_view s, const std::optional<std::string>& sep,
-                                   int64_t maxsplit) {
-  if (maxsplit < 0) return py_split(s, sep, maxsplit);
+                                   int64_t maxsplit, size_t max_parts) {
+  if (maxsplit < 0) return py_split(s, sep, maxsplit, max_parts);
   std::vector<std::string> parts;
   if (!sep) {
     std::u32string u = decode_utf8(s);
     size_t end = u.size();
-    while (end > 0) {
+    while (end > 0 && parts.size() <= max_parts) {
       while (end > 0 && is_py_space(u[end - 1])) --end;
       if (end == 0) break;
       if (static_cast<int64_t>(parts.size()) == maxsplit) {
@@ -377,7 +377,7 @@ std::vector<std::string> py_rsplit(std::string_view s, const std::optional<std::
     }
   } else {
     size_t end = s.size();
-    while (static_cast<int64_t>(parts.size()) < maxsplit && end >= sep->size()) {
+    while (static_cast<int64_t>(parts.size()) < maxsplit && end >= sep->size() && parts.size() <= max_parts) {
       const size_t p = s.rfind(*sep, end - sep->size());
       if (p == std::string_view::npos) break;
       parts.emplace_back(s.substr(p + sep->size(), end - p - sep->size()));
@@ -388,7 +388,7 @@ std::vector<std::string> py_rsplit(std::string_view s, const std::optional<std::
   return {parts.rbegin(), parts.rend()};
 }
 
-std::vector<std::string> py_splitlines(std::string_view s, bool keepends) {
+std::vector<std::string> py_splitlines(std::string_view s, bool keepends, size_t max_parts) {
   const std::u32string u = decode_utf8(s);
   std::vector<std::string> lines;
   size_t start = 0, i = 0;
@@ -396,7 +396,7 @@ std::vector<std::string> py_splitlines(std::string_view s, bool keepends) {
     return c == '\n' || c == '\r' || c == 0x0B || c == 0x0C || c == 0x1C || c == 0x1D || c == 0x1E ||
            c == 0x85 || c == 0x2028 || c == 0x2029;
   };
-  while (i < u.size()) {
+  while (i < u.size() && lines.size() <= max_parts) {
     if (!is_break(u[i])) {
       ++i;
       continue;

@@ -41,12 +41,15 @@ std::string py_repr_str(std::string_view s);
 // repr()/str() of a float: shortest round-trip digits, "1.0", "1e+16", "1e-05", "inf", "nan".
 std::string py_float_repr(double v);
 
-// str.split(sep=None, maxsplit=-1) and rsplit. An empty `sep` is an error the caller reports.
-std::vector<std::string> py_split(std::string_view s, const std::optional<std::string>& sep,
-                                  int64_t maxsplit);
+// str.split(sep=None, maxsplit=-1), rsplit and splitlines. An empty `sep` is an error the caller
+// reports. They stop past `max_parts` parts (returning max_parts + 1, which the caller refuses): a
+// 10 MB string split into 10M empty strings took 1.2 GB before any bound was checked.
+inline constexpr size_t kAllParts = static_cast<size_t>(-1) - 1;
+std::vector<std::string> py_split(std::string_view s, const std::optional<std::string>& sep, int64_t maxsplit,
+                                  size_t max_parts = kAllParts);
 std::vector<std::string> py_rsplit(std::string_view s, const std::optional<std::string>& sep,
-                                   int64_t maxsplit);
-std::vector<std::string> py_splitlines(std::string_view s, bool keepends);
+                                   int64_t maxsplit, size_t max_parts = kAllParts);
+std::vector<std::string> py_splitlines(std::string_view s, bool keepends, size_t max_parts = kAllParts);
 // str.replace(old, new, count); count < 0 replaces all. An empty `old` inserts between code points.
 std::string py_replace(std::string_view s, std::string_view old_s, std::string_view new_s, int64_t count);
 // str.find / rfind as code point indices, -1 when absent.

@@ -327,7 +327,7 @@ void write_repr(std::string& out, const Value& v, uint32_t depth, size_t max_byt
   repr_into(out, v, depth, max_bytes);
 }
 
-Result<std::vector<Value>> iterate(const Value& v) {
+Result<std::vector<Value>> iterate(const Value& v, size_t max_items) {
   switch (v.kind()) {
     case Kind::Undefined:
       return std::vector<Value>{};
@@ -340,6 +340,10 @@ Result<std::vector<Value>> iterate(const Value& v) {
       return keys;
     }
     case Kind::String: {
+      if (const size_t n = codepoint_count(v.str()); n > max_items) {
+        return make_error(ErrorCode::CapacityExceeded,
+                          fmt::format("a sequence of {} items exceeds the limit of {}", n, max_items));
+      }
       std::vector<Value> chars;
       for (char32_t c : decode_utf8(v.str())) {
         std::string s;

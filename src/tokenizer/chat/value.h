@@ -167,8 +167,10 @@ std::string to_py_repr(const Value& v);
 // Appends repr() of a value nested `depth` levels inside another one's repr (for Object::write_repr).
 void write_repr(std::string& out, const Value& v, uint32_t depth, size_t max_bytes);
 // Iteration as Python/Jinja does it: list/tuple items, dict keys, str code points, undefined
-// empty. Anything else: a TypeError message ("'int' object is not iterable").
-Result<std::vector<Value>> iterate(const Value& v);
+// empty. Anything else: a TypeError message ("'int' object is not iterable"). A string of more than
+// `max_items` code points is CapacityExceeded before any is listed (RenderLimits::max_items: a
+// 16 MB string listed as 16M one-character strings took 1.5 GB, batched 3.2 GB).
+Result<std::vector<Value>> iterate(const Value& v, size_t max_items);
 // Python len(): str (code points), list, dict; undefined 0. Else a TypeError message.
 Result<int64_t> length_of(const Value& v);
 
