@@ -344,7 +344,7 @@ TEST(ChatTemplate, MemoryIsBounded) {
 // Found by hand: sequences made from a string were not counted against max_items. With the default
 // limits a 10 MB string split into 10M strings took 1.2 GB, a 16 MB one listed 1.5 GB, batched 3.2 GB,
 // made unique 2.8 GB (15 s); a loop over it 1.8 GB. Each is refused before the items are made.
-TEST(ChatTemplate, SequencesFromStringsCountAgainstTheItemLimit) {
+TEST(ChatTemplate, SequencesAndFiltersOverStringsAreBounded) {
   for (const char* t :
        {"{{ ('x' * 5000).split('x') | length }}", "{{ ('x ' * 5000).split() | length }}",
         "{{ ('x' * 5000).rsplit('x', 10 ** 12) | length }}", "{{ ('x\n' * 5000).splitlines() | length }}",
@@ -357,6 +357,17 @@ TEST(ChatTemplate, SequencesFromStringsCountAgainstTheItemLimit) {
     EXPECT_NE(r.error().message.find("exceeds the limit of 4096"), std::string::npos)
         << t << ": " << r.error().message;
   }
+  // A filter map / select apply to each item is charged by size as one written in the template is
+  // (mapping upper over [16 MB string] * 1000 made 16 GB for 1000 steps).
+  auto mapped = render("{% set s = 'x' * 60000 %}{{ ([s] * 100) | map('upper') | list | length }}",
+                       json::object(), small_limits());
+  ASSERT_FALSE(mapped);
+  EXPECT_NE(mapped.error().message.find("rendering took more than 20000 steps"), std::string::npos)
+      << mapped.error().message;
+  EXPECT_EQ(render("{% set s = 'x' * 600 %}{{ ([s] * 100) | map('upper') | list | length }}", json::object(),
+                   small_limits())
+                .value(),
+            "100");
   // Within the limit they are what Python makes of them.
   EXPECT_EQ(render("{{ ('x' * 4095).split('x') | length }}", json::object(), small_limits()).value(), "4096");
   EXPECT_EQ(render("{{ ('ab' * 2048) | list | length }}", json::object(), small_limits()).value(), "4096");

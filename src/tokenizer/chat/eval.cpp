@@ -309,11 +309,9 @@ Result<Value> Interpreter::eval_filter(const Expr& e, const ScopePtr& scope) {
   }
   auto args = eval_args(e.args, scope);
   if (!args) return args.error();
-  if (Status st = charge_size(operand); !st) return located(e.offset, st.error());
   if (Status st = charge_args(*args); !st) return located(e.offset, st.error());
-  auto r = apply_filter(e.name, operand, *args);
+  auto r = apply_filter(e.name, operand, *args);  // charges the operand and the result
   if (!r) return located(e.offset, r.error());
-  if (Status st = charge_size(*r); !st) return located(e.offset, st.error());
   return nested_ok(e.offset, std::move(*r));
 }
 

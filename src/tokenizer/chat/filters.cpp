@@ -476,7 +476,14 @@ Result<Value> Interpreter::apply_filter(std::string_view name, const Value& v, C
     return make_error(ErrorCode::InvalidArgument,
                       fmt::format("TemplateRuntimeError: No filter named '{}' found.", name));
   }
-  return fn(*this, v, args);
+  // Charged here rather than where a filter is written, so that map / select applying one to each
+  // item pay by size too (mapping upper over [16 MB string] * 1000 made 16 GB for 1000 steps).
+  if (Status s = charge_size(v); !s) return s.error();
+  auto r = fn(*this, v, args);
+  if (r) {
+    if (Status s = charge_size(*r); !s) return s.error();
+  }
+  return r;
 }
 
 }  // namespace glass::tokenizer::chat
