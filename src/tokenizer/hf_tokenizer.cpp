@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <optional>
 #include <unordered_map>
@@ -61,9 +62,9 @@ struct ModelVocabulary {
   int32_t id(uint32_t i) const { return keys.ids[i]; }
   bool replaced(uint32_t i) const { return keys.ids[i] == kReplaced; }
 
-  // The slot that holds `t`, or the empty one where it would go (tagged for `t`).
-  Slot& slot_of(std::string_view t) {
-    const uint64_t h = TokenIndex::hash(t);
+  // The slot that holds `t` (whose hash is `h`), or the empty one where it would go (tagged for `t`).
+  Slot& slot_of(std::string_view t) { return slot_of(t, TokenIndex::hash(t)); }
+  Slot& slot_of(std::string_view t, uint64_t h) {
     const auto tag = static_cast<uint32_t>(h >> 32);
     const size_t mask = slots.size() - 1;
     size_t s = h & mask;
@@ -89,8 +90,22 @@ Result<ModelVocabulary> read_vocab(hf::TokenizerJson& tj) {
   while (capacity * 3 < 4 * v.keys.size()) capacity *= 2;
   v.slots.assign(capacity, ModelVocabulary::Slot{});
   std::optional<uint32_t> faulty;  // the least key whose value is not an id
-  for (uint32_t e = 0; e < v.keys.size(); ++e) {
-    ModelVocabulary::Slot& slot = v.slot_of(v.text(e));
+  // The slots a few keys ahead are fetched while this one is placed (as TokenIndex::build does).
+  constexpr uint32_t kAhead = 16;
+  const auto n = static_cast<uint32_t>(v.keys.size());
+  std::array<uint64_t, kAhead> ahead{};
+  const size_t mask = capacity - 1;
+  for (uint32_t e = 0; e < std::min(n, kAhead); ++e) {
+    ahead[e] = TokenIndex::hash(v.text(e));
+    __builtin_prefetch(&v.slots[ahead[e] & mask]);
+  }
+  for (uint32_t e = 0; e < n; ++e) {
+    const uint64_t h = ahead[e % kAhead];
+    if (e + kAhead < n) {
+      ahead[e % kAhead] = TokenIndex::hash(v.text(e + kAhead));
+      __builtin_prefetch(&v.slots[ahead[e % kAhead] & mask]);
+    }
+    ModelVocabulary::Slot& slot = v.slot_of(v.text(e), h);
     if (slot.entry != 0) {
       v.keys.ids[slot.entry - 1] = ModelVocabulary::kReplaced;
       --v.count;

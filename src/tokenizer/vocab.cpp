@@ -54,8 +54,33 @@ constexpr std::array<std::string_view, 22> kEogTexts = {"<|eot_id|>",
 constexpr std::array<std::string_view, 4> kUserDefinedTexts = {"<|channel|>", "<|message|>", "<|start|>",
                                                                "<|constrain|>"};
 
+// The bytes the texts above start with and their longest length: nearly every token of a vocabulary
+// is told apart by these two before any list is searched (ten searches of every token took a tenth
+// of a 3M-token load).
+struct TextFilter {
+  std::array<bool, 256> first{};
+  size_t longest = 0;
+};
+template <size_t... N>
+constexpr TextFilter text_filter(const std::array<std::string_view, N>&... lists) {
+  TextFilter f;
+  auto add = [&f](const auto& list) {
+    for (std::string_view t : list) {
+      f.first[static_cast<unsigned char>(t[0])] = true;
+      f.longest = std::max(f.longest, t.size());
+    }
+  };
+  (add(lists), ...);
+  return f;
+}
+constexpr TextFilter kListed =
+    text_filter(kEotTexts, kEomTexts, kFimPreTexts, kFimSufTexts, kFimMidTexts, kFimPadTexts, kFimRepTexts,
+                kFimSepTexts, kEogTexts, kUserDefinedTexts);
+
 template <size_t N>
 bool contains(const std::array<std::string_view, N>& texts, std::string_view s) {
+  if (s.empty() || s.size() > kListed.longest || !kListed.first[static_cast<unsigned char>(s[0])])
+    return false;
   return std::find(texts.begin(), texts.end(), s) != texts.end();
 }
 
