@@ -135,6 +135,14 @@ TEST(OpenAiRequest, ErrorsNameTheirField) {
 // and schemas nested deep enough that copying or dumping them (into the prompt, for the grammar
 // engine) would overflow the stack, and a response_format whose type is not a string beside a grammar
 // (Json::value threw). Each is a 400 naming its field, or parses, never a crash.
+// One assistant turn calling f with `arguments` (the text inside the JSON string).
+std::optional<ApiError> parse_tool_call(const std::string& arguments, ChatRequest& out) {
+  return parse_chat_request(R"({"messages": [{"role": "assistant", "tool_calls": [{"type": "function",
+      "function": {"name": "f", "arguments": ")" +
+                                arguments + R"("}}]}]})",
+                            kLimits, out);
+}
+
 TEST(OpenAiRequest, DeepNestingIsRefusedBeforeAnythingRecursesIntoIt) {
   const std::string deep = std::string(200000, '[') + std::string(200000, ']');
   ChatRequest r;
@@ -169,10 +177,7 @@ TEST(OpenAiRequest, DeepNestingIsRefusedBeforeAnythingRecursesIntoIt) {
 
   // Arguments are JSON inside a string: nested past the bound they reach the template as the string.
   ChatRequest args;
-  auto a = parse_chat_request(R"({"messages": [{"role": "assistant", "tool_calls": [{"type": "function",
-      "function": {"name": "f", "arguments": ")" +
-                                  deep + R"("}}]}]})",
-                              kLimits, args);
+  auto a = parse_tool_call(deep, args);
   ASSERT_FALSE(a) << a->message;
   ASSERT_EQ(args.messages.size(), 1u);
   const Json extra = Json::parse(args.messages[0].extra_json);
@@ -194,10 +199,7 @@ TEST(OpenAiRequest, ObjectsOfManyMembersAreReadInLinearTime) {
   for (int i = 0; i < 200000; ++i) args += fmt::format(R"({}\"k{}\":{{}})", i == 0 ? "" : ",", i);
   args += "}";
   ChatRequest r;
-  auto a = parse_chat_request(R"({"messages": [{"role": "assistant", "tool_calls": [{"type": "function",
-      "function": {"name": "f", "arguments": ")" +
-                                  args + R"("}}]}]})",
-                              kLimits, r);
+  auto a = parse_tool_call(args, r);
   ASSERT_FALSE(a) << a->message;
   ASSERT_EQ(r.messages.size(), 1u);
   // (nlohmann's own ordered parse of this takes 30 s)
