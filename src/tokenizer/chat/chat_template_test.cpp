@@ -368,6 +368,26 @@ TEST(ChatTemplate, SequencesAndFiltersOverStringsAreBounded) {
                    small_limits())
                 .value(),
             "100");
+  // Sort / min / max / unique keys are folded and compared: charged by size ([1 MB string] * 1000
+  // sorted lowered 1 GB for 250 steps).
+  for (const char* t : {"{% set s = 'x' * 60000 %}{{ ([s] * 100) | sort | length }}",
+                        "{% set s = 'x' * 60000 %}{{ ([s] * 100) | max | length }}",
+                        "{% set s = 'x' * 60000 %}{{ ([s] * 100) | unique | list | length }}"}) {
+    auto r = render(t, json::object(), small_limits());
+    ASSERT_FALSE(r) << t;
+    EXPECT_NE(r.error().message.find("rendering took more than 20000 steps"), std::string::npos) << t;
+  }
+  // unique() looks scalars up (100k distinct ones took 21 s) and charges each comparison of the rest.
+  EXPECT_EQ(ok("{{ [1, 1.0, true, '1', none, none, 2.5, 'A', 'a'] | unique | list }}"),
+            "[1, '1', None, 2.5, 'A']");
+  EXPECT_EQ(ok("{{ [[1], [1], [2], (1,)] | unique | list }}"), "[[1], [2], (1,)]");
+  EXPECT_EQ(render("{{ range(3000) | batch(1) | list | length }}", json::object(), small_limits()).value(),
+            "3000");
+  auto lists =
+      render("{{ range(3000) | batch(1) | unique | list | length }}", json::object(), small_limits());
+  ASSERT_FALSE(lists);
+  EXPECT_NE(lists.error().message.find("rendering took more than 20000 steps"), std::string::npos)
+      << lists.error().message;
   // Within the limit they are what Python makes of them.
   EXPECT_EQ(render("{{ ('x' * 4095).split('x') | length }}", json::object(), small_limits()).value(), "4096");
   EXPECT_EQ(render("{{ ('ab' * 2048) | list | length }}", json::object(), small_limits()).value(), "4096");

@@ -67,9 +67,11 @@ class Interpreter {
   // operators, comparisons, tests, slices and `~` pay for their operands and results, so that the
   // step budget bounds time when each step works on a large string, not only statements.
   Status charge_size(const Value& v);
-  // 32 bytes a step: upper() of an 8 MB string costs ~30 ms at -O2, 500k steps for its input and output,
-  // so the default 20M steps bound a render to ~1-2 s of such work.
-  static constexpr uint64_t kBytesPerStep = 32;
+  // 8 bytes a step: the default 20M steps allow ~160 MB of string work in a render, so what a hostile
+  // template keeps while it works stays near that (at 32 bytes a step, sorting [1 MB string] * 1000
+  // kept 637 MB of lowered keys before its error); a real conversation's render costs ~10k steps a
+  // 100 KB of text.
+  static constexpr uint64_t kBytesPerStep = 8;
   static constexpr uint64_t kItemsPerStep = 4;
   Status charge_operands(const Value& a, const Value& b);
   Status charge_args(const CallArgs& args);
