@@ -213,7 +213,8 @@ class ServeProcess {
  public:
   explicit ServeProcess(const std::vector<std::string>& args) {
     int err[2];
-    if (pipe(err) != 0) return;
+    // Close-on-exec, so that no other child holds the write end and wait() can read to its end.
+    if (pipe2(err, O_CLOEXEC) != 0) return;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
@@ -268,6 +269,9 @@ class ServeProcess {
       int status = 0;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
         exited_ = true;
+        // What it wrote last is read before err() is asked (under load the reader lagged the exit,
+        // and "drained in" was missing from a stderr that had it).
+        if (reader_.joinable()) reader_.join();
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       }
       std::this_thread::sleep_for(10ms);
