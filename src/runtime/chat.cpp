@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_bounded.h"
-#include "core/json_depth.h"
 #include "core/read_file.h"
 #include "runtime/access.h"
 #include "runtime/chat_load.h"

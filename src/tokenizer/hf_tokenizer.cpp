@@ -9,7 +9,6 @@
 #include <unordered_map>
 
 #include "core/json_bounded.h"
-#include "core/json_depth.h"
 #include "core/read_file.h"
 #include "tokenizer/hf_json.h"
 #include "tokenizer/hf_tokenizer_json.h"
