@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <limits>
 #include <optional>
 #include <unordered_map>
@@ -89,21 +88,11 @@ Result<ModelVocabulary> read_vocab(hf::TokenizerJson& tj) {
   while (capacity * 3 < 4 * v.keys.size()) capacity *= 2;
   v.slots.assign(capacity, ModelVocabulary::Slot{});
   std::optional<uint32_t> faulty;  // the least key whose value is not an id
-  // The slots a few keys ahead are fetched while this one is placed (as TokenIndex::build does).
-  constexpr uint32_t kAhead = 16;
   const auto n = static_cast<uint32_t>(v.keys.size());
-  std::array<uint64_t, kAhead> ahead{};
-  const size_t mask = capacity - 1;
-  for (uint32_t e = 0; e < std::min(n, kAhead); ++e) {
-    ahead[e] = TokenIndex::hash(v.text(e));
-    __builtin_prefetch(&v.slots[ahead[e] & mask]);
-  }
+  HashesAhead hashes(
+      n, [&](size_t e) { return v.text(static_cast<uint32_t>(e)); }, v.slots.data(), capacity - 1);
   for (uint32_t e = 0; e < n; ++e) {
-    const uint64_t h = ahead[e % kAhead];
-    if (e + kAhead < n) {
-      ahead[e % kAhead] = TokenIndex::hash(v.text(e + kAhead));
-      __builtin_prefetch(&v.slots[ahead[e % kAhead] & mask]);
-    }
+    const uint64_t h = hashes.next(e);
     ModelVocabulary::Slot& slot = v.slot_of(v.text(e), h);
     if (slot.entry != 0) {
       v.keys.ids[slot.entry - 1] = ModelVocabulary::kReplaced;

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <array>
 #include <functional>
 #include <limits>
 
@@ -31,25 +29,14 @@ Result<TokenIndex> TokenIndex::build(const Vocab& vocab) {
   while (capacity * 3 < 4 * n) capacity *= 2;
   index.slots_.assign(capacity, Slot{});
   index.mask_ = capacity - 1;
-  // The slots a few tokens ahead are fetched while this one is placed: a table of millions of
-  // slots misses the cache on nearly every insert, and waiting for each miss in turn took 0.2 s of a
-  // 3M-token load.
-  constexpr size_t kAhead = 16;
-  std::array<uint64_t, kAhead> ahead{};
-  for (size_t i = 0; i < std::min(n, kAhead); ++i) {
-    ahead[i] = hash(vocab.tokens[i]);
-    __builtin_prefetch(&index.slots_[ahead[i] & index.mask_]);
-  }
+  HashesAhead hashes(
+      n, [&](size_t i) { return vocab.tokens[i]; }, index.slots_.data(), index.mask_);
   for (size_t i = 0; i < n; ++i) {
     const std::string_view text = vocab.tokens[i];
     if (text.empty()) {
       return make_error(ErrorCode::InvalidArgument, fmt::format("tokenizer: token {} has empty text", i));
     }
-    const uint64_t h = ahead[i % kAhead];
-    if (i + kAhead < n) {
-      ahead[i % kAhead] = hash(vocab.tokens[i + kAhead]);
-      __builtin_prefetch(&index.slots_[ahead[i % kAhead] & index.mask_]);
-    }
+    const uint64_t h = hashes.next(i);
     const auto tag = static_cast<uint32_t>(h >> 32);
     size_t s = h & index.mask_;
     for (; index.slots_[s].id >= 0; s = (s + 1) & index.mask_) {
