@@ -8,6 +8,10 @@
 # Environment: NP sequences at once (16; glass -np, llama-server -np), CTX positions per sequence
 # (512; llama-server gets -c CTX x NP, its slots share it), THREADS (2), ROUNDS (2). A LLAMA_SERVER
 # that is not an executable (e.g. "-") runs glass alone.
+# The client is build/bin/glass_server_load (src/server/load_client.cpp: the same requests and table
+# at a few microseconds of CPU per token) when it is built beside GLASS, else scripts/server_load.py
+# (~0.35 ms of CPU per token on these cores, taken from the server under test); CLIENT=py forces
+# the Python one.
 # Both get /v1/completions with a plain prompt (no chat template), "ignore_eos": true (llama-server
 # honours it, glass ignores it) and whatever --ban-token adds; the tables say how many tokens
 # arrived per request.
@@ -33,14 +37,19 @@ if [ ! -x "$llama" ]; then
   echo "llama-server: '$llama' is not an executable; running glass alone" >&2
   llama=""
 fi
+client=(python3 "$here/server_load.py" bench)
+if [ "${CLIENT:-}" != py ] && [ -x "$(dirname "$glass")/glass_server_load" ]; then
+  client=("$(dirname "$glass")/glass_server_load")
+fi
+echo "client: ${client[*]}"
 echo "load before: $(cat /proc/loadavg)"
 for ((r = 1; r <= rounds; r++)); do
   start_glass "$glass" "$model" "$logs/glass.log" -np "$np" -c "$ctx" -t "$threads"
-  python3 "$here/server_load.py" bench "$SERVER_URL" --label "glass, round $r" "$@" || true
+  "${client[@]}" "$SERVER_URL" --label "glass, round $r" "$@" || true
   stop_server
   if [ -n "$llama" ]; then
     start_llama "$llama" "$model" "$logs/llama.log" -np "$np" -c $((ctx * np)) -t "$threads"
-    python3 "$here/server_load.py" bench "$SERVER_URL" --label "llama-server, round $r" "$@" || true
+    "${client[@]}" "$SERVER_URL" --label "llama-server, round $r" "$@" || true
     stop_server
   fi
 done
