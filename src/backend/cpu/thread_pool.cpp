@@ -1,5 +1,7 @@
 #include "backend/cpu/thread_pool.h"
 
+#include <chrono>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -7,10 +9,13 @@
 namespace glass::backend::cpu {
 namespace {
 
-// About a millisecond of polling before a worker sleeps: long enough to span the gap between two
-// ops of a step (and between decode steps of a generation loop), short enough not to burn a core
-// for an idle pool.
-constexpr int kSpinRounds = 1 << 16;
+// A worker between jobs first spins (the next op of a step follows within microseconds), then
+// polls while yielding its core for about a millisecond (the gap between decode steps, where the
+// caller samples and hands the token on: a server's HTTP thread and its client run then on the
+// core this worker would otherwise burn, instead of preempting a thread in the middle of a step),
+// then sleeps.
+constexpr int kSpinRounds = 1 << 10;
+constexpr auto kYieldFor = std::chrono::microseconds(1000);
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -78,9 +83,14 @@ void ThreadPool::worker(int index) {
   uint32_t seen = 0;  // the generation at construction: a job dispatched before this thread ran is still seen
   for (;;) {
     uint32_t g = generation_.load(std::memory_order_acquire);
+    std::chrono::steady_clock::time_point yield_until{};
     for (int spin = 0; g == seen; ++spin) {
       if (spin < kSpinRounds) {
         cpu_relax();
+      } else if (spin == kSpinRounds) {
+        yield_until = std::chrono::steady_clock::now() + kYieldFor;
+      } else if (std::chrono::steady_clock::now() < yield_until) {
+        std::this_thread::yield();
       } else {
         sleepers_.fetch_add(1, std::memory_order_seq_cst);
         if (generation_.load(std::memory_order_seq_cst) == seen)
