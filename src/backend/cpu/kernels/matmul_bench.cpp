@@ -199,6 +199,15 @@ void shapes_small_decode(benchmark::internal::Benchmark* b) {
   b->ArgNames({"M", "N", "K"})->UseRealTime()->Unit(benchmark::kMicrosecond);
 }
 
+// A batched decode step on the 1B's gate/up and q/o shapes: one activation row per sequence of
+// the step (the engine at 2, 4 or 8 sequences); the weights are read once per step however many.
+void shapes_batched_decode(benchmark::internal::Benchmark* b) {
+  for (int64_t M : {1, 2, 3, 4, 6, 8})
+    for (auto [N, K] : {std::pair<int64_t, int64_t>{8192, 2048}, {2048, 2048}}) b->Args({M, N, K});
+  b->ArgNames({"M", "N", "K"})->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+BENCHMARK_CAPTURE(BM_Matmul, q4_0x16_batched, DType::Q4_0, detect_isa(), true)->Apply(shapes_batched_decode);
+BENCHMARK_CAPTURE(BM_Matmul, q8_0x16_batched, DType::Q8_0, detect_isa(), true)->Apply(shapes_batched_decode);
 BENCHMARK_CAPTURE(BM_Matmul, q4_0, DType::Q4_0, detect_isa(), false)->Apply(shapes_1b);
 BENCHMARK_CAPTURE(BM_Matmul, q4_0x16_small, DType::Q4_0, detect_isa(), true)->Apply(shapes_small_decode);
 BENCHMARK_CAPTURE(BM_Matmul, q4_0x16, DType::Q4_0, detect_isa(), true)->Apply(shapes_1b);

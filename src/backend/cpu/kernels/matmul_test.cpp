@@ -367,6 +367,47 @@ TEST(CpuMatmulRepack, EveryDecodeStrategyGivesTheSameBits) {
   EXPECT_EQ(variants, detect_isa() == Isa::Avx512 ? 5u : 0u);
 }
 
+// A batched decode step (one activation row per sequence, up to eight) walks the groups in lockstep
+// with all its rows at once on AVX-512 (matmul_x16.h x16_walks): each row's outputs equal the same
+// row walked alone, bit for bit, for every repacked layout, under both strategies, across windows
+// of many groups and a partial last window. (The rows past the last group go through the row-major
+// kernel, whose one-row path sums in another order from four rows on: not compared.)
+TEST(CpuMatmulRepack, BatchedDecodeRowsEqualEachRowAlone) {
+  size_t checked = 0;
+  for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
+                  DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    for (const DecodeStrategy strategy : {DecodeStrategy::Spread, DecodeStrategy::Lockstep}) {
+      const kernels::MatmulKernel* mk = kernels::repacked_matmul_kernel(detect_isa(), t, strategy);
+      if (mk == nullptr || mk->quantize == nullptr) continue;
+      const int64_t rows = 16 * 13 + 7, k = 512;
+      const std::vector<uint8_t> w = testing::random_weights(t, rows, k, 29);
+      const size_t row_bytes = w.size() / static_cast<size_t>(rows);
+      std::vector<std::byte> packed(w.size());
+      mk->repack(reinterpret_cast<const std::byte*>(w.data()), packed.data(), rows, k);
+      const size_t a_stride = kernels::act_row_bytes(mk->act, k);
+      for (int64_t n_a = 2; n_a <= 8; ++n_a) {
+        const std::vector<float> x = test::random_floats(static_cast<size_t>(n_a * k), 41 + n_a);
+        std::vector<std::byte> act(a_stride * static_cast<size_t>(n_a));
+        for (int64_t i = 0; i < n_a; ++i)
+          mk->quantize(x.data() + i * k, act.data() + static_cast<size_t>(i) * a_stride, k);
+        std::vector<float> together(static_cast<size_t>(n_a * rows), -1.0f);
+        mk->gemm(k, packed.data(), row_bytes, rows, act.data(), a_stride, n_a, together.data(),
+                 static_cast<size_t>(rows));
+        for (int64_t i = 0; i < n_a; ++i) {
+          std::vector<float> alone(static_cast<size_t>(rows), -2.0f);
+          mk->gemm(k, packed.data(), row_bytes, rows, act.data() + static_cast<size_t>(i) * a_stride,
+                   a_stride, 1, alone.data(), static_cast<size_t>(rows));
+          const size_t grouped = static_cast<size_t>(rows / 16 * 16);
+          EXPECT_EQ(std::memcmp(together.data() + i * rows, alone.data(), grouped * sizeof(float)), 0)
+              << mk->layout << " " << decode_strategy_name(strategy) << ": row " << i << " of " << n_a;
+        }
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GE(checked, 7u * 5u);
+}
+
 // The matmul table (matmul.h): every tier has a file-layout kernel for each weight type it lists, at
 // most one repacked layout per weight type (with one row per walk, the walks sharing its repack),
 // and the lookups return its rows: a layout with one walk under either strategy.
