@@ -71,8 +71,9 @@ typedef struct glass_load_options {
 
 glass_load_options glass_load_options_default(void);
 
-// Loads a GGUF file or a Hugging Face model directory. options may be NULL (the defaults). On
-// failure *model is NULL and the message names the path.
+// Loads a GGUF file (any shard of a split model), a folder holding one GGUF model, or a Hugging Face
+// model directory. options may be NULL (the defaults). On failure *model is NULL and the message
+// names the path.
 glass_status glass_model_load(const char* path, const glass_load_options* options, glass_model** model);
 // NULL is allowed. Sessions keep their model alive: it may be freed before them.
 void glass_model_free(glass_model* model);

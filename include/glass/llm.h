@@ -198,6 +198,8 @@ class Model : public std::enable_shared_from_this<Model> {
   std::unique_ptr<Impl> impl_;
 };
 
+// `path`: a GGUF file (any shard of a split model loads every shard), a folder holding one GGUF
+// model (a hub snapshot), or a Hugging Face model directory (docs/api.md).
 Result<std::shared_ptr<Model>> load_llm(const std::string& path, const LoadOptions& options);
 
 struct SessionStats {

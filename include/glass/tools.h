@@ -65,11 +65,12 @@ struct QuantizeReport {
   int n_threads = 0;                         // threads used
 };
 
-// Writes `input` quantized to `output` as llama-quantize writes it: an F32/F16/BF16 GGUF file gets
-// the same metadata and tensors in the same order, each stored as llama.cpp's mix rules choose; an
-// HF model directory (config.json, *.safetensors, tokenizer.json) is first converted as
-// convert_hf_to_gguf.py converts it (metadata, tokenizer keys, tensor names and layouts) and its
-// tensors quantized as they stream. Memory stays small whatever the model's size.
+// Writes `input` quantized to `output` as llama-quantize writes it: an F32/F16/BF16 GGUF file (or a
+// split model's shards, or a folder's model, written as one file) gets the same metadata and
+// tensors in the same order, each stored as llama.cpp's mix rules choose; an HF model directory
+// (config.json, *.safetensors, tokenizer.json) is first converted as convert_hf_to_gguf.py
+// converts it (metadata, tokenizer keys, tensor names and layouts) and its tensors quantized as
+// they stream. Memory stays small whatever the model's size.
 // Errors: InvalidArgument for an unknown type (the message lists the known ones) or a non-finite
 // weight (naming the tensor and row); the input's own (naming the file or the directory's
 // config.json / tensor); Unsupported for a tensor stored quantized already or a row length with no
@@ -84,10 +85,11 @@ Result<QuantizeReport> quantize_model(const std::string& input, const std::strin
 class TextTokenizer {
  public:
   struct Impl;
-  // A directory or a path ending in .json is an HF tokenizer (a directory's tokenizer.json and
-  // tokenizer_config.json); anything else is read as GGUF. Errors: the file's, naming it; Unsupported
-  // for a GGUF without a vocabulary (tokenizer.ggml.model "no_vocab") or a tokenizer model glass
-  // does not implement.
+  // A directory without GGUF files (or with config.json and safetensors) or a path ending in .json
+  // is an HF tokenizer (a directory's tokenizer.json and tokenizer_config.json); anything else is
+  // read as GGUF (a split model's first shard, a folder's model). Errors: the file's, naming it;
+  // Unsupported for a GGUF without a vocabulary (tokenizer.ggml.model "no_vocab") or a tokenizer
+  // model glass does not implement.
   static Result<std::unique_ptr<TextTokenizer>> load(const std::string& path);
 
   // As Model::tokenize: add_special puts the configured tokens around the text (BOS/EOS, or the HF
@@ -121,10 +123,10 @@ struct ChatTemplateSource {
 };
 
 // The chat template a model holds: a GGUF file's tokenizer.chat_template (bos_token / eos_token
-// from its vocabulary), or an HF directory's (or a file's in one, such as tokenizer.json):
-// chat_template.jinja, else tokenizer_config.json's chat_template (a string, or the entry named
-// "default"). Errors: InvalidArgument naming the file when it has no template or a JSON file does
-// not parse; the GGUF file's own.
+// from its vocabulary; a split model's first shard, a GGUF folder's model), or an HF directory's
+// (or a file's in one, such as tokenizer.json): chat_template.jinja, else tokenizer_config.json's
+// chat_template (a string, or the entry named "default"). Errors: InvalidArgument naming the file
+// when it has no template or a JSON file does not parse; the GGUF file's own.
 Result<ChatTemplateSource> load_chat_template(const std::string& path);
 
 struct ChatTemplateRender {

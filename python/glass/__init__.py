@@ -55,7 +55,8 @@ def load(path: str | os.PathLike, backend: str = "cpu", *, n_ctx: int = 0, threa
          kv_block_size: int = 16, n_seq_max: int = 64, chat_template: str | None = None,
          repack_weights: bool = True, fuse: bool = True, isa: str = "", decode_strategy: str = "",
          decompose: bool = False) -> Model:
-    """Loads a GGUF file or a Hugging Face model directory (config.json + safetensors).
+    """Loads a GGUF file (any shard of a split model: all are loaded), a folder holding one GGUF model,
+    or a Hugging Face model directory (config.json + safetensors).
 
     backend: "cpu" (the default, as the glass command's) or "ref" (the reference interpreter).
     n_ctx: positions one sequence may reach (0: the training context, as far as memory holds its cache). threads: compute

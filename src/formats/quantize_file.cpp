@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "formats/gguf.h"
+#include "formats/gguf_shards.h"
 #include "formats/gguf_writer.h"
 #include "formats/quant.h"
 #include "formats/quantize.h"
@@ -194,14 +195,15 @@ Result<QuantizeReport> quantize_tensors(const GgufFile& f, const std::vector<Sou
 
 Result<QuantizeReport> quantize_gguf(const std::filesystem::path& in, const std::filesystem::path& out,
                                      const QuantizeOptions& options) {
-  auto file = GgufFile::open(in);
-  if (!file.ok()) return file.error();
+  auto shards = GgufShards::open(in);
+  if (!shards.ok()) return shards.error();
   std::vector<SourceTensor> tensors;
-  for (const GgufTensorInfo& t : file->tensors()) tensors.push_back({t.name, t.shape, t.dtype, t.data, {}});
-  auto report = quantize_tensors(*file, tensors, file->alignment(), out, options, false);
+  for (const GgufTensorInfo* t : shards->tensors())
+    tensors.push_back({t->name, t->shape, t->dtype, t->data, {}});
+  const GgufFile& file = shards->metadata();
+  auto report = quantize_tensors(file, tensors, file.alignment(), out, options, false);
   if (!report.ok()) return report.error();
-  std::error_code ec;
-  report->bytes_in = std::filesystem::file_size(in, ec);
+  report->bytes_in = shards->file_bytes();
   return report;
 }
 

@@ -47,8 +47,9 @@ struct QuantizeReport {
   uint64_t n_elements = 0;
 };
 
-// Errors: those of GgufFile::open and GgufWriter; Unsupported for a tensor that would need
-// requantizing (stored quantized, asked for another type) or a row length with no fallback;
+// `in` is what GgufShards::open reads: a file, a split model's shard (all shards are read, one file
+// is written) or a folder. Errors: those of GgufShards::open and GgufWriter; Unsupported for a tensor that
+// would need requantizing (stored quantized, asked for another type) or a row length with no fallback;
 // InvalidArgument naming the tensor and row for a non-finite or out-of-range weight. On error no
 // output file is left behind.
 Result<QuantizeReport> quantize_gguf(const std::filesystem::path& in, const std::filesystem::path& out,

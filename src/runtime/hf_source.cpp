@@ -7,15 +7,32 @@
 
 namespace glass {
 
+namespace {
+
+// Whether the folder holds any file whose name ends with `suffix`.
+bool holds_file_ending(const std::filesystem::path& dir, std::string_view suffix) {
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec))
+    if (it->path().filename().string().ends_with(suffix)) return true;
+  return false;
+}
+
+}  // namespace
+
+bool is_hf_directory(const std::filesystem::path& dir) {
+  // A hub GGUF snapshot may carry the original config.json beside its GGUF files, without weights.
+  std::error_code ec;
+  return !holds_file_ending(dir, ".gguf") || (std::filesystem::is_regular_file(dir / "config.json", ec) &&
+                                              holds_file_ending(dir, ".safetensors"));
+}
+
 Result<ModelFormat> detect_model_format(const std::filesystem::path& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    if (std::filesystem::is_regular_file(path / "config.json", ec)) return ModelFormat::HfDirectory;
-    return make_error(ErrorCode::InvalidArgument,
-                      fmt::format("load: {} is a directory without config.json (expected a GGUF file or a "
-                                  "Hugging Face model directory)",
-                                  path.string()));
-  }
+  if (std::filesystem::is_directory(path, ec))
+    return std::filesystem::is_regular_file(path / "config.json", ec) && is_hf_directory(path)
+               ? ModelFormat::HfDirectory
+               : ModelFormat::Gguf;  // formats::GgufShards::open finds its GGUF file or says why not
   if (path.filename() == "config.json" || path.extension() == ".safetensors" ||
       path.filename() == "model.safetensors.index.json")
     return make_error(

@@ -10,10 +10,14 @@
 
 namespace glass {
 
-// What a model path is. A directory must hold config.json; a lone config.json or *.safetensors
-// file is refused with a pointer to its directory.
+// What a model path is. A directory holding config.json (and safetensors, or no GGUF file) is a
+// Hugging Face checkpoint; any other directory is a GGUF snapshot (formats::find_gguf_model picks
+// its file). A lone config.json or *.safetensors file is refused with a pointer to its directory.
 enum class ModelFormat : uint8_t { Gguf, HfDirectory };
 Result<ModelFormat> detect_model_format(const std::filesystem::path& path);
+// Whether a directory's files are read as Hugging Face ones (config.json, tokenizer.json, ...) rather
+// than as a GGUF snapshot: it holds no *.gguf file, or config.json with safetensors.
+bool is_hf_directory(const std::filesystem::path& dir);
 
 // Fills impl.file (config.json as GGUF metadata), impl.weights, impl.tokenizer and impl.storage,
 // sets build.hf_layout and returns the architecture and the weight files' total size.

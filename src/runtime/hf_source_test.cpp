@@ -91,7 +91,7 @@ void expect_load_error(const std::filesystem::path& path, std::initializer_list<
 
 TEST(HfLoadErrors, FormatDetection) {
   const auto empty = test::make_temp_dir("hf_empty");
-  expect_load_error(empty, {"directory without config.json"}, ErrorCode::InvalidArgument);
+  expect_load_error(empty, {"holds no model: no config.json, no *.gguf"}, ErrorCode::InvalidArgument);
   const auto tiny = test::write_tiny_hf_llama({}, "hf_parts");
   expect_load_error(tiny.dir / "config.json", {"part of a Hugging Face checkpoint", "pass its directory"},
                     ErrorCode::InvalidArgument);

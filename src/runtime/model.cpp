@@ -1,4 +1,5 @@
-// load_llm and the immutable Model: map the file (GGUF, or an HF directory: runtime/hf_source.cpp),
+// load_llm and the immutable Model: map the file (GGUF: one file, a split model's shards or a folder's
+// model, formats/gguf_shards.h; or an HF directory: runtime/hf_source.cpp),
 // read the tokenizer, build the architecture's graph against the file's tensors, and pick the backend.
 // Plans compile on first use and are cached.
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include <mutex>
 
 #include "core/exception_guard.h"
+#include "formats/gguf_shards.h"
 #include "formats/gguf_vocab.h"
 #include "formats/quant_mix.h"
 #include "glass/tools.h"
@@ -157,7 +159,6 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   build.kv_dense = options.kv_storage == KvStorage::Dense;
   auto format = detect_model_format(path);
   if (!format) return format.error();
-  std::error_code ec;
   uint64_t file_bytes = 0;
   const models::Architecture* arch = nullptr;
   if (*format == ModelFormat::HfDirectory) {
@@ -166,10 +167,14 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
     arch = hf->arch;
     file_bytes = hf->file_bytes;
   } else {
-    auto file = formats::GgufFile::open(path);
-    if (!file) return file.error();
-    impl->file.emplace(std::move(*file));
-    file_bytes = std::filesystem::file_size(path, ec);
+    // One file, a split model's shards or a folder holding either: the weights stay in the mappings.
+    auto shards = formats::GgufShards::open(path);
+    if (!shards) return shards.error();
+    for (const formats::GgufTensorInfo* t : shards->tensors())
+      impl->weights.emplace(t->name, models::WeightInfo{t->shape, t->dtype, t->data});
+    impl->weight_mappings = shards->mappings();
+    impl->file.emplace(shards->metadata());
+    file_bytes = shards->file_bytes();
   }
 
   auto arch_name = impl->file->get_string("general.architecture");
@@ -180,9 +185,6 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
                       fmt::format("model: architecture '{}' in {} is not supported (supported: {})",
                                   *arch_name, path, fmt::join(models::architecture_names(), ", ")));
 
-  if (*format == ModelFormat::Gguf)
-    for (const formats::GgufTensorInfo& t : impl->file->tensors())
-      impl->weights.emplace(t.name, models::WeightInfo{t.shape, t.dtype, t.data});
   if (auto st = load_chat_template(*impl, *format, path); !st) return st.error();
 
   if (options.n_ctx < 0 || options.n_batch < 0 || options.min_ctx < 0)
@@ -220,7 +222,6 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
 
   backend::BackendOptions backend_options{
       options.n_threads, options.repack_weights, {}, options.isa, options.decode_strategy};
-  if (*format == ModelFormat::Gguf) impl->weight_mappings = {impl->file->mapping()};
   // A repacked weight's file pages leave memory (they stay in the page cache), so the model holds
   // one copy of it. A weight lies in one mapping; release ignores ranges outside its own.
   // A weight's parts are copied by the backend's worker threads at once: the running total and the

@@ -14,6 +14,7 @@
 #include "backend/cpu/thread_pool.h"
 #include "core/exception_guard.h"
 #include "formats/gguf.h"
+#include "formats/gguf_shards.h"
 #include "formats/gguf_vocab.h"
 #include "formats/quantize_file.h"
 #include "models/hf_to_gguf.h"
@@ -38,8 +39,9 @@ QuantizedTensorInfo tensor_info(const formats::QuantizedTensor& t) {
 }
 
 Result<tokenizer::Tokenizer> tokenizer_from_gguf(const std::filesystem::path& path) {
-  Result<formats::GgufFile> file = formats::GgufFile::open(path);
-  if (!file) return file.error();
+  auto shards = formats::GgufShards::open(path);  // a split model's vocabulary is in its first shard
+  if (!shards) return shards.error();
+  const formats::GgufFile* file = &shards->metadata();
   Result<tokenizer::Vocab> vocab = formats::vocab_from_gguf(*file);
   if (!vocab) {
     // llama.cpp's weights-only files: say what they are rather than "unsupported tokenizer".
@@ -109,8 +111,8 @@ TextTokenizer::~TextTokenizer() = default;
 Result<std::unique_ptr<TextTokenizer>> TextTokenizer::load(const std::string& path) try {
   const std::filesystem::path p = path;
   std::error_code ec;
-  // A directory or a .json file is an HF tokenizer; anything else is read as GGUF.
-  auto tok = std::filesystem::is_directory(p, ec) || p.extension() == ".json"
+  // An HF directory or a .json file is an HF tokenizer; anything else is read as GGUF.
+  auto tok = (std::filesystem::is_directory(p, ec) && is_hf_directory(p)) || p.extension() == ".json"
                  ? tokenizer::load_hf_tokenizer(p)
                  : tokenizer_from_gguf(p);
   if (!tok) return tok.error();

@@ -10,9 +10,11 @@
 #include "core/exception_guard.h"
 #include "core/json_bounded.h"
 #include "formats/gguf.h"
+#include "formats/gguf_shards.h"
 #include "formats/gguf_vocab.h"
 #include "glass/tools.h"
 #include "runtime/chat_load.h"
+#include "runtime/hf_source.h"
 #include "tokenizer/chat/chat_template.h"
 
 namespace glass {
@@ -78,8 +80,9 @@ Result<ChatTemplateSource> from_hf(const fs::path& dir) {
 }
 
 Result<ChatTemplateSource> from_gguf(const fs::path& path) {
-  auto file = formats::GgufFile::open(path);
-  if (!file) return file.error();
+  auto shards = formats::GgufShards::open(path);  // a split model's template is in its first shard
+  if (!shards) return shards.error();
+  const formats::GgufFile* file = &shards->metadata();
   ChatTemplateSource src;
   if (!file->find("tokenizer.chat_template")) {
     return make_error(
@@ -117,7 +120,7 @@ Result<ChatTemplateSource> from_gguf(const fs::path& path) {
 Result<ChatTemplateSource> load_chat_template(const std::string& path) try {
   const fs::path p = path;
   std::error_code ec;
-  if (fs::is_directory(p, ec)) return from_hf(p);
+  if (fs::is_directory(p, ec) && is_hf_directory(p)) return from_hf(p);
   if (p.extension() == ".json") return from_hf(p.parent_path().empty() ? fs::path(".") : p.parent_path());
   return from_gguf(p);
 } catch (...) {
