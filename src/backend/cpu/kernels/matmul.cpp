@@ -38,7 +38,7 @@ void product(const KernelArgs& a, const MatmulKernel& mk, const std::byte* act, 
              const std::byte* wm, float* om, const Dims& d) {
   const size_t w_stride = *graph::dtype_bytes(a.in[1].dtype, static_cast<uint64_t>(d.K));
   const auto N = static_cast<size_t>(d.N);
-  if (d.M <= decode_split_rows(mk)) {
+  if (d.M <= kSmallM) {
     split_weight_rows(a.pool, d.N, mk, [&](int64_t n0, int64_t n1, int) {
       mk.gemm(d.K, wm + static_cast<size_t>(n0) * w_stride, w_stride, n1 - n0, act, a_stride, d.M, om + n0,
               N);
@@ -138,7 +138,7 @@ Status matmul_group(std::span<const KernelArgs* const> parts) {
   const KernelArgs& first = *parts[0];
   const auto& mk = *static_cast<const MatmulKernel*>(first.data);
   const int64_t M = first.in[0].dim(first.in[0].ext.rank - 2), K = first.in[0].last();
-  bool together = M > 0 && M <= decode_split_rows(mk);
+  bool together = M > 0 && M <= kSmallM;
   for (const KernelArgs* p : parts) together = together && p->in[1].ext.rank == 2 && p->out.ext.rank == 2;
   if (!together) {
     for (const KernelArgs* p : parts)

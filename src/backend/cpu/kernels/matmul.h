@@ -97,9 +97,6 @@ struct MatmulKernel {
   // Set on a 16-row-group layout: one activation row times groups of several matrices in one walk,
   // so a task's memory streams run on across the matrices' boundaries.
   GemvPartsFn gemv_parts = nullptr;
-  // Set on a layout whose decode walk serves several activation rows at once (one per sequence of
-  // a batched decode step), reading each weight once: up to how many. 0: kSmallM.
-  int64_t decode_rows = 0;
 };
 
 // The matmul table: every kernel a tier has, one row each. A row is the weight type's kernel in the
@@ -140,13 +137,9 @@ void quantize_row_q8_1(const float* x, void* y, int64_t k);
 void quantize_row_q8_k(const float* x, void* y, int64_t k);
 
 // The work split shared by matmul and the fused matmuls (matmul_fused.cpp): up to kSmallM activation
-// rows (or the kernel's decode_rows) split the weight rows only (decode); from kPackMinM rows a kernel with a
-// packed path packs kPackRows weight rows at a time; otherwise tiles of kTileRows weight rows x kTileActs
-// activations.
+// rows split the weight rows only (decode); from kPackMinM rows a kernel with a packed path packs
+// kPackRows weight rows at a time; otherwise tiles of kTileRows weight rows x kTileActs activations.
 inline constexpr int64_t kSmallM = 4;
-inline constexpr int64_t kMaxDecodeRows = 8;  // the most any kernel's decode_rows may be
-// Up to how many activation rows mk takes the decode split (split_weight_rows).
-inline int64_t decode_split_rows(const MatmulKernel& mk) { return std::max(kSmallM, mk.decode_rows); }
 inline constexpr int64_t kTileRows = 64;
 inline constexpr int64_t kTileActs = 64;
 inline constexpr int64_t kPackMinM = 16;

@@ -18,7 +18,7 @@ constexpr int64_t kDecodeBlock = 1024;
 
 // Floats of one weight's tile at most, for M activation rows.
 int64_t tile_floats(int64_t M) {
-  return std::max({M * kPackRows, kTileRows * kTileActs, kMaxDecodeRows * kDecodeBlock});
+  return std::max({M * kPackRows, kTileRows * kTileActs, kSmallM * kDecodeBlock});
 }
 
 size_t round_up(size_t bytes) { return (bytes + 63) / 64 * 64; }
@@ -56,7 +56,7 @@ void fused_product(const KernelArgs& a, const MatmulKernel& mk, const std::array
   };
   auto row = [&](const std::byte* wj, int64_t n0) { return wj + static_cast<size_t>(n0) * w_stride; };
 
-  if (M <= decode_split_rows(mk)) {
+  if (M <= kSmallM) {
     split_weight_rows(a.pool, N, mk, [&](int64_t n0, int64_t n1, int thread) {
       const std::array<float*, NW> t = tiles_of(thread);
       for (int64_t nb = n0; nb < n1; nb += kDecodeBlock) {

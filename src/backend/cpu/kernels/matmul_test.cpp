@@ -367,11 +367,10 @@ TEST(CpuMatmulRepack, EveryDecodeStrategyGivesTheSameBits) {
   EXPECT_EQ(variants, detect_isa() == Isa::Avx512 ? 5u : 0u);
 }
 
-// A batched decode step (one activation row per sequence, up to eight) walks the groups in lockstep
-// with all its rows at once on AVX-512 (matmul_x16.h x16_walks): each row's outputs equal the same
-// row walked alone, bit for bit, for every repacked layout, under both strategies, across windows
-// of many groups and a partial last window. (The rows past the last group go through the row-major
-// kernel, whose one-row path sums in another order from four rows on: not compared.)
+// A batched decode step (one activation row per sequence, up to kSmallM) computes each row as that
+// row alone would, bit for bit, for every repacked layout under both strategies, across many groups
+// (the rows past the last group go through the row-major kernel, whose one-row path sums in another
+// order from four rows on: not compared). A decode walk over several rows must keep this.
 TEST(CpuMatmulRepack, BatchedDecodeRowsEqualEachRowAlone) {
   size_t checked = 0;
   for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
@@ -385,7 +384,7 @@ TEST(CpuMatmulRepack, BatchedDecodeRowsEqualEachRowAlone) {
       std::vector<std::byte> packed(w.size());
       mk->repack(reinterpret_cast<const std::byte*>(w.data()), packed.data(), rows, k);
       const size_t a_stride = kernels::act_row_bytes(mk->act, k);
-      for (int64_t n_a = 2; n_a <= 8; ++n_a) {
+      for (int64_t n_a = 2; n_a <= 4; ++n_a) {
         const std::vector<float> x = test::random_floats(static_cast<size_t>(n_a * k), 41 + n_a);
         std::vector<std::byte> act(a_stride * static_cast<size_t>(n_a));
         for (int64_t i = 0; i < n_a; ++i)
@@ -405,7 +404,7 @@ TEST(CpuMatmulRepack, BatchedDecodeRowsEqualEachRowAlone) {
       }
     }
   }
-  EXPECT_GE(checked, 7u * 5u);
+  EXPECT_GE(checked, 3u * 5u);
 }
 
 // The matmul table (matmul.h): every tier has a file-layout kernel for each weight type it lists, at

@@ -83,101 +83,44 @@ inline void x16_group(int64_t nb, const std::byte* g, const std::byte* a, size_t
   for (int i = 0; i < RA; ++i) acc16_store(out + static_cast<size_t>(i) * out_stride, acc[i]);
 }
 
-// RA activation rows (decode: one per sequence of the step) walk NG groups in lockstep, block by
-// block, so each thread keeps NG far-apart memory streams in flight (on 2 Zen 4 threads one stream
-// reads ~40 GB/s, four ~75); each block is unpacked once for the RA rows. Group q's row i lands at
-// out[q] + i * out_stride.
-template <class L, int NG, int RA>
-inline void x16_lockstep(int64_t nb, const std::byte* const* g, const std::byte* a, size_t a_stride,
-                         float* const* out, size_t out_stride) {
-  Acc16 acc[NG][RA];
-  for (auto& row : acc)
-    for (auto& v : row) v = acc16_zero();
+// One activation row (decode) walks NG groups in lockstep, block by block, so each thread keeps NG
+// far-apart memory streams in flight (on 2 Zen 4 threads one stream reads ~40 GB/s, four ~75).
+template <class L, int NG>
+inline void x16_lockstep(int64_t nb, const std::byte* const* g, const std::byte* a, float* const* out) {
+  Acc16 acc[NG];
+  for (auto& v : acc) v = acc16_zero();
+  const auto* x = reinterpret_cast<const typename L::Act*>(a);
   for (int64_t b = 0; b < nb; ++b)
     for (int q = 0; q < NG; ++q) {
       const std::byte* blk = g[q] + static_cast<size_t>(b) * L::kBlockBytes;
       if constexpr (L::kPrefetchAhead > 0) prefetch_ahead<L::kPrefetchAhead>(blk, L::kBlockBytes);
-      const typename L::Act* xb[RA];
-      for (int i = 0; i < RA; ++i)
-        xb[i] = reinterpret_cast<const typename L::Act*>(a + static_cast<size_t>(i) * a_stride) + b;
-      L::template block<RA>(blk, xb, acc[q]);
+      const typename L::Act* xb[1] = {x + b};
+      L::template block<1>(blk, xb, &acc[q]);
     }
-  for (int q = 0; q < NG; ++q)
-    for (int i = 0; i < RA; ++i) acc16_store(out[q] + static_cast<size_t>(i) * out_stride, acc[q][i]);
+  for (int q = 0; q < NG; ++q) acc16_store(out[q], acc[q]);
 }
 
-// The decode walk of groups [g0, g1) of a list, at(i) = {group i's weights, its 16 outputs}, for RA
-// activation rows: per window of kLockstepWindow groups, NG groups an NG-th of the window apart
-// (where the layout gains by it), then the groups left one at a time. NG x RA accumulators: four
-// streams for up to four rows, two for up to eight.
-template <class L, int RA = 1, class At>
-void x16_walk(int64_t nb, int64_t g0, int64_t g1, const std::byte* a, size_t a_stride, size_t out_stride,
-              const At& at) {
-  constexpr int NG = RA <= 4 ? 4 : 2;
+// The decode walk of groups [g0, g1) of a list, at(i) = {group i's weights, its 16 outputs}: per
+// window of kLockstepWindow groups, four groups a quarter of the window apart (where the layout
+// gains by it), then the groups left one at a time.
+template <class L, class At>
+void x16_walk(int64_t nb, int64_t g0, int64_t g1, const std::byte* a, const At& at) {
   for (int64_t w0 = g0; w0 < g1; w0 += kLockstepWindow) {
     const int64_t wn = std::min(kLockstepWindow, g1 - w0);
-    const int64_t q = L::kLockstep ? wn / NG : 0;
+    const int64_t q = L::kLockstep ? wn / 4 : 0;
     for (int64_t j = 0; j < q; ++j) {
-      const std::byte* gs[NG];
-      float* os[NG];
-      for (int i = 0; i < NG; ++i) std::tie(gs[i], os[i]) = at(w0 + j + i * q);
-      x16_lockstep<L, NG, RA>(nb, gs, a, a_stride, os, out_stride);
+      const std::byte* gs[4];
+      float* os[4];
+      for (int i = 0; i < 4; ++i) std::tie(gs[i], os[i]) = at(w0 + j + i * q);
+      x16_lockstep<L, 4>(nb, gs, a, os);
     }
-    for (int64_t g = w0 + NG * q; g < w0 + wn; ++g) {
+    for (int64_t g = w0 + 4 * q; g < w0 + wn; ++g) {
       const std::byte* gs[1];
       float* os[1];
       std::tie(gs[0], os[0]) = at(g);
-      x16_lockstep<L, 1, RA>(nb, gs, a, a_stride, os, out_stride);
+      x16_lockstep<L, 1>(nb, gs, a, os);
     }
     if (wn < kLockstepWindow) break;  // the last window (and no step past the largest int64_t)
-  }
-}
-
-// Up to how many activation rows the decode walk (x16_walk) takes at once, reading each weight block
-// once for all of them (a batched decode step: one row per sequence): on AVX-512, whose 32 registers
-// hold 16 accumulators beside a block's unpacked weights, eight for the legacy layouts (kRows 4) and
-// the layout's kRows for the k-quants, whose unpacking takes more registers; on AVX2 (16 registers,
-// two per accumulator) one.
-template <class L>
-constexpr int x16_walk_rows() {
-#if defined(__AVX512F__)
-  return L::kRows == 4 ? 8 : L::kRows;
-#else
-  return 1;
-#endif
-}
-
-// f.template operator()<RA>() with RA = n_a, for 1 <= n_a <= x16_walk_rows<L>() (each count its
-// own instance of the walk).
-template <class L, class F>
-void walk_rows(int64_t n_a, const F& f) {
-  static_assert(x16_walk_rows<L>() <= kMaxDecodeRows && kMaxDecodeRows == 8, "walk_rows: rows 1 to 8");
-  constexpr int kMax = x16_walk_rows<L>();
-  switch (n_a) {
-    case 1:
-      f.template operator()<1>();
-      break;
-    case 2:
-      if constexpr (kMax >= 2) f.template operator()<2>();
-      break;
-    case 3:
-      if constexpr (kMax >= 3) f.template operator()<3>();
-      break;
-    case 4:
-      if constexpr (kMax >= 4) f.template operator()<4>();
-      break;
-    case 5:
-      if constexpr (kMax >= 5) f.template operator()<5>();
-      break;
-    case 6:
-      if constexpr (kMax >= 6) f.template operator()<6>();
-      break;
-    case 7:
-      if constexpr (kMax >= 7) f.template operator()<7>();
-      break;
-    default:
-      if constexpr (kMax >= 8) f.template operator()<8>();
-      break;
   }
 }
 
@@ -186,9 +129,8 @@ void gemm_x16(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const
               size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
   const int64_t nb = k / L::kBlockK, groups = n_w / kGroupRows;
   auto group_at = [&](int64_t g) { return w + static_cast<size_t>(g * kGroupRows) * w_stride; };
-  const auto walk_at = [&](int64_t g) { return std::pair{group_at(g), out + g * kGroupRows}; };
-  if (n_a >= 1 && n_a <= x16_walk_rows<L>()) {
-    walk_rows<L>(n_a, [&]<int RA>() { x16_walk<L, RA>(nb, 0, groups, a, a_stride, out_stride, walk_at); });
+  if (n_a == 1) {
+    x16_walk<L>(nb, 0, groups, a, [&](int64_t g) { return std::pair{group_at(g), out + g * kGroupRows}; });
   } else {
     for (int64_t g = 0; g < groups; ++g) {
       float* o = out + g * kGroupRows;
@@ -209,7 +151,7 @@ void gemm_x16(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const
 // GemvPartsFn: groups [g0, g1) of several matrices' lists (matmul.h) in one decode walk.
 template <class L>
 void gemv_parts_x16(int64_t k, const GemvParts& parts, int64_t g0, int64_t g1, const std::byte* a) {
-  x16_walk<L>(k / L::kBlockK, g0, g1, a, 0, 0, [&](int64_t i) {
+  x16_walk<L>(k / L::kBlockK, g0, g1, a, [&](int64_t i) {
     size_t p = 0;
     while (i >= parts.start[p + 1]) ++p;
     const int64_t j = i - parts.start[p];

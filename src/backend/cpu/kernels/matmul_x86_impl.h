@@ -386,9 +386,8 @@ constexpr MatmulKernel packed(MatmulKernel k) {
 // kernel Tail for rows past the last group, the packed prefill path of pack policy P from L's groups.
 template <class L, class P, GemmFn Tail>
 constexpr MatmulKernel x16_kernel(DType weight, ActType act, QuantizeFn quantize, const char* layout) {
-  return {
-      weight,    act,    quantize,   gemm_x16<L, Tail>, packed_bytes<P>,   L::pack_group,     packed_gemm<P>,
-      L::repack, layout, kGroupRows, L::unpack_row,     gemv_parts_x16<L>, x16_walk_rows<L>()};
+  return {weight,         act,       quantize, gemm_x16<L, Tail>, packed_bytes<P>, L::pack_group,
+          packed_gemm<P>, L::repack, layout,   kGroupRows,        L::unpack_row,   gemv_parts_x16<L>};
 }
 
 // The file-layout kernels: every weight type, row-major as the file stores it.
