@@ -8,7 +8,7 @@
 # Environment: NP sequences at once (16; glass -np, llama-server -np), CTX positions per sequence
 # (512; llama-server gets -c CTX x NP, its slots share it), THREADS (2), ROUNDS (2). A LLAMA_SERVER
 # that is not an executable (e.g. "-") runs glass alone.
-# The client is build/bin/glass_server_load (src/server/load_client.cpp: the same requests and table
+# The client is build/bin/glass_server_load (src/server/load_bench.cpp: the same requests and table
 # at a few microseconds of CPU per token) when it is built beside GLASS, else scripts/server_load.py
 # (~0.35 ms of CPU per token on these cores, taken from the server under test); CLIENT=py forces
 # the Python one.

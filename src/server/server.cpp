@@ -27,6 +27,7 @@
 #include <unordered_set>
 
 #include "server/generation.h"
+#include "server/listen_backlog.h"
 #include "server/metrics.h"
 #include "server/openai_request.h"
 
@@ -481,6 +482,9 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& options) {
                         fmt::format("server: cannot listen on {}:{} (in use, or not an address "
                                     "of this machine?)",
                                     options.host, options.port));
+    // A burst of connections larger than httplib's backlog of 5 waits in the kernel's queue instead
+    // of retransmitting its SYNs (listen_backlog.h).
+    raise_listen_backlog(s.port, SOMAXCONN);
     s.listener = std::thread([p = &s] { p->http.listen_after_bind(); });
     s.watcher = std::thread([p = &s] { p->watch_loop(); });
     // stop() only reaches a listener that runs: wait for it, boundedly.
