@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "formats/gguf.h"
@@ -45,6 +46,8 @@ class GgufShards {
 
   // The model's metadata: the first shard (the only file of an unsplit model).
   const GgufFile& metadata() const { return shards_.front(); }
+  // The same, moved out (the model keeps it; the shards' mappings live on in their tensors' users).
+  GgufFile take_metadata() && { return std::move(shards_.front()); }
   // In split.no order.
   const std::vector<GgufFile>& files() const { return shards_; }
   // Every shard's tensors, shard by shard in file order; valid while this object lives.

@@ -173,8 +173,8 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
     for (const formats::GgufTensorInfo* t : shards->tensors())
       impl->weights.emplace(t->name, models::WeightInfo{t->shape, t->dtype, t->data});
     impl->weight_mappings = shards->mappings();
-    impl->file.emplace(shards->metadata());
     file_bytes = shards->file_bytes();
+    impl->file.emplace(std::move(*shards).take_metadata());  // last: the shards are spent
   }
 
   auto arch_name = impl->file->get_string("general.architecture");

@@ -1,13 +1,11 @@
 #include "server/server.h"
 
-#include <dirent.h>
 #include <fmt/format.h>
 #include <httplib.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -30,6 +28,7 @@
 #include "server/listen_backlog.h"
 #include "server/metrics.h"
 #include "server/openai_request.h"
+#include "server/sockets.h"
 
 namespace glass::server {
 namespace {
@@ -109,13 +108,6 @@ ApiError draining_error() {
 // How often a non-streamed request's connection is looked at while its handler waits.
 constexpr auto kWatchInterval = std::chrono::milliseconds(20);
 
-// The port of a socket address (-1 for families httplib does not serve).
-int port_of(const sockaddr_storage& a) {
-  if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(&a)->sin_port);
-  if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6*>(&a)->sin6_port);
-  return -1;
-}
-
 // Whether `a` is ip:port in the numeric form httplib gives Request::remote_addr / local_addr.
 bool is_endpoint(const sockaddr_storage& a, socklen_t len, const std::string& ip, int port) {
   if (port_of(a) != port) return false;
@@ -129,22 +121,12 @@ bool is_endpoint(const sockaddr_storage& a, socklen_t len, const std::string& ip
 // Calls f(fd, local, peer) for each connected socket of the process, until f returns true.
 template <class F>
 void for_each_connection(F f) {
-  DIR* dir = opendir("/proc/self/fd");
-  if (dir == nullptr) return;
-  while (const dirent* e = readdir(dir)) {
-    char* end = nullptr;
-    const long fd = std::strtol(e->d_name, &end, 10);
-    if (end == e->d_name || *end != '\0' || fd == dirfd(dir)) continue;
-    struct stat st {};
-    if (fstat(static_cast<int>(fd), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
-    sockaddr_storage local{}, peer{};
-    socklen_t local_len = sizeof(local), peer_len = sizeof(peer);
-    if (getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&local), &local_len) != 0 ||
-        getpeername(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0)
-      continue;
-    if (f(static_cast<int>(fd), local, local_len, peer, peer_len)) break;
-  }
-  closedir(dir);
+  for_each_socket([&](int fd, const sockaddr_storage& local, socklen_t local_len) {
+    sockaddr_storage peer{};
+    socklen_t peer_len = sizeof(peer);
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) return false;
+    return f(fd, local, local_len, peer, peer_len);
+  });
 }
 
 // The socket `req` arrived on, found by its two addresses among the process's descriptors, or -1.
