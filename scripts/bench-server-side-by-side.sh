@@ -6,8 +6,9 @@
 # Example: scripts/bench-server-side-by-side.sh build/bin/glass ~/llama.cpp/build/bin/llama-server \
 #            model.gguf -n 16 --max-tokens 128 -c 1,4,8,16 --ban-token 2
 # Environment: NP sequences at once (16; glass -np, llama-server -np), CTX positions per sequence
-# (512; llama-server gets -c CTX x NP, its slots share it), THREADS (2), ROUNDS (2). A LLAMA_SERVER
-# that is not an executable (e.g. "-") runs glass alone.
+# (512; llama-server gets -c CTX x NP, its slots share it), THREADS (2), ROUNDS (2), GLASS_ARGS (more
+# options for glass serve, e.g. "-ub 512"). A LLAMA_SERVER that is not an executable (e.g. "-") runs
+# glass alone.
 # The client is build/bin/glass_server_load (src/server/load_bench.cpp: the same requests and table
 # at a few microseconds of CPU per token) when it is built beside GLASS, else scripts/server_load.py
 # (~0.35 ms of CPU per token on these cores, taken from the server under test); CLIENT=py forces
@@ -17,7 +18,7 @@
 # arrived per request.
 set -euo pipefail
 if [ $# -lt 3 ]; then
-  sed -n '2,13p' "$0" >&2
+  sed -n '2,14p' "$0" >&2
   exit 2
 fi
 glass=$1
@@ -44,7 +45,8 @@ fi
 echo "client: ${client[*]}"
 echo "load before: $(cat /proc/loadavg)"
 for ((r = 1; r <= rounds; r++)); do
-  start_glass "$glass" "$model" "$logs/glass.log" -np "$np" -c "$ctx" -t "$threads"
+  # shellcheck disable=SC2086 # GLASS_ARGS is a list of options
+  start_glass "$glass" "$model" "$logs/glass.log" -np "$np" -c "$ctx" -t "$threads" ${GLASS_ARGS:-}
   "${client[@]}" "$SERVER_URL" --label "glass, round $r" "$@" || true
   stop_server
   if [ -n "$llama" ]; then

@@ -20,7 +20,8 @@ constexpr std::array kSpellings{
     Spelling{"-ntg", "--ntg"},
     Spelling{"-npl", "--npl"},
     Spelling{"-pps", "--pps"},
-    Spelling{"-np", "--parallel"},  // glass serve, as llama-server's
+    Spelling{"-np", "--parallel"},     // glass serve, as llama-server's
+    Spelling{"-ub", "--ubatch-size"},  // glass serve: tokens per engine step
     Spelling{"-sys", "--system-prompt"},
     Spelling{"-cnv", "--conversation"},
     Spelling{"-if", "--interactive-first"},

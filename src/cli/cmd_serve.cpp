@@ -31,6 +31,7 @@ struct ServeOptions {
   ModelOptions model;
   server::ServerOptions server;
   double shutdown_timeout = 10;  // seconds in-flight requests get after SIGTERM / SIGINT
+  int64_t ubatch = 0;            // tokens per engine step; 0: -b (the model's n_batch)
 };
 
 // The model load_or_report opens for an empty -m (the bundled one).
@@ -106,7 +107,15 @@ int serve(ServeOptions o) {
                "glass: warning: {} has no chat template: /v1/chat/completions answers 400 (give one with "
                "--chat-template-file)\n",
                model->info().path);
-  if (auto st = (*server)->attach(model); !st) return report(st.error());
+  EngineOptions engine = o.server.engine;
+  const int64_t n_batch = model->info().n_batch;
+  if (o.ubatch > n_batch)
+    return report(make_error(ErrorCode::InvalidArgument,
+                             fmt::format("-ub {}: more than the batch ({}, -b): a step is one call of at "
+                                         "most -b tokens",
+                                         o.ubatch, n_batch)));
+  engine.step_tokens = o.ubatch;  // 0: n_batch
+  if (auto st = (*server)->attach(model, engine); !st) return report(st.error());
   const int running = o.server.engine.max_running > 0 ? o.server.engine.max_running
                                                       : static_cast<int>(model->info().n_seq_max);
   fmt::print(stderr,
@@ -185,6 +194,11 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--parallel", o->server.engine.max_running,
                   "most sequences generated together (continuous batching; -np as in llama-server)")
       ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--ubatch-size", o->ubatch,
+                  "-ub: most tokens one engine step evaluates, decodes and prompt chunks together (default: "
+                  "-b); a longer prompt is evaluated over several steps, between the running sequences' "
+                  "tokens")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--max-queued", o->server.engine.max_queued,
                   "requests that may wait for a sequence; past it requests get 429")

@@ -5,12 +5,13 @@
 // then lacks; this one spends a few microseconds, so the table measures the server.
 //   glass_server_load URL [-n 16] [--max-tokens 128] [-c 1,4,8,16] [--ban-token ID]... [--temperature T]
 //                         [--prompt TEXT] [--api-key K] [--model NAME] [--label L] [--timeout S]
-//                         [--level-seconds S]
+//                         [--level-seconds S] [--distinct-prompts]
 // Each request is a new connection (as the Python client makes them) to /v1/completions with
 // "stream": true, "stream_options": {"include_usage": true}, "ignore_eos": true, a seed per request
-// and, per --ban-token, a logit_bias of -100. Tokens counted: the usage's completion_tokens, else
-// the content chunks. TTFT: request sent to first content chunk; inter-token latency: the gaps
-// between content chunks. Exit 1 if any request failed.
+// and, per --ban-token, a logit_bias of -100; with --distinct-prompts each prompt starts with its
+// request's number, so that no request's prompt is found in a prefix cache. Tokens counted: the usage's
+// completion_tokens, else the content chunks. TTFT: request sent to first content chunk; inter-token latency:
+// the gaps between content chunks. Exit 1 if any request failed.
 #include <fmt/format.h>
 #include <httplib.h>
 
@@ -44,6 +45,7 @@ struct Options {
   std::string api_key, model, label, url;
   double timeout_s = 120;
   double level_seconds = 300;
+  bool distinct_prompts = false;
 };
 
 struct Outcome {
@@ -68,7 +70,7 @@ double percentile(std::vector<double> v, double p) {
 }
 
 std::string request_body(const Options& o, int seed) {
-  nlohmann::json b = {{"prompt", o.prompt},
+  nlohmann::json b = {{"prompt", o.distinct_prompts ? fmt::format("{}. {}", seed, o.prompt) : o.prompt},
                       {"max_tokens", o.max_tokens},
                       {"temperature", o.temperature},
                       {"seed", seed},
@@ -246,7 +248,7 @@ Row run_level(const Options& o, int level) {
   fmt::print(stderr,
              "glass_server_load: {}\nusage: glass_server_load URL [-n 16] [--max-tokens 128] [-c 1,4,8,16] "
              "[--ban-token ID]... [--temperature T] [--prompt TEXT] [--api-key K] [--model NAME] [--label L] "
-             "[--timeout S] [--level-seconds S]\n",
+             "[--timeout S] [--level-seconds S] [--distinct-prompts]\n",
              why);
   std::exit(2);
 }
@@ -301,6 +303,8 @@ Options parse(int argc, char** argv) {
       o.label = value();
     else if (a == "--timeout")
       o.timeout_s = to_double(a, value());
+    else if (a == "--distinct-prompts")
+      o.distinct_prompts = true;
     else if (a == "--level-seconds")
       o.level_seconds = to_double(a, value());
     else if (o.url.empty() && a.rfind("http://", 0) == 0)

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <thread>
 #include <unordered_set>
+#include <utility>
 
 #include "server/generation.h"
 #include "server/listen_backlog.h"
@@ -494,13 +495,17 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& options) {
 int Server::port() const { return impl_->port; }
 
 Status Server::attach(std::shared_ptr<const Model> model) {
+  return attach(std::move(model), impl_->opt.engine);
+}
+
+Status Server::attach(std::shared_ptr<const Model> model, const EngineOptions& engine_options) {
   if (!model) return make_error(ErrorCode::InvalidArgument, "server: no model");
   {
     std::lock_guard lk(impl_->mu);
     if (impl_->served) return make_error(ErrorCode::InvalidArgument, "server: a model is attached already");
     if (impl_->stopped) return make_error(ErrorCode::Cancelled, "server: stopped");
   }
-  auto engine = Engine::create(model, impl_->opt.engine);
+  auto engine = Engine::create(model, engine_options);
   if (!engine) return engine.error();
   auto s = std::make_shared<Served>();
   const ModelInfo& info = model->info();

@@ -43,8 +43,10 @@ class Server {
 
   int port() const;
 
-  // Serves `model` from now on, through an Engine made with options.engine. Once only.
+  // Serves `model` from now on, through an Engine made with options.engine (or `engine`, for what
+  // depends on the model, such as a step size within its n_batch). Once only.
   Status attach(std::shared_ptr<const Model> model);
+  Status attach(std::shared_ptr<const Model> model, const EngineOptions& engine);
 
   // Stops listening, cancels the requests running (streams end without their [DONE]), waits for the
   // connections to close and the engine to stop. Idempotent; a second caller returns once the first

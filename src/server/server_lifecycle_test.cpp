@@ -336,5 +336,43 @@ TEST(ServerLifecycle, IdleGlassServeStopsOnSigintAndExitsZero) {
   EXPECT_EQ(*code, 0) << serve.err();
 }
 
+// -ub 4 splits a prompt of ~40 tokens over ten steps: the completion is still the one generate gives
+// alone; an -ub past -b is refused at start, naming both.
+TEST(ServerLifecycle, GlassServeUbatchSplitsPromptsAndIsCheckedAgainstTheBatch) {
+  {
+    ServeProcess serve({"-m", kModelPath, "--port", "0", "-t", "1", "-b", "64", "-ub", "128"});
+    ASSERT_TRUE(serve.started());
+    const auto code = serve.wait(20s);
+    ASSERT_TRUE(code.has_value()) << serve.err();
+    EXPECT_NE(*code, 0);
+    EXPECT_NE(serve.err().find("-ub 128: more than the batch (64, -b)"), std::string::npos) << serve.err();
+  }
+  ServeProcess serve({"-m", kModelPath, "--port", "0", "-t", "1", "-ub", "4"});
+  ASSERT_TRUE(serve.started());
+  const int port = serve.port();
+  ASSERT_GT(port, 0) << serve.err();
+  ASSERT_TRUE(healthy(port)) << serve.err();
+  const std::string prompt =
+      "Once upon a time, there was a little girl named Lily. She loved to play outside in the park";
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(60);
+  auto r = c.Post("/v1/completions", Json{{"prompt", prompt}, {"max_tokens", 24}, {"temperature", 0}}.dump(),
+                  "application/json");
+  ASSERT_TRUE(r) << serve.err();
+  ASSERT_EQ(r->status, 200) << r->body;
+  const Json body = Json::parse(r->body);
+  const GenerateResult alone = solo(prompt, greedy(24));
+  const int prompt_tokens = body["usage"]["prompt_tokens"].get<int>();
+  EXPECT_GT(prompt_tokens, 16);
+  EXPECT_EQ(body["choices"][0]["text"], alone.text);
+  // The prompt took a step per 4 tokens, then one step per token after the first.
+  auto m = c.Get("/metrics");
+  ASSERT_TRUE(m && m->status == 200);
+  const std::string key = "\nglass_engine_steps_total ";
+  const size_t at = m->body.find(key);
+  ASSERT_NE(at, std::string::npos) << m->body;
+  EXPECT_EQ(std::atoi(m->body.c_str() + at + key.size()), (prompt_tokens + 3) / 4 + 23) << m->body;
+}
+
 }  // namespace
 }  // namespace glass::server
