@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/huge_pages.h"
+
 namespace glass {
 namespace {
 
@@ -38,6 +40,8 @@ Result<std::string> read_file_bounded(const std::filesystem::path& path, uint64_
                       fmt::format("{}: {} is {} bytes, more than the {} bytes glass reads from such a file",
                                   who, p, size, max_bytes));
   std::string out;
+  out.reserve(static_cast<size_t>(size));
+  advise_huge_pages(out.data(), static_cast<size_t>(size));
   out.resize(static_cast<size_t>(size));
   uint64_t got = 0;
   // Read to the size fstat gave, then probe one byte more: a file that grew is refused rather than

@@ -7,6 +7,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "core/huge_pages.h"
 #include "core/json_bounded.h"
 #include "core/read_file.h"
 #include "tokenizer/hf_json.h"
@@ -86,6 +87,7 @@ Result<ModelVocabulary> read_vocab(hf::TokenizerJson& tj) {
   v.keys = std::move(tj.vocab);
   size_t capacity = 16;
   while (capacity * 3 < 4 * v.keys.size()) capacity *= 2;
+  reserve_huge(v.slots, capacity);
   v.slots.assign(capacity, ModelVocabulary::Slot{});
   std::optional<uint32_t> faulty;  // the least key whose value is not an id
   const auto n = static_cast<uint32_t>(v.keys.size());
@@ -302,6 +304,8 @@ Result<Tokenizer> build(hf::TokenizerJson& tj, const Json& config, const HfToken
   std::sort(added_by_id.begin(), added_by_id.end(),
             [&](uint32_t a, uint32_t b) { return added[a].id < added[b].id; });
   size_t next_added = 0;
+  reserve_huge(v.types, static_cast<size_t>(n));
+  reserve_huge(v.scores, static_cast<size_t>(n));
   v.types.assign(static_cast<size_t>(n), TokenType::Unused);
   v.scores.assign(static_cast<size_t>(n), 0.0f);
   v.tokens.reserve(static_cast<size_t>(n), bytes);

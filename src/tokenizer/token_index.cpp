@@ -5,6 +5,8 @@
 #include <functional>
 #include <limits>
 
+#include "core/huge_pages.h"
+
 namespace glass::tokenizer {
 
 // libstdc++'s string hash (Murmur, 8 bytes a step), then a final mix so the low bits (the slot) and
@@ -27,6 +29,7 @@ Result<TokenIndex> TokenIndex::build(const Vocab& vocab) {
   // 3-million-token vocabulary takes 32 MB of slots rather than 64.
   size_t capacity = 16;
   while (capacity * 3 < 4 * n) capacity *= 2;
+  reserve_huge(index.slots_, capacity);
   index.slots_.assign(capacity, Slot{});
   index.mask_ = capacity - 1;
   HashesAhead hashes(

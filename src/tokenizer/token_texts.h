@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/huge_pages.h"
+
 namespace glass::tokenizer {
 
 class TokenTexts {
@@ -59,8 +61,8 @@ class TokenTexts {
   }
   void reserve(size_t n) { ends_.reserve(n); }
   void reserve(size_t n, size_t bytes) {
-    ends_.reserve(n);
-    text_.reserve(bytes);
+    reserve_huge(ends_, n);
+    reserve_huge(text_, bytes);
   }
   void clear() {
     text_.clear();
