@@ -34,8 +34,10 @@ TEST_F(Cli, RunAndQuantizeASplitModelInAFolder) {
 TEST_F(Cli, FolderWithoutAModelIsNamed) {
   fs::create_directories(path("empty"));
   const Ran r = glass("run -m empty -p Once -n 2");
-  EXPECT_NE(r.status, 0) << r.err;
+  EXPECT_EQ(r.status, 2) << r.err;  // a bad argument, as report() exits for one; a missing file is 1
   EXPECT_NE(r.err.find("empty holds no model"), std::string::npos) << r.err;
+  const Ran missing = glass("run -m missing.gguf -p Once -n 2");
+  EXPECT_EQ(missing.status, 1) << missing.err;
 }
 
 }  // namespace

@@ -164,8 +164,9 @@ int bench(BenchOptions o) {
   if (o.model.load.n_batch == 0) o.model.load.n_batch = std::max({max_p, std::min(max_d, 512), 1});
   // As llama-bench: a cache just large enough for the longest test (not the model's full context).
   if (o.model.load.n_ctx == 0) o.model.load.n_ctx = max_d + std::max(max_p, max_n) + 1;
-  auto model = load_or_report(o.model);
-  if (!model) return 1;
+  int load_rc = 1;
+  auto model = load_or_report(o.model, load_rc);
+  if (!model) return load_rc;
   auto session = model->new_session();
   if (!session) return report(session.error());
   const ModelInfo& info = model->info();

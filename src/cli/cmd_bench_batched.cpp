@@ -44,8 +44,9 @@ int bench_batched(BatchedBenchOptions o) {
   if (load.kv_size == 0) load.kv_size = max_kv + max_pl * load.kv_block_size;  // a partial block each
   if (load.n_batch == 0) load.n_batch = 512;
   load.n_seq_max = std::max<int64_t>(load.n_seq_max, max_pl);
-  auto model = load_or_report(o.model);
-  if (!model) return 1;
+  int load_rc = 1;
+  auto model = load_or_report(o.model, load_rc);
+  if (!model) return load_rc;
   auto session = model->new_session();
   if (!session) return report(session.error());
   Session& s = **session;

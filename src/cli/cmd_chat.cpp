@@ -172,8 +172,9 @@ void add_chat_flags(CLI::App& cmd, ChatOptions& o) {
 int run_chat(ChatOptions o) {
   if (o.color.empty()) o.color = "on";  // a bare --color
   if (Status st = check_generation_options(o.g); !st) return report(st.error());
-  auto model = load_or_report(o.model);
-  if (!model) return 1;
+  int load_rc = 1;
+  auto model = load_or_report(o.model, load_rc);
+  if (!model) return load_rc;
   if (model->chat_template().empty())
     return report(make_error(
         ErrorCode::InvalidArgument,

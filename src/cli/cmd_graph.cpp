@@ -13,8 +13,9 @@ struct GraphOptions {
 };
 
 int print_graph(const GraphOptions& o) {
-  auto model = load_or_report(o.model);
-  if (!model) return 1;
+  int load_rc = 1;
+  auto model = load_or_report(o.model, load_rc);
+  if (!model) return load_rc;
   const GraphFormat f = o.format == "dot"    ? GraphFormat::Dot
                         : o.format == "json" ? GraphFormat::Json
                                              : GraphFormat::Text;

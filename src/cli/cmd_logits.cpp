@@ -25,8 +25,9 @@ int logits(LogitsOptions o) {
   // Without -c/-b: room for the whole sequence, and one prefill call per chunk.
   o.model.load.min_ctx = static_cast<int64_t>(ids->size());
   if (o.model.load.n_batch == 0) o.model.load.n_batch = mode->chunk;
-  auto model = load_or_report(o.model);
-  if (!model) return 1;
+  int load_rc = 1;
+  auto model = load_or_report(o.model, load_rc);
+  if (!model) return load_rc;
   auto out = verify::eval_logits(*model, *ids, *mode);
   if (!out) return report(out.error());
   const int64_t n = static_cast<int64_t>(ids->size()), vocab = model->info().vocab_size;

@@ -78,8 +78,9 @@ int run(RunOptions o) {
   ModelOptions& mo = o.chat.model;
   // Without -c, make room for the prompt (at most one token per byte, plus BOS/EOS) and the output.
   mo.load.min_ctx = static_cast<int64_t>(o.prompt.size()) + 2 + std::max(g.gen.max_tokens, 0);
-  auto model = load_or_report(mo);
-  if (!model) return 1;
+  int load_rc = 1;
+  auto model = load_or_report(mo, load_rc);
+  if (!model) return load_rc;
   if (Status st = prepare_generation(g, *model); !st) return report(st.error());
   auto session = open_session(*model, mo);
   if (!session) return report(session.error());

@@ -100,8 +100,9 @@ int serve(ServeOptions o) {
   fmt::print(stderr, "glass: listening on {} (/health answers 503 until the model is loaded)\n", url);
 
   if (o.model.load.kv_size == 0 && !size_kv_pool(o, running_wanted)) return 1;
-  auto model = load_or_report(o.model);
-  if (!model) return 1;
+  int load_rc = 1;
+  auto model = load_or_report(o.model, load_rc);
+  if (!model) return load_rc;
   if (model->chat_template().empty())
     fmt::print(stderr,
                "glass: warning: {} has no chat template: /v1/chat/completions answers 400 (give one with "

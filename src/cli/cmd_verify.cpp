@@ -69,8 +69,9 @@ int run_verify(VerifyOptions o) {
   const auto n = static_cast<int64_t>(o.self && ids.empty() ? o.n_self : static_cast<int64_t>(ids.size()));
   o.model.load.min_ctx = n;
   if (o.model.load.n_batch == 0) o.model.load.n_batch = n;
-  auto model = load_or_report(o.model);
-  if (!model) return 1;
+  int load_rc = 1;
+  auto model = load_or_report(o.model, load_rc);
+  if (!model) return load_rc;
   if (ids.empty()) ids = self_tokens(*model, n, o.seed);
   const int64_t vocab = model->info().vocab_size;
 

@@ -216,9 +216,9 @@ int report(const Error& e) {
   return e.code == ErrorCode::InvalidArgument ? 2 : 1;
 }
 
-std::shared_ptr<Model> load_or_report(const ModelOptions& o) {
+std::shared_ptr<Model> load_or_report(const ModelOptions& o, int& exit_code) {
   if (Status st = check_resources(o); !st) {
-    report(st.error());
+    exit_code = report(st.error());
     return nullptr;
   }
   const std::string path = o.path.empty() ? default_model() : o.path;
@@ -234,7 +234,7 @@ std::shared_ptr<Model> load_or_report(const ModelOptions& o) {
   if (model) progress->finish();
   progress.reset();
   if (!model) {
-    report(model.error());
+    exit_code = report(model.error());
     return nullptr;
   }
   const ModelInfo& mi = (*model)->info();

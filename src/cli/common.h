@@ -40,8 +40,9 @@ void add_model_options(CLI::App& cmd, ModelOptions& o);
 void add_chat_template_option(CLI::App& cmd, ModelOptions& o);
 // Loads the model, printing what was loaded (or the error) to stderr. Resource arguments are
 // checked first (-t, -b, -c against the model and memory) and a context past the model's training
-// context is a warning.
-std::shared_ptr<Model> load_or_report(const ModelOptions& o);
+// context is a warning. On failure, null, with `exit_code` set as report() sets it (2 for a bad
+// argument, such as a folder holding no model; 1 otherwise).
+std::shared_ptr<Model> load_or_report(const ModelOptions& o, int& exit_code);
 // A session; when its KV cache does not fit, the error names -c / --kv-size.
 Result<std::unique_ptr<Session>> open_session(const Model& model, const ModelOptions& o);
 int report(const Error& e);  // prints "glass: error: ..." and returns the exit code
