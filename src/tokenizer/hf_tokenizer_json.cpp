@@ -148,6 +148,16 @@ class Reader {
     return Slot::Skip;
   }
 
+  static constexpr size_t kMergesBeforeReserve = size_t{1} << 16;
+
+  // At most the bytes of text not yet read into the vocabulary or the merges (each entry's text
+  // and its least punctuation: "k":0, and "a b",), which the other can still hold.
+  size_t unread_bytes() const {
+    const size_t read =
+        out_.vocab.texts.bytes() + 5 * out_.vocab.size() + out_.merges.bytes() + 4 * out_.merges.size();
+    return text_bytes_ > read ? text_bytes_ - read : 0;
+  }
+
   bool spend(uint64_t bytes) {
     spent_ += bytes;
     if (spent_ <= budget_) return true;
@@ -258,6 +268,13 @@ class Reader {
     return add_merge(i, l.substr(0, space), l.substr(space + 1));
   }
   bool add_merge(size_t i, std::string_view left, std::string_view right) {
+    // Once the list shows it is long, room for what the rest of the text can hold, as the
+    // vocabulary's keys get: a merge ("a b",) takes ~12 bytes or more, its parts half of them.
+    if (out_.merges.size() == kMergesBeforeReserve) {
+      const size_t unread = unread_bytes();
+      out_.merges.reserve(kMergesBeforeReserve + unread / 12,
+                          std::min(out_.merges.bytes() + unread / 2, MergeList::kMaxBytes));
+    }
     if (!out_.merges.add(left, right))
       out_.merges_error = bad(fmt::format("model.merges[{}]", i),
                               fmt::format("the merges take more than {} bytes", MergeList::kMaxBytes));
@@ -310,7 +327,7 @@ class Reader {
         out_.vocab_is_object = object;
         if (object) {
           f.role = Role::Vocab;
-          out_.vocab.reserve_for(text_bytes_);
+          out_.vocab.reserve_for(unread_bytes());
         }
         break;
       case Slot::Merges:

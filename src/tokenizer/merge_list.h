@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/huge_pages.h"
+
 namespace glass::tokenizer {
 
 class MergeList {
@@ -35,8 +37,8 @@ class MergeList {
   }
 
   void reserve(size_t merges, size_t bytes) {
-    ends_.reserve(2 * merges);
-    text_.reserve(bytes);
+    reserve_huge(ends_, 2 * merges);
+    reserve_huge(text_, bytes);
   }
   void clear() {
     text_.clear();
@@ -44,6 +46,7 @@ class MergeList {
   }
 
   size_t size() const { return ends_.size() / 2; }
+  size_t bytes() const { return text_.size(); }  // of both parts of every merge
   bool empty() const { return ends_.empty(); }
 
   Merge operator[](size_t i) const { return {part(2 * i), part(2 * i + 1)}; }
