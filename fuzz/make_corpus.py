@@ -350,6 +350,29 @@ def npy_corpus(fx, out):
     put(out, "npy", "f8", npy((2,), descr="<f8"))
 
 
+# --- JSON text (glass's parser against nlohmann's) -----------------------------------------------
+def json_corpus(fx, out):
+    # Every fixture model's config.json, and text on each edge of the grammar: escapes and surrogate
+    # pairs, UTF-8 of each length, numbers at the ends of int64 / uint64 / double, a byte-order mark.
+    models = os.path.join(fx, "models")
+    for d in sorted(os.listdir(models)) if os.path.isdir(models) else []:
+        c = os.path.join(models, d, "config.json")
+        if os.path.isfile(c):
+            put(out, "json", f"config-{d}", open(c, "rb").read()[:8192])
+    cases = [
+        '{"a": [1, -2, 3.5e-7, true, false, null], "b": {"c": {}}, "d": []}',
+        r'"\" \\ \/ \b \f \n \r \t \u0000 \u00e9 \ud83d\ude00"',
+        '["h\u00e9llo", "\u20ac", "\U0001f600", "\u4e2d"]',
+        "[0, -0, 9223372036854775807, -9223372036854775808, 18446744073709551615, 18446744073709551616]",
+        "[1.7976931348623157e308, 4.9e-324, 1e-400, 2.2250738585072014E-308, 0.5e+1]",
+        '\ufeff {"bom": 1}\n',
+        '{"merges": ["a b", ["c", "d"]], "vocab": {"a": 0, "b": 1}}',
+        "[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]",
+    ]
+    for i, c in enumerate(cases):
+        put(out, "json", f"edge-{i}", c)
+
+
 # --- grammars: GBNF, JSON Schema, regexes, request bodies ----------------------------------------
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -505,6 +528,7 @@ def main():
     tokenizer_corpus(fx, out)
     jinja_corpus(fx, out)
     npy_corpus(fx, out)
+    json_corpus(fx, out)
     grammar_corpus(fx, out)
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs a libFuzzer harness (fuzz/) for a bounded time; exits nonzero on any crash, leak, timeout,
 # out-of-memory or sanitizer report.
-#   scripts/fuzz.sh NAME SECONDS [libFuzzer args...]   one harness (gguf, safetensors, tokenizer_json,
+#   scripts/fuzz.sh NAME SECONDS [libFuzzer args...]   one harness (json, gguf, safetensors, tokenizer_json,
 #                                                      tokenizer_encode, jinja, npy, gbnf, json_schema,
 #                                                      regex, http_body)
 #   scripts/fuzz.sh all SECONDS                        each harness in turn, SECONDS each
@@ -14,7 +14,7 @@
 # GLASS_FUZZ_TIMEOUT (seconds one input may take, default 10, 30 for -O0 builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-harnesses=(gguf safetensors tokenizer_json tokenizer_encode jinja npy gbnf json_schema regex http_body)
+harnesses=(json gguf safetensors tokenizer_json tokenizer_encode jinja npy gbnf json_schema regex http_body)
 if [ $# -lt 2 ]; then
   echo "usage: scripts/fuzz.sh NAME|all SECONDS [libFuzzer args...] (NAME: ${harnesses[*]})" >&2
   exit 2
@@ -59,7 +59,7 @@ esac
 dict=()
 case $name in
   gguf) dict=(-dict=fuzz/gguf.dict) ;;
-  safetensors | tokenizer_json) dict=(-dict=fuzz/json.dict) ;;
+  json | safetensors | tokenizer_json) dict=(-dict=fuzz/json.dict) ;;
   jinja) dict=(-dict=fuzz/jinja.dict) ;;
   npy) dict=(-dict=fuzz/npy.dict) ;;
   gbnf) dict=(-dict=fuzz/gbnf.dict) ;;

@@ -3,8 +3,9 @@
 // time and memory linear in the text. nlohmann's own parse has two traps for hostile text: with a
 // callback it scans an object's members each time a member object ends (a safetensors header of 1M
 // tensors took 276 s), and an ordered_json object looks up every key it inserts among those before
-// it (an 8 MB request body of 700k keys ran for minutes). The DOM is built here from nlohmann's SAX
-// events instead: members appended without a search (an index per large ordered object finds
+// it (an 8 MB request body of 700k keys ran for minutes). The DOM is built here from the events of
+// glass's own strict parser instead (it accepts what nlohmann's strict parse accepts, but for a NUL
+// byte after the value): members appended without a search (an index per large ordered object finds
 // repeated keys), what the DOM costs counted as malloc lays it out and bounded while parsing.
 //
 // The one public header that includes a dependency: nlohmann_json (header-only). The parser is built
@@ -28,15 +29,15 @@ struct JsonBounds {
   // much first. With factor 1 a rejected file costs at most ~2x its size + 64 MiB in all; a file
   // whose DOM legitimately costs more (tokenizer.json, ~100 bytes per short member) needs more.
   uint64_t memory_factor = 1;
-  // Checked on the text first (check_json_depth). 0: not checked, for callers that walk the DOM
-  // without recursion and name the field that nests too deep (the DOM is built iteratively).
+  // Checked while parsing: the first container past it stops the parse. 0: not checked, for
+  // callers that walk the DOM without recursion and name the field that nests too deep.
   size_t max_depth = kMaxJsonDepth;
   // A repeated key in one object is an error naming it; otherwise the last value counts, at the
   // first key's place (as nlohmann's parse and Python's json do).
   bool refuse_repeated_keys = false;
 };
 
-// Errors: InvalidFile "<where>: not valid JSON: <nlohmann's message>", "<where>: JSON nested more
+// Errors: InvalidFile "<where>: not valid JSON: line L, column C: <what>", "<where>: JSON nested more
 // than 128 deep at byte N", "<where>: key '/a/b' appears twice in one object" (the key as a JSON
 // pointer); CapacityExceeded "<where>: N bytes of JSON would take more than M bytes of memory once
 // parsed".

@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/json_sax.h"
+
 namespace glass {
 namespace {
 
@@ -40,19 +42,19 @@ class DomBuilder {
 
   DomBuilder(uint64_t budget, bool refuse_repeated) : budget_(budget), refuse_repeated_(refuse_repeated) {}
 
+  // The events of core/json_sax.h.
   bool null() { return value(Json(nullptr), 0); }
   bool boolean(bool v) { return value(Json(v), 0); }
-  bool number_integer(typename Json::number_integer_t v) { return value(Json(v), 0); }
-  bool number_unsigned(typename Json::number_unsigned_t v) { return value(Json(v), 0); }
-  bool number_float(typename Json::number_float_t v, const string_t&) { return value(Json(v), 0); }
+  bool number_integer(int64_t v) { return value(Json(v), 0); }
+  bool number_unsigned(uint64_t v) { return value(Json(v), 0); }
+  bool number_float(double v) { return value(Json(v), 0); }
   bool string(string_t& v) {
     const uint64_t bytes = kStringBytes + heap_text(v.size());
     return value(Json(std::move(v)), bytes);
   }
-  bool binary(typename Json::binary_t&) { return value(Json(nullptr), 0); }  // not in JSON text
 
-  bool start_object(size_t) { return open(Json::object(), true); }
-  bool start_array(size_t) { return open(Json::array(), false); }
+  bool start_object() { return open(Json::object(), true); }
+  bool start_array() { return open(Json::array(), false); }
   bool end_object() {
     stack_.pop_back();
     return true;
@@ -92,14 +94,8 @@ class DomBuilder {
     }
     return true;
   }
-  bool parse_error(size_t, const std::string&, const nlohmann::detail::exception& e) {
-    error_ = e.what();
-    return false;
-  }
-
   Json& root() { return root_; }
   const std::string& repeated() const { return repeated_; }
-  const std::optional<std::string>& error() const { return error_; }
   bool over_budget() const { return over_budget_; }
 
  private:
@@ -183,33 +179,32 @@ class DomBuilder {
   // while it is open: its parent grows only after it closes.
   std::vector<Open> stack_;
   std::string repeated_;  // the first repeated key's JSON pointer ("/weight_map/lm_head.weight")
-  std::optional<std::string> error_;
 };
 
 }  // namespace
 
 template <class Json>
 Result<Json> parse_json_bounded(std::string_view text, std::string_view where, const JsonBounds& bounds) {
-  // Parsing is iterative, but what is built is walked recursively (copies, dump, the readers).
-  if (bounds.max_depth > 0) {
-    if (Status s = check_json_depth(text, where, bounds.max_depth); !s.ok()) return s.error();
-  }
+  // Parsing is iterative, but what is built is walked recursively (copies, dump, the readers): the
+  // parse stops at the first container past the bound.
   const uint64_t budget = kBaseBudget + bounds.memory_factor * static_cast<uint64_t>(text.size());
   DomBuilder<Json> builder(budget, bounds.refuse_repeated_keys);
-  bool ok = false;
+  JsonSaxResult parsed;
   try {
-    ok = Json::sax_parse(text, &builder, Json::input_format_t::json, /*strict=*/true);
+    parsed = parse_json_sax(text, builder, bounds.max_depth);
   } catch (const std::bad_alloc&) {
     return make_error(ErrorCode::CapacityExceeded, fmt::format("{}: out of memory parsing JSON", where));
   }
+  if (parsed.outcome == JsonSaxResult::Outcome::TooDeep)
+    return make_error(ErrorCode::InvalidFile, fmt::format("{}: JSON nested more than {} deep at byte {}",
+                                                          where, bounds.max_depth, parsed.offset));
   if (builder.over_budget()) {
     return make_error(ErrorCode::CapacityExceeded,
                       fmt::format("{}: {} bytes of JSON would take more than {} bytes of memory once parsed",
                                   where, text.size(), budget));
   }
-  if (builder.error())
-    return make_error(ErrorCode::InvalidFile, fmt::format("{}: not valid JSON: {}", where, *builder.error()));
-  if (!ok) return make_error(ErrorCode::InvalidFile, fmt::format("{}: not valid JSON", where));
+  if (!parsed.parsed())
+    return make_error(ErrorCode::InvalidFile, fmt::format("{}: not valid JSON: {}", where, parsed.message));
   if (!builder.repeated().empty()) {
     return make_error(ErrorCode::InvalidFile,
                       fmt::format("{}: key '{}' appears twice in one object", where, builder.repeated()));

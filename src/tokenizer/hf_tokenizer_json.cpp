@@ -7,7 +7,8 @@
 #include <limits>
 
 #include "core/huge_pages.h"
-#include "core/json_depth.h"
+#include "core/json_sax.h"
+#include "glass/files.h"  // kMaxJsonDepth
 
 namespace glass::tokenizer::hf {
 namespace {
@@ -70,43 +71,45 @@ bool one_of(const std::array<std::string_view, N>& names, std::string_view s) {
 
 class Reader {
  public:
-  using string_t = Json::string_t;
+  using Keys = TokenizerJson::VocabKeys;
 
   Reader(TokenizerJson& out, uint64_t budget, size_t text_bytes)
       : out_(out), budget_(budget), text_bytes_(text_bytes) {}
 
+  // The events of core/json_sax.h.
   bool null() { return scalar(Json(nullptr)); }
   bool boolean(bool v) { return scalar(Json(v)); }
-  bool number_integer(Json::number_integer_t v) { return scalar(Json(v)); }
-  bool number_unsigned(Json::number_unsigned_t v) { return scalar(Json(v)); }
-  bool number_float(Json::number_float_t v, const string_t&) { return scalar(Json(v)); }
-  bool string(string_t& v) {
+  bool number_integer(int64_t v) {  // negative: never an id
+    if (next_slot() == Slot::VocabId) return vocab_entry(Keys::kOutOfRange, std::to_string(v));
+    return scalar(Json(v));
+  }
+  bool number_unsigned(uint64_t v) {
+    if (next_slot() == Slot::VocabId) {  // the common case, without a Json
+      if (v < uint64_t{std::numeric_limits<int32_t>::max()}) return vocab_entry(static_cast<int32_t>(v));
+      return vocab_entry(Keys::kOutOfRange, std::to_string(v));
+    }
+    return scalar(Json(v));
+  }
+  bool number_float(double v) { return scalar(Json(v)); }
+  bool string(std::string& v) {
     const Slot s = next_slot();
-    if (s == Slot::VocabId) return vocab_entry(false, 0);
+    if (s == Slot::VocabId) return vocab_entry(Keys::kNotAnInteger);
     if (s == Slot::Merge) return merge_line(v);
     if (s == Slot::MergePart) return merge_part(&v);
     return scalar_in(s, Json(std::move(v)));
   }
-  bool binary(Json::binary_t&) { return scalar(Json(nullptr)); }  // not in JSON text
 
-  bool start_object(size_t) { return open(true); }
-  bool start_array(size_t) { return open(false); }
+  bool start_object() { return open(true); }
+  bool start_array() { return open(false); }
   bool end_object() { return close(); }
   bool end_array() { return close(); }
 
-  bool key(string_t& k) {
-    key_ = std::move(k);
+  bool key(std::string& k) {
+    key_.swap(k);  // the parser's buffer keeps this one's room for the next string
     return true;
   }
 
-  bool parse_error(size_t, const std::string&, const nlohmann::detail::exception& e) {
-    error_ = e.what();
-    return false;
-  }
-
-  const std::optional<std::string>& error() const { return error_; }
   bool over_budget() const { return over_budget_; }
-  bool too_deep() const { return too_deep_; }
 
  private:
   struct Frame {
@@ -207,8 +210,7 @@ class Reader {
 
   bool scalar(Json v) {
     const Slot s = next_slot();
-    if (s == Slot::VocabId)
-      return vocab_entry(v.is_number_integer(), v.is_number_integer() ? v.get<int64_t>() : 0);
+    if (s == Slot::VocabId) return vocab_entry(Keys::kNotAnInteger);  // integers come as numbers
     if (s == Slot::Merge) return merge_bad();
     if (s == Slot::MergePart) return merge_part(nullptr);
     return scalar_in(s, std::move(v));
@@ -244,8 +246,8 @@ class Reader {
     }
   }
 
-  bool vocab_entry(bool integer, int64_t id) {
-    if (!out_.vocab_error && !out_.vocab.add(key_, integer, id))
+  bool vocab_entry(int32_t id, std::string out_of_range_value = {}) {
+    if (!out_.vocab_error && !out_.vocab.add(key_, id, std::move(out_of_range_value)))
       out_.vocab_error =
           bad("model.vocab", fmt::format("the keys take more than {} bytes", TokenTexts::kMaxBytes));
     key_.clear();
@@ -298,10 +300,6 @@ class Reader {
   }
 
   bool open(bool object) {
-    if (stack_.size() >= kMaxJsonDepth) {  // nlohmann's SAX parse itself keeps no call per level
-      too_deep_ = true;
-      return false;
-    }
     const Slot s = next_slot();
     Frame f{Role::Skip};
     switch (s) {
@@ -343,7 +341,7 @@ class Reader {
         if (!object) f.role = Role::Added;
         break;
       case Slot::VocabId:
-        vocab_entry(false, 0);
+        vocab_entry(Keys::kNotAnInteger);
         break;
       case Slot::Merge:
         if (object) {
@@ -391,19 +389,17 @@ class Reader {
   const size_t text_bytes_;
   uint64_t spent_ = 0;
   bool over_budget_ = false;
-  bool too_deep_ = false;
   std::vector<Frame> stack_;
   std::string key_;
-  std::optional<std::string> error_;
 };
 
 }  // namespace
 
-int64_t TokenizerJson::VocabKeys::out_of_range_value(uint32_t i) const {
+std::string TokenizerJson::VocabKeys::out_of_range_value(uint32_t i) const {
   const auto it =
       std::lower_bound(out_of_range.begin(), out_of_range.end(), i,
-                       [](const std::pair<uint32_t, int64_t>& e, uint32_t k) { return e.first < k; });
-  return it != out_of_range.end() && it->first == i ? it->second : 0;
+                       [](const std::pair<uint32_t, std::string>& e, uint32_t k) { return e.first < k; });
+  return it != out_of_range.end() && it->first == i ? it->second : std::string();
 }
 
 void TokenizerJson::VocabKeys::reserve_for(size_t text_bytes) {
@@ -414,11 +410,11 @@ void TokenizerJson::VocabKeys::reserve_for(size_t text_bytes) {
   reserve_huge(ids, entries);
 }
 
-bool TokenizerJson::VocabKeys::add(std::string_view key, bool integer, int64_t value) {
+bool TokenizerJson::VocabKeys::add(std::string_view key, int32_t id, std::string out_of_range_value) {
   if (ids.size() >= std::numeric_limits<uint32_t>::max() || !texts.add(key)) return false;
-  const bool in_range = value >= 0 && value < std::numeric_limits<int32_t>::max();
-  if (integer && !in_range) out_of_range.emplace_back(static_cast<uint32_t>(ids.size()), value);
-  ids.push_back(!integer ? kNotAnInteger : in_range ? static_cast<int32_t>(value) : kOutOfRange);
+  if (id == kOutOfRange)
+    out_of_range.emplace_back(static_cast<uint32_t>(ids.size()), std::move(out_of_range_value));
+  ids.push_back(id);
   return true;
 }
 
@@ -426,20 +422,19 @@ Result<TokenizerJson> read_tokenizer_json(std::string_view text, std::string_vie
   TokenizerJson out;
   const uint64_t budget = kBaseBudget + static_cast<uint64_t>(text.size());
   Reader reader(out, budget, text.size());
-  const bool ok = Json::sax_parse(text, &reader, Json::input_format_t::json, /*strict=*/true);
   // The readers of normalizer / pre-tokenizer / decoder sequences recurse with the nesting, so
-  // the reader bounds it as it goes (a pre-scan of the text took 7% of a 100 MB file's load).
-  if (reader.too_deep())
-    return make_error(ErrorCode::InvalidFile,
-                      fmt::format("{}: JSON nested more than {} deep", name, kMaxJsonDepth));
+  // the parse bounds it as it goes.
+  const JsonSaxResult parsed = parse_json_sax(text, reader, kMaxJsonDepth);
+  if (parsed.outcome == JsonSaxResult::Outcome::TooDeep)
+    return make_error(ErrorCode::InvalidFile, fmt::format("{}: JSON nested more than {} deep at byte {}",
+                                                          name, kMaxJsonDepth, parsed.offset));
   if (reader.over_budget())
     return make_error(ErrorCode::CapacityExceeded,
                       fmt::format("{}: {} bytes of JSON would take more than {} bytes of memory once parsed "
                                   "(outside the vocabulary, merges and added tokens)",
                                   name, text.size(), budget));
-  if (reader.error())
-    return make_error(ErrorCode::InvalidFile, fmt::format("{}: not valid JSON: {}", name, *reader.error()));
-  if (!ok) return make_error(ErrorCode::InvalidFile, fmt::format("{}: not valid JSON", name));
+  if (!parsed.parsed())
+    return make_error(ErrorCode::InvalidFile, fmt::format("{}: not valid JSON: {}", name, parsed.message));
   return out;
 }
 

@@ -31,20 +31,20 @@ struct TokenizerJson {
   // id per entry cost ~56 bytes of headers: a hostile file of 3M short keys took 170 MB that way.
   struct VocabKeys {
     // What an entry's value was when it was not an id in [0, INT32_MAX): a value that is not a JSON
-    // integer, or an integer out of that range (its value, cast as Json::get<int64_t> casts, is in
-    // `out_of_range`).
+    // integer, or an integer out of that range (its value, in decimal, is in `out_of_range`).
     static constexpr int32_t kNotAnInteger = -1;
     static constexpr int32_t kOutOfRange = -2;
 
     TokenTexts texts;
     std::vector<int32_t> ids;
-    std::vector<std::pair<uint32_t, int64_t>> out_of_range;  // (entry, value), by entry
+    std::vector<std::pair<uint32_t, std::string>> out_of_range;  // (entry, value), by entry
 
     size_t size() const { return ids.size(); }
     // The value entry i held, for an entry whose id is kOutOfRange.
-    int64_t out_of_range_value(uint32_t i) const;
+    std::string out_of_range_value(uint32_t i) const;
+    // An entry whose value is an id, kNotAnInteger, or kOutOfRange with the integer as written.
     // False (nothing added) past TokenTexts::kMaxBytes of keys.
-    bool add(std::string_view key, bool integer, int64_t value);
+    bool add(std::string_view key, int32_t id, std::string out_of_range_value = {});
     // Room for the keys `text_bytes` of JSON typically hold, so that a large vocabulary is not
     // copied and faulted in again each time its buffers double (a 100 MB tokenizer.json's load: ~0.45 s
     // of ~1.6). Untouched room costs address space, not memory.

@@ -80,8 +80,8 @@ TEST(HfTokenizerJson, BigPartsBecomeListsAndTheRestADom) {
   EXPECT_EQ(r->vocab.texts, (TokenTexts{"b", "a", "b", "c", "d", "e"}));
   EXPECT_EQ(r->vocab.ids,
             (std::vector<int32_t>{1, 0, 2, Keys::kNotAnInteger, Keys::kOutOfRange, Keys::kOutOfRange}));
-  EXPECT_EQ(r->vocab.out_of_range_value(4), -3);
-  EXPECT_EQ(r->vocab.out_of_range_value(5), -1);  // unsigned, cast as Json::get<int64_t> casts
+  EXPECT_EQ(r->vocab.out_of_range_value(4), "-3");
+  EXPECT_EQ(r->vocab.out_of_range_value(5), "18446744073709551615");
   EXPECT_FALSE(r->vocab_error);
   EXPECT_TRUE(r->merges_present && r->merges_is_array);
   ASSERT_EQ(r->merges.size(), 2u);  // up to the first bad entry
@@ -130,7 +130,7 @@ TEST(HfTokenizerJson, ErrorsNameTheEntriesADomWould) {
       << faults.error().message;
   auto range = load(R"("vocab": {"a": 18446744073709551615}, "merges": [])");
   ASSERT_FALSE(range.ok());
-  EXPECT_NE(range.error().message.find("'a': id -1 is out of range"), std::string::npos)
+  EXPECT_NE(range.error().message.find("'a': id 18446744073709551615 is out of range"), std::string::npos)
       << range.error().message;
   auto pair = load(R"("vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b", ["a", "b", "c"]])");
   ASSERT_FALSE(pair.ok());
@@ -154,7 +154,8 @@ TEST(HfTokenizerJson, ErrorsNameTheEntriesADomWould) {
       << added.error().message;
   auto bad_json = hf_tokenizer_from_json(R"({"model": {"vocab": {"a": 0,}}})", "");
   ASSERT_FALSE(bad_json.ok());
-  EXPECT_NE(bad_json.error().message.find("tokenizer.json: not valid JSON: [json.exception.parse_error.101]"),
+  EXPECT_NE(bad_json.error().message.find(
+                "tokenizer.json: not valid JSON: line 1, column 29: expected a string key, found '}'"),
             std::string::npos)
       << bad_json.error().message;
 }
