@@ -255,6 +255,42 @@ TEST(ChatTemplate, FinishedLoopsFreeTheirItems) {
             "3 True");
 }
 
+// Steps bound the work a render does, not what it keeps: a list of 1 MB strings grown one per
+// iteration held ~170 MB when the step budget ran out. What the render's strings, lists and dicts
+// hold at once is bounded too, while a long conversation (what the context holds is not the
+// render's) renders whole.
+TEST(ChatTemplate, WhatARenderKeepsAliveIsBounded) {
+  for (std::string_view src :
+       {"{% set s = 'x' * 1000000 %}{% set ns = namespace(l=[]) %}{% for i in range(100000) %}"
+        "{% set ns.l = ns.l + [s ~ i] %}{% endfor %}{{ ns.l | length }}",
+        "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = ns.l + ['y' * 1000000] %}"
+        "{% endfor %}",
+        "{% set ns = namespace(d={}) %}{% for i in range(100000) %}{% set ns.d = dict(ns.d, **{('k' ~ i): "
+        "'z' * 300000}) %}{% endfor %}"}) {
+    const auto before = static_cast<int64_t>(test::live_bytes());
+    test::reset_peak_bytes();
+    auto r = render(src);
+    const int64_t peak = static_cast<int64_t>(test::peak_bytes()) - before;
+    ASSERT_FALSE(r) << src;
+    EXPECT_EQ(r.error().code, ErrorCode::CapacityExceeded);
+    EXPECT_NE(
+        r.error().message.find("the strings and lists made while rendering hold more than 33554432 bytes"),
+        std::string::npos)
+        << r.error().message;
+    EXPECT_LE(peak, int64_t{64} << 20) << src;
+  }
+  // Twelve messages of 1 MB, each trimmed, split and joined again: the output is 12 MB.
+  json messages = json::array();
+  for (int i = 0; i < 12; ++i)
+    messages.push_back({{"role", "user"}, {"content", std::string(1000000, 'a' + i)}});
+  auto r = render(
+      "{% for m in messages %}{% set c = m.content | trim %}{{ m.role }}: {{ c.split('q') | join('q') }}\n"
+      "{% endfor %}",
+      {{"messages", messages}});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->size(), 12u * (1000000 + 7));
+}
+
 TEST(ChatTemplate, RecursionIsBounded) {
   auto r = render("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", json::object(), small_limits());
   ASSERT_FALSE(r);

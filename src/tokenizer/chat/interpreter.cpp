@@ -48,6 +48,12 @@ Status Interpreter::charge(uint64_t n) {
     return make_error(ErrorCode::CapacityExceeded,
                       fmt::format("rendering took more than {} steps (an endless loop?)", limits_.max_steps));
   }
+  if (live_ != nullptr && live_->held() > static_cast<int64_t>(limits_.max_live_bytes)) {
+    return make_error(
+        ErrorCode::CapacityExceeded,
+        fmt::format("the strings and lists made while rendering hold more than {} bytes at once",
+                    limits_.max_live_bytes));
+  }
   return {};
 }
 
@@ -103,9 +109,12 @@ Status Interpreter::append(std::string& out, std::string_view text) const {
 
 Result<std::string> Interpreter::render(const Body& body, const ScopePtr& globals) {
   stack_base_ = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  const LiveBytesScope live;
+  live_ = &live;
   root_ = std::make_shared<Scope>(globals);
   std::string out;
   auto flow = render_body(body, root_, out);
+  live_ = nullptr;
   if (!flow) {
     Error e = flow.error();
     if (e.message.rfind("chat template:", 0) != 0) e.message = "chat template: " + e.message;

@@ -23,6 +23,9 @@ struct RenderLimits {
   int max_call_depth = 100;             // nested macro / caller() / recursive-loop calls
   size_t max_string_bytes = 16u << 20;  // the output and any string built while rendering
   size_t max_items = 1u << 20;          // elements of any list built while rendering (range(), *, +)
+  // Bytes the strings, lists and dicts made by the render hold at once (LiveBytesScope), checked at
+  // each step; a string or list made in one step can pass it by up to the bounds above.
+  size_t max_live_bytes = 32u << 20;
   // Machine stack the renderer may use below its entry point (nested blocks, expressions and macro
   // calls all recurse). Render on a thread with more stack than this (8 MiB is usual).
   size_t max_stack_bytes = 2u << 20;
@@ -125,7 +128,8 @@ class Interpreter {
   RenderLimits limits_;
   std::function<std::tm()> clock_;
   uint64_t steps_ = 0;
-  uintptr_t stack_base_ = 0;  // frame address where render() started
+  const LiveBytesScope* live_ = nullptr;  // render()'s, while it runs
+  uintptr_t stack_base_ = 0;              // frame address where render() started
   int call_depth_ = 0;
   ScopePtr root_;
   const Value* filter_input_ = nullptr;  // operand of the innermost {% filter %} / block-set chain

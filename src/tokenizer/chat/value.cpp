@@ -115,6 +115,54 @@ uint64_t add_size(uint64_t total, const Value& v) {
 
 }  // namespace
 
+namespace {
+
+// This thread's live bytes, and how many scopes count them (a render inside a render, a test).
+// Only counters: a value freed on another thread, or after its render, lowers that thread's count,
+// which a scope then reads as fewer bytes held, never as memory unsafe.
+thread_local int64_t t_live_bytes = 0;
+thread_local int t_counting_scopes = 0;
+
+// A heap block's header and rounding, roughly (a shared_ptr's control block, a vector's buffer).
+constexpr int64_t kBlockBytes = 48;
+
+int64_t count_live(size_t bytes) {
+  if (t_counting_scopes == 0) return 0;
+  const auto n = static_cast<int64_t>(bytes) + kBlockBytes;
+  t_live_bytes += n;
+  return n;
+}
+void release_live(int64_t counted) { t_live_bytes -= counted; }
+
+// A string whose bytes are counted while it lives; a StrPtr points into it.
+struct CountedString {
+  CountedString(std::string t, int64_t n) : text(std::move(t)), counted(n) {}
+  CountedString(const CountedString&) = delete;
+  CountedString& operator=(const CountedString&) = delete;
+  ~CountedString() { release_live(counted); }
+  std::string text;
+  int64_t counted;
+};
+
+}  // namespace
+
+LiveBytesScope::LiveBytesScope() : base_(t_live_bytes) { ++t_counting_scopes; }
+LiveBytesScope::~LiveBytesScope() { --t_counting_scopes; }
+int64_t LiveBytesScope::held() const { return t_live_bytes - base_; }
+
+ListData::~ListData() { release_live(counted); }
+DictData::~DictData() { release_live(counted); }
+
+Value::Value(std::string s) {
+  if (t_counting_scopes == 0) {
+    v_ = std::make_shared<const std::string>(std::move(s));
+    return;
+  }
+  const int64_t counted = count_live(s.capacity() > 15 ? s.capacity() + 1 : 0);
+  auto c = std::make_shared<CountedString>(std::move(s), counted);
+  v_ = StrPtr(c, &c->text);
+}
+
 Value Value::list(std::vector<Value> items, bool tuple) {
   auto d = std::make_shared<ListData>();
   for (const Value& v : items) {
@@ -123,6 +171,7 @@ Value Value::list(std::vector<Value> items, bool tuple) {
   }
   d->items = std::move(items);
   d->tuple = tuple;
+  d->counted = count_live(d->items.capacity() * sizeof(Value));
   return Value(ListPtr(std::move(d)));
 }
 
@@ -133,6 +182,7 @@ Value Value::dict(std::vector<std::pair<Value, Value>> items) {
     d->tree_size = add_size(add_size(d->tree_size, k), v);
   }
   d->items = std::move(items);
+  d->counted = count_live(d->items.capacity() * sizeof(std::pair<Value, Value>));
   return Value(DictPtr(std::move(d)));
 }
 

@@ -43,18 +43,44 @@ inline constexpr uint32_t kMaxNesting = 256;
 // twice. [a, a] doubled 60 times is 61 lists in memory but 2^61 values to compare or print, so the
 // interpreter charges a walk by this size, not by the top level's length.
 struct ListData {
+  ListData() = default;
+  ListData(const ListData&) = delete;
+  ListData& operator=(const ListData&) = delete;
+  ~ListData();
   std::vector<Value> items;
   bool tuple = false;  // repr "(a, b)" and equality that never matches a list
   uint32_t depth = 1;
   uint64_t tree_size = 0;
+  int64_t counted = 0;  // bytes added to the render's live bytes (LiveBytesScope)
 };
 
 struct DictData {
+  DictData() = default;
+  DictData(const DictData&) = delete;
+  DictData& operator=(const DictData&) = delete;
+  ~DictData();
   std::vector<std::pair<Value, Value>> items;  // insertion order
   uint32_t depth = 1;
   uint64_t tree_size = 0;
+  int64_t counted = 0;
   const Value* find(const Value& key) const;
   const Value* find(std::string_view key) const;
+};
+
+// The bytes the strings, lists and dicts made on this thread while a scope is open hold now, less
+// what they held when it opened: what a render keeps alive at once, which the interpreter bounds
+// (RenderLimits::max_live_bytes). Steps bound the work; a template could otherwise keep a list of
+// 1 MB strings, ~160 MB, alive within them. Values made outside a scope are not counted.
+class LiveBytesScope {
+ public:
+  LiveBytesScope();
+  ~LiveBytesScope();
+  LiveBytesScope(const LiveBytesScope&) = delete;
+  LiveBytesScope& operator=(const LiveBytesScope&) = delete;
+  int64_t held() const;
+
+ private:
+  int64_t base_;
 };
 
 // A function value: builtin globals, bound methods ("abc".upper) and macros.
@@ -97,11 +123,11 @@ class Value {
     v.v_ = NoneValue{};
     return v;
   }
-  Value(bool b) : v_(b) {}                       // NOLINT(google-explicit-constructor)
-  Value(int64_t i) : v_(i) {}                    // NOLINT(google-explicit-constructor)
-  Value(int i) : v_(static_cast<int64_t>(i)) {}  // NOLINT(google-explicit-constructor)
-  Value(double d) : v_(d) {}                     // NOLINT(google-explicit-constructor)
-  Value(std::string s) : v_(std::make_shared<const std::string>(std::move(s))) {}  // NOLINT
+  Value(bool b) : v_(b) {}                         // NOLINT(google-explicit-constructor)
+  Value(int64_t i) : v_(i) {}                      // NOLINT(google-explicit-constructor)
+  Value(int i) : v_(static_cast<int64_t>(i)) {}    // NOLINT(google-explicit-constructor)
+  Value(double d) : v_(d) {}                       // NOLINT(google-explicit-constructor)
+  Value(std::string s);                            // NOLINT(google-explicit-constructor)
   Value(const char* s) : Value(std::string(s)) {}  // NOLINT(google-explicit-constructor)
   Value(StrPtr s) : v_(std::move(s)) {}            // NOLINT(google-explicit-constructor)
   Value(ListPtr l) : v_(std::move(l)) {}           // NOLINT(google-explicit-constructor)
