@@ -15,15 +15,16 @@ namespace glass {
 namespace {
 
 // What a parsed value costs, as nlohmann and glibc's malloc lay it out (an allocation of n bytes
-// takes n + 8 rounded up to 16, at least 32): the value itself (an array element, twice that for the
-// vector's growth), a std::string block for a string and its heap buffer past the small-string
-// buffer, a member (a std::map node, or an ordered_map entry counted twice for growth) and its key's
-// buffer, a map or vector block per container, and an index entry per member of a large ordered
-// object. Counted low (96 for a node, no string blocks), a shard index of 1M entries cost 247 MB
-// where its 58 MiB allowed 180.
+// takes n + 8 rounded up to 16, at least 32): the value itself (an array element, thrice that: as
+// the vector grows, its old buffer and the new one of twice the elements are held at once; counted
+// twice, a 94 MB config.json of numbers peaked at 295 MB, past 2x its size + 64 MiB), a std::string block for
+// a string and its heap buffer past the small-string buffer, a member (a std::map node, or an ordered_map
+// entry counted twice for growth) and its key's buffer, a map or vector block per container, and an index
+// entry per member of a large ordered object. Counted low (96 for a node, no string blocks), a shard index of
+// 1M entries cost 247 MB where its 58 MiB allowed 180.
 constexpr uint64_t chunk(uint64_t n) { return n + 8 <= 32 ? 32 : (n + 8 + 15) / 16 * 16; }
 constexpr uint64_t heap_text(uint64_t size) { return size <= 15 ? 0 : chunk(size + 1); }
-constexpr uint64_t kValueBytes = 2 * sizeof(nlohmann::json);
+constexpr uint64_t kValueBytes = 3 * sizeof(nlohmann::json);
 constexpr uint64_t kMemberBytes = chunk(32 + sizeof(std::string) + sizeof(nlohmann::json));
 constexpr uint64_t kStringBytes = chunk(sizeof(std::string));
 constexpr uint64_t kContainerBytes = chunk(48);

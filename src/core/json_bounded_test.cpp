@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "support/counting_new.h"
+
 namespace glass {
 namespace {
 
@@ -74,14 +76,19 @@ TEST(JsonBounded, MemoryIsBoundedWhileParsing) {
   std::string zeros = "[0";
   for (int i = 0; i < (8 << 20); ++i) zeros += ",0";
   zeros += "]";
-  // 16 MiB of text would be ~270 MB of values: refused past 48 MiB + the text's size.
+  // 16 MiB of text would be ~400 MB of values as counted (an element thrice, for the vector's
+  // growth): refused past 48 MiB + the text's size, having held at most that.
+  const auto before = static_cast<int64_t>(test::live_bytes());
+  test::reset_peak_bytes();
   auto refused = parse_json_bounded<json>(zeros, "zeros.json");
+  const int64_t peak = static_cast<int64_t>(test::peak_bytes()) - before;
+  EXPECT_LE(peak, static_cast<int64_t>(zeros.size()) + (int64_t{48} << 20));
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ErrorCode::CapacityExceeded);
   EXPECT_NE(refused.error().message.find("zeros.json: 16777219 bytes of JSON would take more than"),
             std::string::npos)
       << refused.error().message;
-  auto allowed = parse_json_bounded<json>(zeros, "zeros.json", {.memory_factor = 20});
+  auto allowed = parse_json_bounded<json>(zeros, "zeros.json", {.memory_factor = 30});
   ASSERT_TRUE(allowed.ok()) << allowed.error().message;
   EXPECT_EQ(allowed->size(), static_cast<size_t>((8 << 20) + 1));
 }
