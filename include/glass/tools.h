@@ -129,6 +129,20 @@ struct ChatTemplateSource {
 // when it has no template or a JSON file does not parse; the GGUF file's own.
 Result<ChatTemplateSource> load_chat_template(const std::string& path);
 
+// ---- A vocabulary as GGUF keys (glass synth --vocab) ----
+
+struct GgufVocabularyKeys {
+  std::vector<uint8_t> records;  // GGUF v3 key/value records, as they follow a GGUF header's counts
+  uint64_t count = 0;            // records
+  int64_t n_tokens = 0;          // tokenizer.ggml.tokens' length
+};
+
+// The tokenizer.* keys of a vocabulary, for a program that writes a GGUF with it: copied from a GGUF
+// file (llama.cpp's ggml-vocab-*.gguf, or any model; a split model's first shard), or converted from
+// an HF tokenizer.json (or the directory holding it) as quantize_model converts an HF directory's.
+// Errors: the file's own (InvalidFile naming it); InvalidFile when it holds no token list.
+Result<GgufVocabularyKeys> vocabulary_gguf_keys(const std::string& path);
+
 struct ChatTemplateRender {
   // Text variables under the conversation's (ChatTemplateSource::variables).
   std::vector<std::pair<std::string, std::string>> variables;

@@ -16,6 +16,7 @@
 
 #include "cli/cli_test_support.h"
 #include "formats/gguf.h"
+#include "support/fixtures.h"
 
 namespace glass {
 namespace {
@@ -45,6 +46,60 @@ TEST_F(Cli, SynthWritesTheNamedShapeDeterministically) {
   EXPECT_EQ(up->shape, (std::vector<int64_t>{128, 64}));
   EXPECT_EQ(emb->shape, (std::vector<int64_t>{512, 64}));
   EXPECT_EQ(q->dtype, graph::DType::F16);
+}
+
+// --vocab: the file carries a real vocabulary (a llama.cpp vocab GGUF's keys as they are, or an HF
+// tokenizer converted), the embedding has its rows, and the model tokenizes as the vocabulary does.
+TEST_F(Cli, SynthWithARealVocabularyTokenizesAsIt) {
+  const fs::path fx = test::shared_fixtures();
+  if (fx.empty()) {
+    if (test::fixtures_required()) GTEST_FAIL() << "shared fixtures required but not found";
+    GTEST_SKIP() << "shared fixtures not found: set GLASS_FIXTURES or place them at ../shared/fixtures";
+  }
+  const fs::path gpt2 = fx / "tokenizers" / "gguf" / "ggml-vocab-gpt-2.gguf";
+  const fs::path llama3 = fx / "tokenizers" / "hf" / "llama3";
+  Ran g = glass("synth --shape tiny --type f32 -o g.gguf --vocab '" + gpt2.string() + "'");
+  ASSERT_EQ(g.status, 0) << g.err;
+  EXPECT_NE(g.err.find("50257 tokens"), std::string::npos) << g.err;
+  Ran l = glass("synth --shape tiny --type f32 -o l.gguf --vocab '" + llama3.string() + "'");
+  ASSERT_EQ(l.status, 0) << l.err;
+
+  auto written = formats::GgufFile::open(path("g.gguf"));
+  auto vocab = formats::GgufFile::open(gpt2);
+  ASSERT_TRUE(written.ok() && vocab.ok());
+  EXPECT_EQ(*written->get_u32("llama.vocab_size"), 50257u);
+  EXPECT_EQ(written->find_tensor("token_embd.weight")->shape, (std::vector<int64_t>{50257, 64}));
+  for (const auto& [key, value] : vocab->metadata()) {
+    if (!key.starts_with("tokenizer.")) continue;
+    ASSERT_NE(written->find(key), nullptr) << key;
+    EXPECT_EQ(formats::gguf_value_to_string(*written->find(key), 1u << 20),
+              formats::gguf_value_to_string(value, 1u << 20))
+        << key;
+  }
+  auto l3 = formats::GgufFile::open(path("l.gguf"));
+  ASSERT_TRUE(l3.ok());
+  EXPECT_EQ(*l3->get_string("tokenizer.ggml.model"), "gpt2");
+  EXPECT_EQ(l3->find_tensor("token_embd.weight")->shape[0], 128256);
+
+  const std::string text = "\"Hello world, it's a test: \u00fcn\u00efcode 123   spaces\"";
+  for (const auto& [model, source] :
+       {std::pair{std::string("g.gguf"), gpt2}, std::pair{std::string("l.gguf"), llama3}}) {
+    Ran ours = glass("tokenize -m " + model + " " + text);
+    Ran theirs = glass("tokenize -m '" + source.string() + "' " + text);
+    ASSERT_EQ(ours.status, 0) << ours.err;
+    ASSERT_EQ(theirs.status, 0) << theirs.err;
+    EXPECT_EQ(ours.out, theirs.out) << model;
+    EXPECT_GT(ours.out.size(), 10u);
+  }
+  EXPECT_EQ(glass("run -m l.gguf -p hello -n 3 --temp 0").status, 0);
+
+  Ran hf = glass("synth --shape tiny -o d --format hf --vocab '" + gpt2.string() + "'");
+  EXPECT_EQ(hf.status, 2);
+  EXPECT_NE(hf.err.find("--vocab writes GGUF only"), std::string::npos) << hf.err;
+  Ran missing = glass("synth --shape tiny -o m.gguf --vocab no-such.gguf");
+  EXPECT_NE(missing.status, 0);
+  EXPECT_NE(missing.err.find("no-such.gguf"), std::string::npos) << missing.err;
+  EXPECT_FALSE(fs::exists(path("m.gguf")));
 }
 
 TEST_F(Cli, QuantizePureGivesEveryMatrixTheType) {

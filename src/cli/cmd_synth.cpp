@@ -1,7 +1,8 @@
 // glass synth: a deterministic random-weight llama GGUF of a named real shape (SmolLM2-135M,
 // Llama-3.2-1B, Qwen2.5-0.5B-like), so benchmarks run anywhere without downloads. The file is a
 // plain llama-architecture GGUF v3 (F32 / F16 / BF16 matrices, F32 norms, a synthetic SentencePiece
-// vocabulary of the shape's size) that llama.cpp loads and llama-quantize converts.
+// vocabulary of the shape's size, or with --vocab a real one and its size) that llama.cpp loads
+// and llama-quantize converts.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "cli/synth_hf.h"
 #include "glass/files.h"
 #include "glass/half.h"
+#include "glass/tools.h"
 
 namespace glass::cli {
 namespace {
@@ -90,10 +92,13 @@ std::string token_text(uint64_t i) {
 }
 
 int synth(const std::string& shape_name, const std::string& type, const std::string& out, uint64_t seed,
-          const std::string& format, bool no_vocab) {
+          const std::string& format, bool no_vocab, const std::string& vocab_path) {
   if (no_vocab && format != "gguf")
     return report(
         make_error(ErrorCode::InvalidArgument, "synth: --no-vocab writes GGUF only (--format gguf)"));
+  if (!vocab_path.empty() && (no_vocab || format != "gguf"))
+    return report(make_error(ErrorCode::InvalidArgument,
+                             "synth: --vocab writes GGUF only (--format gguf), and not with --no-vocab"));
   const Shape* s = nullptr;
   for (const Shape& c : kShapes)
     if (shape_name == c.name) s = &c;
@@ -115,8 +120,16 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
                                          "quantize or llama-quantize)",
                                          type)));
   }
+  // A real vocabulary's keys (--vocab): its token count is the embedding's rows.
+  GgufVocabularyKeys vocab;
+  if (!vocab_path.empty()) {
+    auto v = vocabulary_gguf_keys(vocab_path);
+    if (!v) return report(v.error());
+    vocab = std::move(*v);
+  }
+  const int64_t vocab_size = vocab_path.empty() ? s->vocab : vocab.n_tokens;
   const int64_t head_dim = s->dim / s->n_heads, kv_dim = s->n_kv_heads * head_dim;
-  std::vector<Tensor> tensors{{"token_embd.weight", {s->vocab, s->dim}, true, 0.02f},
+  std::vector<Tensor> tensors{{"token_embd.weight", {vocab_size, s->dim}, true, 0.02f},
                               {"output_norm.weight", {s->dim}, false, 0.0f}};
   for (int64_t i = 0; i < s->n_layers; ++i) {
     auto blk = [&](const char* w) { return fmt::format("blk.{}.{}.weight", i, w); };
@@ -135,7 +148,7 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
   h.raw("GGUF", 4);
   h.u32(3);
   h.u64(tensors.size());
-  h.u64(no_vocab ? 15 : 21);  // metadata entries below
+  h.u64(14 + (no_vocab ? 1 : !vocab_path.empty() ? vocab.count : 7));  // metadata entries below
   auto kv_u32 = [&](const std::string& k, uint32_t v) { h.str(k), h.u32(kU32), h.u32(v); };
   auto kv_f32 = [&](const std::string& k, float v) { h.str(k), h.u32(kF32), h.f32(v); };
   auto kv_str = [&](const std::string& k, const std::string& v) { h.str(k), h.u32(kString), h.str(v); };
@@ -150,13 +163,17 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
   kv_u32("llama.attention.head_count", static_cast<uint32_t>(s->n_heads));
   kv_u32("llama.attention.head_count_kv", static_cast<uint32_t>(s->n_kv_heads));
   kv_u32("llama.rope.dimension_count", static_cast<uint32_t>(head_dim));
-  kv_u32("llama.vocab_size", static_cast<uint32_t>(s->vocab));
+  kv_u32("llama.vocab_size", static_cast<uint32_t>(vocab_size));
   kv_f32("llama.rope.freq_base", s->rope_base);
   kv_f32("llama.attention.layer_norm_rms_epsilon", s->rms_eps);
   // --no-vocab: llama.cpp's weights-only files (tokenizer.ggml.model = "no_vocab", no token list).
-  kv_str("tokenizer.ggml.model", no_vocab ? "no_vocab" : "llama");
-  const auto n_vocab = static_cast<uint64_t>(s->vocab);
-  if (!no_vocab) {
+  const auto n_vocab = static_cast<uint64_t>(vocab_size);
+  if (!vocab_path.empty()) {
+    h.raw(vocab.records.data(), vocab.records.size());
+  } else {
+    kv_str("tokenizer.ggml.model", no_vocab ? "no_vocab" : "llama");
+  }
+  if (!no_vocab && vocab_path.empty()) {
     kv_u32("tokenizer.ggml.bos_token_id", 1);
     kv_u32("tokenizer.ggml.eos_token_id", 2);
     kv_u32("tokenizer.ggml.unknown_token_id", 0);
@@ -237,8 +254,8 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
   if (written.ok()) written = f->commit();
   if (!written.ok()) return report(written.error());
   progress.finish();
-  fmt::print(stderr, "glass: wrote {} ({}, {}, {} tensors, {:.1f} MiB)\n", out, s->name, type, tensors.size(),
-             static_cast<double>(h.data.size() + offset) / (1024.0 * 1024.0));
+  fmt::print(stderr, "glass: wrote {} ({}, {}, {} tensors, {} tokens, {:.1f} MiB)\n", out, s->name, type,
+             tensors.size(), vocab_size, static_cast<double>(h.data.size() + offset) / (1024.0 * 1024.0));
   return 0;
 }
 
@@ -264,8 +281,13 @@ void add_synth_command(CLI::App& app, int& exit_code) {
   cmd->add_flag(
       "--no-vocab", *no_vocab,
       "write no vocabulary (tokenizer.ggml.model = \"no_vocab\"), as llama.cpp's weights-only files");
-  cmd->callback([&exit_code, shape, type, out, seed, format, no_vocab] {
-    exit_code = synth(*shape, *type, *out, *seed, *format, *no_vocab);
+  auto vocab = std::make_shared<std::string>();
+  cmd->add_option(
+      "--vocab", *vocab,
+      "a real vocabulary, its size the embedding's rows: a GGUF whose tokenizer.* keys are copied "
+      "(llama.cpp's ggml-vocab-*.gguf, a model) or an HF tokenizer.json or its directory");
+  cmd->callback([&exit_code, shape, type, out, seed, format, no_vocab, vocab] {
+    exit_code = synth(*shape, *type, *out, *seed, *format, *no_vocab, *vocab);
   });
 }
 

@@ -31,6 +31,10 @@ class GgufMetadataBuilder {
   // `name` stands in for the file path in the GgufFile's messages ("dir/config.json").
   // A key added twice is an InvalidFile error from the parser, naming it.
   Result<GgufFile> build(std::string name) const;
+  // The key/value records as a GGUF v3 file holds them after its counts, and how many: for a writer
+  // that adds them to its own header.
+  const std::vector<uint8_t>& records() const { return kv_; }
+  size_t size() const { return keys_.size(); }
 
  private:
   void key(std::string_view k, uint32_t type);
