@@ -62,6 +62,14 @@ constexpr std::array<std::string_view, 9> kModelFields = {"type",
 constexpr std::array<std::string_view, 6> kAddedFields = {"content", "special",     "lstrip",
                                                           "rstrip",  "single_word", "normalized"};
 
+// Room for the short strings `unread` bytes of JSON text can hold at most: an entry of the
+// vocabulary ("key": id,) or of the merges ("a b",) takes ~12 bytes or more, its text half of them.
+// A list that turns out longer grows past it as a vector does.
+struct Room {
+  size_t entries, text_bytes;
+};
+constexpr Room room_in(size_t unread) { return {unread / 12, unread / 2}; }
+
 template <size_t N>
 bool one_of(const std::array<std::string_view, N>& names, std::string_view s) {
   for (std::string_view n : names)
@@ -271,11 +279,11 @@ class Reader {
   }
   bool add_merge(size_t i, std::string_view left, std::string_view right) {
     // Once the list shows it is long, room for what the rest of the text can hold, as the
-    // vocabulary's keys get: a merge ("a b",) takes ~12 bytes or more, its parts half of them.
+    // vocabulary's keys get.
     if (out_.merges.size() == kMergesBeforeReserve) {
-      const size_t unread = unread_bytes();
-      out_.merges.reserve(kMergesBeforeReserve + unread / 12,
-                          std::min(out_.merges.bytes() + unread / 2, MergeList::kMaxBytes));
+      const Room room = room_in(unread_bytes());
+      out_.merges.reserve(kMergesBeforeReserve + room.entries,
+                          std::min(out_.merges.bytes() + room.text_bytes, MergeList::kMaxBytes));
     }
     if (!out_.merges.add(left, right))
       out_.merges_error = bad(fmt::format("model.merges[{}]", i),
@@ -403,10 +411,10 @@ std::string TokenizerJson::VocabKeys::out_of_range_value(uint32_t i) const {
 }
 
 void TokenizerJson::VocabKeys::reserve_for(size_t text_bytes) {
-  // Room for the vocabulary of a file made of little else: an entry ("key": id,) takes ~12 bytes
-  // or more, its key half of them. A larger vocabulary grows past it as a vector does.
-  const size_t entries = std::min<size_t>(text_bytes / 12, std::numeric_limits<uint32_t>::max());
-  texts.reserve(entries, std::min(text_bytes / 2, TokenTexts::kMaxBytes));
+  // Room for the vocabulary of a file made of little else.
+  const Room room = room_in(text_bytes);
+  const size_t entries = std::min<size_t>(room.entries, std::numeric_limits<uint32_t>::max());
+  texts.reserve(entries, std::min(room.text_bytes, TokenTexts::kMaxBytes));
   reserve_huge(ids, entries);
 }
 
