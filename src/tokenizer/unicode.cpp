@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <memory>
 
+#include "core/utf8.h"
+
 namespace glass::tokenizer::unicode {
 namespace {
 
@@ -98,23 +100,7 @@ Char decode(std::string_view s, size_t pos) {
   return {cp, static_cast<uint32_t>(n), true};
 }
 
-void append(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
+void append(std::string& out, uint32_t cp) { append_utf8(out, cp); }
 
 size_t first_invalid(std::string_view s) {
   for (size_t i = 0; i < s.size();) {

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/utf8.h"
+
 namespace glass::tokenizer::chat {
 namespace {
 
@@ -127,20 +129,8 @@ std::u32string decode_utf8(std::string_view s) {
 void append_utf8(std::string& out, char32_t cp) {
   if (cp >= kEscapeBase && cp <= kEscapeBase + 0x7F) {
     out.push_back(static_cast<char>(cp - kEscapeBase + 0x80));
-  } else if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
   } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    glass::append_utf8(out, static_cast<uint32_t>(cp));
   }
 }
 
