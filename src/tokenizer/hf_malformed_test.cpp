@@ -161,6 +161,7 @@ TEST(HfMalformed, NonRegularFilesAreRefused) {
   std::filesystem::create_directories(dir);
   ASSERT_EQ(::mkfifo((dir / "tokenizer.json").c_str(), 0600), 0);
   Result<Tokenizer> t = load_hf_tokenizer(dir);
+  std::filesystem::remove_all(dir);  // the FIFO too: nothing left in the temporary folder
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().code, ErrorCode::Io);
   EXPECT_NE(t.error().message.find("tokenizer.json: not a regular file"), std::string::npos)
