@@ -1,10 +1,11 @@
 #include "support/gguf_writer.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <fstream>
+
+#include "support/scratch_dir.h"
 
 namespace glass::test {
 namespace {
@@ -173,9 +174,7 @@ GgufWriter::Built GgufWriter::build() const {
 }
 
 std::filesystem::path write_temp_file(const std::vector<uint8_t>& bytes, std::string_view name) {
-  const auto dir = std::filesystem::path(::testing::TempDir()) / ("glass_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const auto path = dir / std::string(name);
+  const auto path = scratch_dir() / std::string(name);
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   f.close();

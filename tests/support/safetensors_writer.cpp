@@ -1,11 +1,12 @@
 #include "support/safetensors_writer.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "support/scratch_dir.h"
 
 namespace glass::test {
 
@@ -67,8 +68,7 @@ std::vector<uint8_t> SafetensorsWriter::from_header(std::string_view header,
 }
 
 std::filesystem::path make_temp_dir(std::string_view name) {
-  const auto dir = std::filesystem::path(::testing::TempDir()) / ("glass_" + std::to_string(::getpid())) /
-                   std::string(name);
+  const auto dir = scratch_dir() / std::string(name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
