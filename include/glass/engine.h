@@ -14,6 +14,7 @@
 // waits at the front of the queue to recompute them, its sampler state kept. Whatever else runs,
 // a request gets the tokens `generate` gives it alone in a fresh session with the same config.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +40,10 @@ struct EngineOptions {
 struct EngineRequest {
   std::vector<int32_t> prompt;  // token ids; not empty
   GenerateConfig config;        // config.cancel, when set, is the flag RequestHandle::cancel sets
+  // Optional: runs on the engine thread once the result is ready (done() is true, wait() returns at
+  // once), after the last piece. A reader that waits on its own queue of pieces learns of the end here
+  // instead of polling done(). It must not block; what it throws is dropped.
+  std::function<void()> on_finished;
 };
 
 // A submitted request. Pieces arrive twice: through the submit callback (on the engine thread) and

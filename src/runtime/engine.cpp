@@ -85,6 +85,7 @@ struct Request {
   std::shared_ptr<RequestHandle::State> state;
   GenerateConfig config;
   PieceCallback on_piece;  // the submitter's
+  std::function<void()> on_finished;  // the submitter's, after the result is ready
   PieceCallback piece;     // what SequenceGen calls: feeds the pull queue, then on_piece
   std::unique_ptr<runtime::SequenceGen> gen;
   // The prompt, then every generated token. The KV cache holds the first n_eval; the rest are
@@ -263,11 +264,18 @@ void Engine::Impl::deliver(Request& r) {
   g.counters.plans_compiled = m->plans.compiles();
   g.counters.kv_rows_written = r.kv_rows;
   g.counters.prefix_tokens_recomputed = 0;
-  std::lock_guard lk(r.state->mu);
+  std::unique_lock lk(r.state->mu);
   r.state->result = r.error ? Result<GenerateResult>(*r.error) : Result<GenerateResult>(std::move(g));
   r.state->info = {r.prefix_hits, r.preemptions};
   r.state->finished = true;
   r.state->cv.notify_all();
+  lk.unlock();
+  if (r.on_finished) {
+    try {
+      r.on_finished();
+    } catch (...) {  // the result is out already: nothing is left to tell
+    }
+  }
 }
 
 void Engine::Impl::plan() {
@@ -627,6 +635,7 @@ Result<std::shared_ptr<RequestHandle>> Engine::submit(EngineRequest request, Pie
     r->tokens.reserve(static_cast<size_t>(std::min<int64_t>(
         static_cast<int64_t>(r->tokens.size()) + std::max(r->config.max_tokens, 0), e.m->info.n_ctx)));
     r->on_piece = std::move(on_piece);
+    r->on_finished = std::move(request.on_finished);
     r->state = std::make_shared<RequestHandle::State>();
     r->state->cancel = r->config.cancel;
     r->submitted = Clock::now();

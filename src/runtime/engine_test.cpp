@@ -495,6 +495,70 @@ TEST(Engine, DestroyingTheEngineCancelsWhatIsLeft) {
   EXPECT_GE(r->tokens.size(), 1u);
 }
 
+// on_finished tells a reader of the pieces that the request ended, once, after its last piece,
+// however it ended: by length, cancelled mid-decode, or left when the engine went away.
+TEST(Engine, OnFinishedRunsOnceAfterTheLastPiece) {
+  auto model = bundled(cpu(1024, 1024));
+  ASSERT_TRUE(model);
+  struct Seen {
+    std::mutex mu;
+    std::string text;                // pieces, in order
+    std::string text_at_finish;      // what the pieces made when on_finished ran
+    int finished = 0;
+  };
+  auto submit = [](Engine& engine, Seen& seen, int max_tokens, Gate* first_piece) {
+    GenerateConfig cfg;
+    cfg.max_tokens = max_tokens;
+    cfg.stop_at_end_of_generation = false;
+    EngineRequest req{.prompt = {1, 400, 35}, .config = cfg};
+    req.on_finished = [&seen] {
+      std::lock_guard lk(seen.mu);
+      ++seen.finished;
+      seen.text_at_finish = seen.text;
+    };
+    return engine.submit(std::move(req), [&seen, first_piece](std::string_view p) {
+      {
+        std::lock_guard lk(seen.mu);
+        seen.text += p;
+      }
+      if (first_piece) first_piece->open();
+      return true;
+    });
+  };
+  Seen by_length, cancelled, abandoned;
+  std::shared_ptr<RequestHandle> left;
+  {
+    auto engine = Engine::create(model, {});
+    ASSERT_TRUE(engine.ok());
+    auto a = submit(**engine, by_length, 12, nullptr);
+    ASSERT_TRUE(a.ok());
+    auto ra = (*a)->wait();
+    ASSERT_TRUE(ra.ok());
+    EXPECT_EQ(ra->finish, FinishReason::Length);
+    Gate started_b, started_c;
+    auto b = submit(**engine, cancelled, 1000, &started_b);
+    auto c = submit(**engine, abandoned, 1000, &started_c);
+    ASSERT_TRUE(b.ok());
+    ASSERT_TRUE(c.ok());
+    started_b.wait();
+    started_c.wait();
+    (*b)->cancel();
+    auto rb = (*b)->wait();
+    ASSERT_TRUE(rb.ok());
+    EXPECT_EQ(rb->finish, FinishReason::Cancelled);
+    left = *c;
+  }
+  auto rc = left->wait();
+  ASSERT_TRUE(rc.ok());
+  EXPECT_EQ(rc->finish, FinishReason::Cancelled);
+  for (Seen* s : {&by_length, &cancelled, &abandoned}) {
+    std::lock_guard lk(s->mu);
+    EXPECT_EQ(s->finished, 1);
+    EXPECT_FALSE(s->text.empty());
+    EXPECT_EQ(s->text_at_finish, s->text);  // no piece after the end
+  }
+}
+
 // Random arrivals, cancels and waits over a small pool: preemption, prefix sharing and cancels all
 // mix; the invariants hold after every completion and every finished request equals its solo run.
 void random_schedule(const std::shared_ptr<Model>& model, size_t n_requests, const EngineOptions& eo,

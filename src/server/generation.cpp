@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <ctime>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <span>
 #include <utility>
@@ -57,6 +58,7 @@ struct PieceQueue {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<Queued> pieces;
+  size_t ended = 0;  // choices whose end the engine signalled (on_finished)
 };
 
 struct ChoiceStream {
@@ -99,8 +101,8 @@ bool client_gone(Stream& st) {
 
 bool write(httplib::DataSink& sink, const std::string& s) { return sink.write(s.data(), s.size()); }
 
-// How long the provider waits for a piece before it looks for choices that ended (the engine
-// signals an end only through the handle).
+// How long the provider waits for a piece or an end before it looks again (an end is signalled
+// through the queue by on_finished; the poll is what bounds a wait should a signal be missed).
 constexpr auto kPoll = std::chrono::milliseconds(5);
 
 // Choice i ended: what of its text the queue had not delivered, then its calls or its held-back
@@ -158,7 +160,8 @@ bool provide(Stream& st, httplib::DataSink& sink) {
     std::optional<Queued> piece;
     {
       std::unique_lock lk(st.queue->mu);
-      st.queue->cv.wait_for(lk, kPoll, [&] { return !st.queue->pieces.empty(); });
+      st.queue->cv.wait_for(lk, kPoll,
+                            [&] { return !st.queue->pieces.empty() || st.queue->ended > st.n_ended; });
       // Log probabilities wait in their choice for the text they come before.
       while (!st.queue->pieces.empty() && st.queue->pieces.front().logprobs) {
         Queued& q = st.queue->pieces.front();
@@ -308,8 +311,18 @@ void respond_generation(const GenerationContext& ctx, Endpoint endpoint, std::ve
         std::lock_guard lk(queue->mu);
         queue->pieces.push_back(Queued{.choice = i, .logprobs = t});
       };
-    auto submitted = served.engine->submit(EngineRequest{.prompt = prompt, .config = std::move(config)},
-                                           std::move(on_piece));
+    std::function<void()> on_finished;
+    if (fields.stream)
+      on_finished = [queue] {
+        {
+          std::lock_guard lk(queue->mu);
+          ++queue->ended;
+        }
+        queue->cv.notify_one();
+      };
+    auto submitted = served.engine->submit(
+        EngineRequest{.prompt = prompt, .config = std::move(config), .on_finished = std::move(on_finished)},
+        std::move(on_piece));
     if (!submitted) {
       // All choices or none: those submitted already are not answered.
       for (size_t k = 0; k < handles.size(); ++k) {
