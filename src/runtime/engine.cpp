@@ -84,9 +84,9 @@ namespace {
 struct Request {
   std::shared_ptr<RequestHandle::State> state;
   GenerateConfig config;
-  PieceCallback on_piece;  // the submitter's
+  PieceCallback on_piece;             // the submitter's
   std::function<void()> on_finished;  // the submitter's, after the result is ready
-  PieceCallback piece;     // what SequenceGen calls: feeds the pull queue, then on_piece
+  PieceCallback piece;                // what SequenceGen calls: feeds the pull queue, then on_piece
   std::unique_ptr<runtime::SequenceGen> gen;
   // The prompt, then every generated token. The KV cache holds the first n_eval; the rest are
   // pending (one while decoding; after a preemption, everything it has to recompute).

@@ -502,8 +502,8 @@ TEST(Engine, OnFinishedRunsOnceAfterTheLastPiece) {
   ASSERT_TRUE(model);
   struct Seen {
     std::mutex mu;
-    std::string text;                // pieces, in order
-    std::string text_at_finish;      // what the pieces made when on_finished ran
+    std::string text;            // pieces, in order
+    std::string text_at_finish;  // what the pieces made when on_finished ran
     int finished = 0;
   };
   auto submit = [](Engine& engine, Seen& seen, int max_tokens, Gate* first_piece) {
