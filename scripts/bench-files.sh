@@ -1,7 +1,7 @@
 # Sourced by the side-by-side scripts: makes the random-weight model files named in $files in $dir
 # with $glass (synth at the shape's f16, then quantize; byte-identical to llama-quantize's output).
-# Names are SHAPE-TYPE: SHAPE smollm2 (SmolLM2-135M), l1b (Llama-3.2-1B) or qwen (Qwen2.5-0.5B-like),
-# TYPE any `glass quantize` type.
+# Names are SHAPE-TYPE: SHAPE smollm2 (SmolLM2-135M), l1b (Llama-3.2-1B), qwen (Qwen2.5-0.5B-like),
+# e4b or e2b (Gemma 3n E4B / E2B's text model), TYPE any `glass quantize` type.
 make_file() {  # shape type name
   local f16="$dir/$3-f16.gguf"
   [ -f "$f16" ] || "$glass" synth --shape "$1" --type f16 -o "$f16"
@@ -15,6 +15,8 @@ make_files() {
     case "$name" in
       l1b) shape=llama-1b ;;
       qwen) shape=qwen2.5-0.5b ;;
+      e4b) shape=gemma3n-e4b ;;
+      e2b) shape=gemma3n-e2b ;;
       *) shape=smollm2-135m ;;
     esac
     make_file "$shape" "${f#*-}" "$name"

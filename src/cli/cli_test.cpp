@@ -3,6 +3,7 @@
 // --json --n-probs` reports token probabilities. The files are
 // read back with the GGUF reader, and bench's JSON is checked against llama-bench's field names and
 // against its own samples (mean, sample standard deviation, tokens per second).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -46,6 +47,62 @@ TEST_F(Cli, SynthWritesTheNamedShapeDeterministically) {
   EXPECT_EQ(up->shape, (std::vector<int64_t>{128, 64}));
   EXPECT_EQ(emb->shape, (std::vector<int64_t>{512, 64}));
   EXPECT_EQ(q->dtype, graph::DType::F16);
+}
+
+// The gemma3n shapes write llama.cpp's tensor table and keys: at the fixture's size, the test shape
+// gives the names, shapes and hyper-parameters of the synthetic-arch gemma3n GGUF (written by another
+// tool), and runs. The real shapes have the published parameter counts.
+TEST_F(Cli, SynthGemma3nMatchesAnIndependentFileOfItsShape) {
+  const fs::path fx = test::shared_fixtures();
+  if (fx.empty()) {
+    if (test::fixtures_required()) GTEST_FAIL() << "shared fixtures required but not found";
+    GTEST_SKIP() << "shared fixtures not found: set GLASS_FIXTURES or place them at ../shared/fixtures";
+  }
+  ASSERT_EQ(glass("synth --shape gemma3n-tiny --type f32 -o g.gguf").status, 0);
+  auto ours = formats::GgufFile::open(path("g.gguf"));
+  auto theirs = formats::GgufFile::open((fx / "models" / "synthetic-arch" / "gemma3n-f32.gguf").string());
+  ASSERT_TRUE(ours.ok()) << ours.error().message;
+  ASSERT_TRUE(theirs.ok()) << theirs.error().message;
+  ASSERT_EQ(ours->tensors().size(), theirs->tensors().size());
+  for (const auto& t : theirs->tensors()) {
+    const auto* o = ours->find_tensor(t.name);
+    ASSERT_NE(o, nullptr) << t.name;
+    EXPECT_EQ(o->shape, t.shape) << t.name;
+    EXPECT_EQ(o->dtype, t.dtype) << t.name;
+  }
+  int keys = 0;
+  for (const auto& [key, value] : theirs->metadata()) {
+    if (key.rfind("gemma3n.", 0) != 0) continue;
+    ++keys;
+    const auto* o = ours->find(key);
+    ASSERT_NE(o, nullptr) << key;
+    EXPECT_EQ(formats::gguf_value_to_string(*o, 64), formats::gguf_value_to_string(value, 64)) << key;
+  }
+  EXPECT_EQ(keys, 19);
+  Ran run = glass("run -m g.gguf -p 'w300 w301' -n 4 --temp 0");
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.err.find("generated 4 tokens"), std::string::npos) << run.err;
+
+  // google/gemma-3n-E4B / E2B's text models as llama.cpp counts them (6.87 B, 4.46 B): the embedding
+  // (262144 x 2048), per-layer embeddings (262144 x layers x 256) and their projection, AltUp's two
+  // 3 x 2048 x 2048 projections, and per layer attention (8 heads, 2 KV heads of 256), the FFN, the
+  // per-layer gate and projection, LAuReL (rank 64), AltUp's router and coefficients, the norms.
+  auto count = [](int64_t layers, int64_t ffn) {
+    const int64_t dim = 2048, vocab = 262144, ple = 256, attn = 2 * dim * 2048 + 2 * dim * 512;
+    const int64_t norms = 8 * dim + 2 * 256;  // 8 of the model width (AltUp's correct scale one), q and k
+    const int64_t per_layer =
+        attn + 3 * dim * ffn + 2 * dim * ple + 2 * dim * 64 + 4 * 4 + 16 * 4 + 4 * dim + norms;
+    return vocab * dim + vocab * layers * ple + dim * layers * ple + ple + 2 * 3 * dim * dim + dim +
+           layers * per_layer;
+  };
+  Ran e4b = glass("synth --shape gemma3n-e4b --dry-run");
+  Ran e2b = glass("synth --shape gemma3n-e2b --dry-run");
+  EXPECT_EQ(e4b.status, 0);
+  EXPECT_NE(e4b.out.find(fmt::format("847 tensors, {} parameters", count(35, 16384))), std::string::npos)
+      << e4b.out;
+  EXPECT_NE(e2b.out.find(fmt::format("727 tensors, {} parameters", count(30, 8192))), std::string::npos)
+      << e2b.out;
+  EXPECT_FALSE(fs::exists(path("e4b.gguf")));
 }
 
 // --vocab: the file carries a real vocabulary (a llama.cpp vocab GGUF's keys as they are, or an HF

@@ -1,10 +1,12 @@
-// glass synth: a deterministic random-weight llama GGUF of a named real shape (SmolLM2-135M,
-// Llama-3.2-1B, Qwen2.5-0.5B-like), so benchmarks run anywhere without downloads. The file is a
-// plain llama-architecture GGUF v3 (F32 / F16 / BF16 matrices, F32 norms, a synthetic SentencePiece
-// vocabulary of the shape's size, or with --vocab a real one and its size) that llama.cpp loads
-// and llama-quantize converts.
+// glass synth: a deterministic random-weight GGUF of a named real shape (SmolLM2-135M,
+// Llama-3.2-1B, Qwen2.5-0.5B-like as llama; Gemma 3n E4B / E2B's text model as gemma3n), so
+// benchmarks run anywhere without downloads. The file is a GGUF v3 under llama.cpp's names and keys
+// (F32 / F16 / BF16 matrices, F32 norms and small tensors, a synthetic SentencePiece vocabulary of the
+// shape's size, or with --vocab a real one and its size) that llama.cpp loads and llama-quantize
+// converts.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -22,22 +24,101 @@
 namespace glass::cli {
 namespace {
 
+// A real model's published text configuration. llama shapes use the first block; gemma3n shapes
+// (Gemma 3n E2B / E4B, the text model of google/gemma-3n-E*B as llama.cpp converts it) the second.
 struct Shape {
   const char* name;
+  const char* arch;  // GGUF general.architecture: "llama" or "gemma3n"
   int64_t dim, n_layers, n_heads, n_kv_heads, ffn_dim, vocab, n_ctx;
   float rope_base, rms_eps;
+  // gemma3n
+  int64_t head_dim = 0;        // key_length = value_length
+  int64_t per_layer_dim = 0;   // hidden_size_per_layer_input: per-layer embeddings' width
+  int64_t laurel_rank = 0;     // LAuReL's low rank
+  int64_t altup_inputs = 0;    // AltUp's streams
+  int64_t kv_shared = 0;       // num_kv_shared_layers: the last layers reuse earlier layers' KV
+  int64_t sliding_window = 0;  // local layers' window
+  int64_t global_every = 0;    // layer i is global when (i + 1) % global_every == 0, local otherwise
+  int64_t sparse_layers = 0;   // the first layers' FFN keeps the top 5% of activations (sparsity 0.95)
+  float rope_base_swa = 0;     // local layers' RoPE base
 };
 
 constexpr Shape kShapes[] = {
-    {"smollm2-135m", 576, 30, 9, 3, 1536, 49152, 8192, 100000.0f, 1e-5f},
-    {"llama-1b", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0f, 1e-5f},
-    {"qwen2.5-0.5b", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0f, 1e-6f},
-    {"tiny", 64, 2, 4, 2, 128, 512, 256, 10000.0f, 1e-5f},
+    {"smollm2-135m", "llama", 576, 30, 9, 3, 1536, 49152, 8192, 100000.0f, 1e-5f},
+    {"llama-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0f, 1e-5f},
+    {"qwen2.5-0.5b", "llama", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0f, 1e-6f},
+    {"tiny", "llama", 64, 2, 4, 2, 128, 512, 256, 10000.0f, 1e-5f},
+    // google/gemma-3n-E4B / E2B text_config: 262,144 embedding rows (vocab_size_per_layer_input; the
+    // 256 audio/vision tokens past it are not the text model's), layer_types (4 sliding, 1 full) x N.
+    {.name = "gemma3n-e4b",
+     .arch = "gemma3n",
+     .dim = 2048,
+     .n_layers = 35,
+     .n_heads = 8,
+     .n_kv_heads = 2,
+     .ffn_dim = 16384,
+     .vocab = 262144,
+     .n_ctx = 32768,
+     .rope_base = 1000000.0f,
+     .rms_eps = 1e-6f,
+     .head_dim = 256,
+     .per_layer_dim = 256,
+     .laurel_rank = 64,
+     .altup_inputs = 4,
+     .kv_shared = 15,
+     .sliding_window = 512,
+     .global_every = 5,
+     .sparse_layers = 10,
+     .rope_base_swa = 10000.0f},
+    {.name = "gemma3n-e2b",
+     .arch = "gemma3n",
+     .dim = 2048,
+     .n_layers = 30,
+     .n_heads = 8,
+     .n_kv_heads = 2,
+     .ffn_dim = 8192,
+     .vocab = 262144,
+     .n_ctx = 32768,
+     .rope_base = 1000000.0f,
+     .rms_eps = 1e-6f,
+     .head_dim = 256,
+     .per_layer_dim = 256,
+     .laurel_rank = 64,
+     .altup_inputs = 4,
+     .kv_shared = 10,
+     .sliding_window = 512,
+     .global_every = 5,
+     .sparse_layers = 10,
+     .rope_base_swa = 10000.0f},
+    // The same structure at test size: every kind of tensor and key, local and global layers, shared
+    // KV, sparse and dense FFNs. llama.cpp fixes three of Gemma 3n's sizes rather than reading them
+    // (the per-layer width 256, LAuReL's rank 64, KV computed by the first 20 layers): with those and
+    // 21 layers, the last sharing, llama.cpp loads this shape and reads it as glass does.
+    {.name = "gemma3n-tiny",
+     .arch = "gemma3n",
+     .dim = 64,
+     .n_layers = 21,
+     .n_heads = 2,
+     .n_kv_heads = 1,
+     .ffn_dim = 128,
+     .vocab = 512,
+     .n_ctx = 256,
+     .rope_base = 1000000.0f,
+     .rms_eps = 1e-6f,
+     .head_dim = 32,
+     .per_layer_dim = 256,
+     .laurel_rank = 64,
+     .altup_inputs = 4,
+     .kv_shared = 1,
+     .sliding_window = 12,
+     .global_every = 5,
+     .sparse_layers = 10,
+     .rope_base_swa = 10000.0f},
 };
 
 // ggml type ids and GGUF metadata type ids.
 enum : uint32_t { kGgmlF32 = 0, kGgmlF16 = 1, kGgmlBF16 = 30 };
-enum : uint32_t { kU32 = 4, kI32 = 5, kF32 = 6, kString = 8, kArray = 9 };
+enum : uint32_t { kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7, kString = 8, kArray = 9 };
 
 class Bytes {
  public:
@@ -55,11 +136,41 @@ class Bytes {
   std::vector<uint8_t> data;
 };
 
+// GGUF key/value records, counted as they are written.
+class Meta {
+ public:
+  void u32(const std::string& k, uint32_t v) { key(k, kU32), b.u32(v); }
+  void f32(const std::string& k, float v) { key(k, kF32), b.f32(v); }
+  void str(const std::string& k, const std::string& v) { key(k, kString), b.str(v); }
+  void i32s(const std::string& k, const std::vector<int32_t>& v) {
+    array(k, kI32, v.size());
+    for (int32_t x : v) b.u32(static_cast<uint32_t>(x));
+  }
+  void f32s(const std::string& k, const std::vector<float>& v) {
+    array(k, kF32, v.size());
+    for (float x : v) b.f32(x);
+  }
+  void bools(const std::string& k, const std::vector<bool>& v) {
+    array(k, kBool, v.size());
+    for (bool x : v) b.raw(x ? "\1" : "\0", 1);
+  }
+  void records(const std::vector<uint8_t>& r, uint64_t count) {
+    b.raw(r.data(), r.size());
+    n += count;
+  }
+  void array(const std::string& k, uint32_t type, size_t count) { key(k, kArray), b.u32(type), b.u64(count); }
+  Bytes b;
+  uint64_t n = 0;
+
+ private:
+  void key(const std::string& k, uint32_t type) { b.str(k), b.u32(type), ++n; }
+};
+
 struct Tensor {
   std::string name;
   std::vector<int64_t> shape;  // outermost first
-  bool matrix;                 // written in the chosen type; otherwise F32 (norms)
-  float stddev;
+  bool matrix;                 // written in the chosen type; otherwise F32
+  float stddev;                // of its normal values; 0 (norms, scales): 1 + 0.1 x normal
 };
 
 // splitmix64 -> approximately normal values (sum of four uniforms, rescaled): fast and portable.
@@ -91,8 +202,139 @@ std::string token_text(uint64_t i) {
                    : fmt::format("\xE2\x96\x81w{}", i);
 }
 
-int synth(const std::string& shape_name, const std::string& type, const std::string& out, uint64_t seed,
-          const std::string& format, bool no_vocab, const std::string& vocab_path) {
+std::vector<Tensor> llama_tensors(const Shape& s, int64_t vocab_size) {
+  const int64_t head_dim = s.dim / s.n_heads, kv_dim = s.n_kv_heads * head_dim;
+  std::vector<Tensor> t{{"token_embd.weight", {vocab_size, s.dim}, true, 0.02f},
+                        {"output_norm.weight", {s.dim}, false, 0.0f}};
+  for (int64_t i = 0; i < s.n_layers; ++i) {
+    auto blk = [&](const char* w) { return fmt::format("blk.{}.{}.weight", i, w); };
+    t.push_back({blk("attn_norm"), {s.dim}, false, 0.0f});
+    t.push_back({blk("attn_q"), {s.dim, s.dim}, true, 0.02f});
+    t.push_back({blk("attn_k"), {kv_dim, s.dim}, true, 0.02f});
+    t.push_back({blk("attn_v"), {kv_dim, s.dim}, true, 0.02f});
+    t.push_back({blk("attn_output"), {s.dim, s.dim}, true, 0.02f});
+    t.push_back({blk("ffn_norm"), {s.dim}, false, 0.0f});
+    t.push_back({blk("ffn_gate"), {s.ffn_dim, s.dim}, true, 0.02f});
+    t.push_back({blk("ffn_up"), {s.ffn_dim, s.dim}, true, 0.02f});
+    t.push_back({blk("ffn_down"), {s.dim, s.ffn_dim}, true, 0.02f});
+  }
+  return t;
+}
+
+void llama_keys(const Shape& s, int64_t vocab_size, Meta& m) {
+  m.u32("llama.block_count", static_cast<uint32_t>(s.n_layers));
+  m.u32("llama.context_length", static_cast<uint32_t>(s.n_ctx));
+  m.u32("llama.embedding_length", static_cast<uint32_t>(s.dim));
+  m.u32("llama.feed_forward_length", static_cast<uint32_t>(s.ffn_dim));
+  m.u32("llama.attention.head_count", static_cast<uint32_t>(s.n_heads));
+  m.u32("llama.attention.head_count_kv", static_cast<uint32_t>(s.n_kv_heads));
+  m.u32("llama.rope.dimension_count", static_cast<uint32_t>(s.dim / s.n_heads));
+  m.u32("llama.vocab_size", static_cast<uint32_t>(vocab_size));
+  m.f32("llama.rope.freq_base", s.rope_base);
+  m.f32("llama.attention.layer_norm_rms_epsilon", s.rms_eps);
+}
+
+// Gemma 3n's tensors under llama.cpp's names (src/llama-arch.cpp LLM_ARCH_GEMMA3N), shapes outermost
+// first: the per-layer embeddings (one 256-wide row per layer per token) and their projection from the
+// residual, AltUp's projections into and out of its extra streams, and per layer attention with q/k
+// norms, a GELU FFN, the per-layer input gate and projection, AltUp's router and coefficients and
+// LAuReL's low-rank pair.
+std::vector<Tensor> gemma3n_tensors(const Shape& s, int64_t vocab_size) {
+  const int64_t q_dim = s.n_heads * s.head_dim, kv_dim = s.n_kv_heads * s.head_dim;
+  const int64_t ple = s.n_layers * s.per_layer_dim, n = s.altup_inputs;
+  std::vector<Tensor> t{
+      {"token_embd.weight", {vocab_size, s.dim}, true, 0.02f},
+      {"per_layer_token_embd.weight", {vocab_size, ple}, true, 0.02f},
+      {"per_layer_model_proj.weight", {ple, s.dim}, true, 0.02f},
+      {"per_layer_proj_norm.weight", {s.per_layer_dim}, false, 0.0f},
+      {"altup_proj.weight", {n - 1, s.dim, s.dim}, true, 0.02f},
+      {"altup_unembd_proj.weight", {n - 1, s.dim, s.dim}, true, 0.02f},
+  };
+  for (int64_t i = 0; i < s.n_layers; ++i) {
+    auto blk = [&](const char* w) { return fmt::format("blk.{}.{}.weight", i, w); };
+    t.push_back({blk("attn_norm"), {s.dim}, false, 0.0f});
+    t.push_back({blk("attn_q"), {q_dim, s.dim}, true, 0.02f});
+    t.push_back({blk("attn_k"), {kv_dim, s.dim}, true, 0.02f});
+    t.push_back({blk("attn_v"), {kv_dim, s.dim}, true, 0.02f});
+    t.push_back({blk("attn_output"), {s.dim, q_dim}, true, 0.02f});
+    t.push_back({blk("attn_q_norm"), {s.head_dim}, false, 0.0f});
+    t.push_back({blk("attn_k_norm"), {s.head_dim}, false, 0.0f});
+    t.push_back({blk("post_attention_norm"), {s.dim}, false, 0.0f});
+    t.push_back({blk("ffn_norm"), {s.dim}, false, 0.0f});
+    t.push_back({blk("ffn_gate"), {s.ffn_dim, s.dim}, true, 0.02f});
+    t.push_back({blk("ffn_up"), {s.ffn_dim, s.dim}, true, 0.02f});
+    t.push_back({blk("ffn_down"), {s.dim, s.ffn_dim}, true, 0.02f});
+    t.push_back({blk("post_ffw_norm"), {s.dim}, false, 0.0f});
+    t.push_back({blk("inp_gate"), {s.per_layer_dim, s.dim}, true, 0.02f});
+    t.push_back({blk("proj"), {s.dim, s.per_layer_dim}, true, 0.02f});
+    t.push_back({blk("post_norm"), {s.dim}, false, 0.0f});
+    // Small F32 tensors in llama.cpp's conversions: coefficients, router, scales.
+    t.push_back({blk("altup_correct_coef"), {n, n}, false, 0.02f});
+    t.push_back({blk("altup_correct_scale"), {s.dim}, false, 0.0f});
+    t.push_back({blk("altup_predict_coef"), {n * n, n}, false, 0.02f});
+    t.push_back({blk("altup_router"), {n, s.dim}, false, 0.02f});
+    t.push_back({blk("altup_router_norm"), {s.dim}, false, 0.0f});
+    t.push_back({blk("laurel_l"), {s.laurel_rank, s.dim}, true, 0.02f});
+    t.push_back({blk("laurel_r"), {s.dim, s.laurel_rank}, true, 0.02f});
+    t.push_back({blk("laurel_post_norm"), {s.dim}, false, 0.0f});
+  }
+  t.push_back({"output_norm.weight", {s.dim}, false, 0.0f});
+  return t;
+}
+
+void gemma3n_keys(const Shape& s, Meta& m) {
+  const auto layers = static_cast<size_t>(s.n_layers);
+  const auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+  m.u32("gemma3n.context_length", u(s.n_ctx));
+  m.u32("gemma3n.embedding_length", u(s.dim));
+  m.i32s("gemma3n.feed_forward_length", std::vector<int32_t>(layers, static_cast<int32_t>(s.ffn_dim)));
+  m.u32("gemma3n.block_count", u(s.n_layers));
+  m.u32("gemma3n.attention.head_count", u(s.n_heads));
+  m.u32("gemma3n.attention.head_count_kv", u(s.n_kv_heads));
+  m.f32("gemma3n.attention.layer_norm_rms_epsilon", s.rms_eps);
+  m.u32("gemma3n.attention.key_length", u(s.head_dim));
+  m.u32("gemma3n.attention.value_length", u(s.head_dim));
+  m.f32("gemma3n.rope.freq_base", s.rope_base);
+  m.f32("gemma3n.rope.freq_base_swa", s.rope_base_swa);
+  m.u32("gemma3n.attention.sliding_window", u(s.sliding_window));
+  m.f32("gemma3n.final_logit_softcapping", 30.0f);
+  m.u32("gemma3n.altup.active_idx", 0);
+  m.u32("gemma3n.altup.num_inputs", u(s.altup_inputs));
+  m.u32("gemma3n.embedding_length_per_layer_input", u(s.per_layer_dim));
+  m.u32("gemma3n.attention.shared_kv_layers", u(s.kv_shared));
+  // activation_sparsity_pattern 0.95 for the first layers: the scale is the standard normal's 0.95
+  // quantile as a float32 inverse error function gives it (1.6448533; exactly 1.6448536), 0 where
+  // the FFN is dense.
+  std::vector<float> sparsity(layers, 0.0f);
+  std::vector<bool> sliding(layers);
+  for (size_t i = 0; i < layers; ++i) {
+    if (static_cast<int64_t>(i) < s.sparse_layers) sparsity[i] = 1.6448533535003662f;
+    sliding[i] = (static_cast<int64_t>(i) + 1) % s.global_every != 0;
+  }
+  m.f32s("gemma3n.activation_sparsity_scale", sparsity);
+  m.bools("gemma3n.attention.sliding_window_pattern", sliding);
+}
+
+struct SynthOptions {
+  std::string shape = "smollm2-135m";
+  std::string type = "f16";
+  std::string out;
+  uint64_t seed = 1234;
+  std::string format = "gguf";
+  bool no_vocab = false;
+  std::string vocab;
+  bool dry_run = false;
+};
+
+int synth(const SynthOptions& o) {
+  const std::string& shape_name = o.shape;
+  const std::string& type = o.type;
+  const std::string& out = o.out;
+  const std::string& format = o.format;
+  const std::string& vocab_path = o.vocab;
+  const bool no_vocab = o.no_vocab;
+  if (out.empty() && !o.dry_run)
+    return report(make_error(ErrorCode::InvalidArgument, "synth: -o/--output is required (or --dry-run)"));
   if (no_vocab && format != "gguf")
     return report(
         make_error(ErrorCode::InvalidArgument, "synth: --no-vocab writes GGUF only (--format gguf)"));
@@ -128,64 +370,48 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
     vocab = std::move(*v);
   }
   const int64_t vocab_size = vocab_path.empty() ? s->vocab : vocab.n_tokens;
-  const int64_t head_dim = s->dim / s->n_heads, kv_dim = s->n_kv_heads * head_dim;
-  std::vector<Tensor> tensors{{"token_embd.weight", {vocab_size, s->dim}, true, 0.02f},
-                              {"output_norm.weight", {s->dim}, false, 0.0f}};
-  for (int64_t i = 0; i < s->n_layers; ++i) {
-    auto blk = [&](const char* w) { return fmt::format("blk.{}.{}.weight", i, w); };
-    tensors.push_back({blk("attn_norm"), {s->dim}, false, 0.0f});
-    tensors.push_back({blk("attn_q"), {s->dim, s->dim}, true, 0.02f});
-    tensors.push_back({blk("attn_k"), {kv_dim, s->dim}, true, 0.02f});
-    tensors.push_back({blk("attn_v"), {kv_dim, s->dim}, true, 0.02f});
-    tensors.push_back({blk("attn_output"), {s->dim, s->dim}, true, 0.02f});
-    tensors.push_back({blk("ffn_norm"), {s->dim}, false, 0.0f});
-    tensors.push_back({blk("ffn_gate"), {s->ffn_dim, s->dim}, true, 0.02f});
-    tensors.push_back({blk("ffn_up"), {s->ffn_dim, s->dim}, true, 0.02f});
-    tensors.push_back({blk("ffn_down"), {s->dim, s->ffn_dim}, true, 0.02f});
+  if (std::string(s->arch) != "llama" && format != "gguf")
+    return report(
+        make_error(ErrorCode::InvalidArgument,
+                   fmt::format("synth: --format hf writes llama shapes only ({} is {})", s->name, s->arch)));
+  const std::vector<Tensor> tensors =
+      std::string(s->arch) == "gemma3n" ? gemma3n_tensors(*s, vocab_size) : llama_tensors(*s, vocab_size);
+  Meta meta;
+  meta.str("general.architecture", s->arch);
+  meta.str("general.name", fmt::format("glass synth {} {}", s->name, type));
+  meta.u32("general.file_type", file_type);
+  meta.u32("general.alignment", 32);
+  if (std::string(s->arch) == "gemma3n")
+    gemma3n_keys(*s, meta);
+  else
+    llama_keys(*s, vocab_size, meta);
+  // --no-vocab: llama.cpp's weights-only files (tokenizer.ggml.model = "no_vocab", no token list).
+  const auto n_vocab = static_cast<uint64_t>(vocab_size);
+  if (!vocab_path.empty()) {
+    meta.records(vocab.records, vocab.count);
+  } else {
+    meta.str("tokenizer.ggml.model", no_vocab ? "no_vocab" : "llama");
+  }
+  if (!no_vocab && vocab_path.empty()) {
+    meta.u32("tokenizer.ggml.bos_token_id", 1);
+    meta.u32("tokenizer.ggml.eos_token_id", 2);
+    meta.u32("tokenizer.ggml.unknown_token_id", 0);
+    // The vocabulary: <unk> <s> </s>, the 256 byte tokens, then "▁w<i>" pieces.
+    meta.array("tokenizer.ggml.tokens", kString, n_vocab);
+    for (uint64_t i = 0; i < n_vocab; ++i) meta.b.str(token_text(i));
+    meta.array("tokenizer.ggml.scores", kF32, n_vocab);
+    for (uint64_t i = 0; i < n_vocab; ++i) meta.b.f32(i < 259 ? 0.0f : -static_cast<float>(i));
+    meta.array("tokenizer.ggml.token_type", kI32, n_vocab);
+    for (uint64_t i = 0; i < n_vocab; ++i) meta.b.u32(i == 0 ? 2 : i < 3 ? 3 : i < 259 ? 6 : 1);
   }
 
   Bytes h;
   h.raw("GGUF", 4);
   h.u32(3);
   h.u64(tensors.size());
-  h.u64(14 + (no_vocab ? 1 : !vocab_path.empty() ? vocab.count : 7));  // metadata entries below
-  auto kv_u32 = [&](const std::string& k, uint32_t v) { h.str(k), h.u32(kU32), h.u32(v); };
-  auto kv_f32 = [&](const std::string& k, float v) { h.str(k), h.u32(kF32), h.f32(v); };
-  auto kv_str = [&](const std::string& k, const std::string& v) { h.str(k), h.u32(kString), h.str(v); };
-  kv_str("general.architecture", "llama");
-  kv_str("general.name", fmt::format("glass synth {} {}", s->name, type));
-  kv_u32("general.file_type", file_type);
-  kv_u32("general.alignment", 32);
-  kv_u32("llama.block_count", static_cast<uint32_t>(s->n_layers));
-  kv_u32("llama.context_length", static_cast<uint32_t>(s->n_ctx));
-  kv_u32("llama.embedding_length", static_cast<uint32_t>(s->dim));
-  kv_u32("llama.feed_forward_length", static_cast<uint32_t>(s->ffn_dim));
-  kv_u32("llama.attention.head_count", static_cast<uint32_t>(s->n_heads));
-  kv_u32("llama.attention.head_count_kv", static_cast<uint32_t>(s->n_kv_heads));
-  kv_u32("llama.rope.dimension_count", static_cast<uint32_t>(head_dim));
-  kv_u32("llama.vocab_size", static_cast<uint32_t>(vocab_size));
-  kv_f32("llama.rope.freq_base", s->rope_base);
-  kv_f32("llama.attention.layer_norm_rms_epsilon", s->rms_eps);
-  // --no-vocab: llama.cpp's weights-only files (tokenizer.ggml.model = "no_vocab", no token list).
-  const auto n_vocab = static_cast<uint64_t>(vocab_size);
-  if (!vocab_path.empty()) {
-    h.raw(vocab.records.data(), vocab.records.size());
-  } else {
-    kv_str("tokenizer.ggml.model", no_vocab ? "no_vocab" : "llama");
-  }
-  if (!no_vocab && vocab_path.empty()) {
-    kv_u32("tokenizer.ggml.bos_token_id", 1);
-    kv_u32("tokenizer.ggml.eos_token_id", 2);
-    kv_u32("tokenizer.ggml.unknown_token_id", 0);
-    // The vocabulary: <unk> <s> </s>, the 256 byte tokens, then "▁w<i>" pieces.
-    h.str("tokenizer.ggml.tokens"), h.u32(kArray), h.u32(kString), h.u64(n_vocab);
-    for (uint64_t i = 0; i < n_vocab; ++i) h.str(token_text(i));
-    h.str("tokenizer.ggml.scores"), h.u32(kArray), h.u32(kF32), h.u64(n_vocab);
-    for (uint64_t i = 0; i < n_vocab; ++i) h.f32(i < 259 ? 0.0f : -static_cast<float>(i));
-    h.str("tokenizer.ggml.token_type"), h.u32(kArray), h.u32(kI32), h.u64(n_vocab);
-    for (uint64_t i = 0; i < n_vocab; ++i) h.u32(i == 0 ? 2 : i < 3 ? 3 : i < 259 ? 6 : 1);
-  }
-
+  h.u64(meta.n);
+  h.raw(meta.b.data.data(), meta.b.data.size());
+  meta = Meta{};
   uint64_t offset = 0;
   std::vector<uint64_t> sizes;
   for (const Tensor& t : tensors) {
@@ -200,6 +426,17 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
     offset += (sizes.back() + 31) / 32 * 32;
   }
   h.data.resize((h.data.size() + 31) / 32 * 32, 0);
+  if (o.dry_run) {
+    uint64_t params = 0;
+    for (const Tensor& t : tensors) {
+      uint64_t n = 1;
+      for (int64_t d : t.shape) n *= static_cast<uint64_t>(d);
+      params += n;
+    }
+    fmt::print("{} ({}, {}): {} tensors, {} parameters, {} bytes\n", s->name, s->arch, type, tensors.size(),
+               params, h.data.size() + offset);
+    return 0;
+  }
 
   // --format hf: the same tensors and values as an HF directory (synth_hf.h), data unpadded.
   const bool hf = format == "hf";
@@ -229,27 +466,39 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
   auto f = OutputFile::create(data_path, "synth");
   if (!f) return report(f.error());
   Status written = f->write(h.data.data(), h.data.size());
-  Rng rng(seed);
+  Rng rng(o.seed);
   std::vector<uint8_t> buf;
   Progress progress("synth", Progress::Unit::Bytes);
   uint64_t done = 0;
+  // GGUF tensors go out in pieces of at most 16M values (the E4B shape's per-layer embedding alone is
+  // 4.4 GiB at f16); an HF tensor whole, as its q/k rows are reordered across the tensor.
+  constexpr uint64_t kPiece = uint64_t{1} << 24;
   for (size_t k = 0; k < tensors.size() && written.ok(); ++k) {
     progress.update(done, offset);
     done += sizes[k];
     const Tensor& t = tensors[k];
-    const uint64_t n = sizes[k] / (t.matrix ? elem : 4);
-    buf.assign(hf ? sizes[k] : (sizes[k] + 31) / 32 * 32, 0);
-    for (uint64_t i = 0; i < n; ++i) {
-      const float v = t.matrix ? rng.normal() * t.stddev : 1.0f + 0.1f * rng.normal();
-      if (!t.matrix || ggml_type == kGgmlF32) {
-        std::memcpy(buf.data() + 4 * i, &v, 4);
-      } else {
-        const uint16_t b = ggml_type == kGgmlF16 ? f32_to_f16(v) : f32_to_bf16(v);
-        std::memcpy(buf.data() + 2 * i, &b, 2);
+    const uint64_t bytes_per = t.matrix ? elem : 4;
+    const uint64_t n = sizes[k] / bytes_per;
+    const uint64_t piece = hf ? n : kPiece;
+    for (uint64_t first = 0; first < n && written.ok(); first += piece) {
+      const uint64_t count = std::min(piece, n - first);
+      buf.assign(count * bytes_per, 0);
+      for (uint64_t i = 0; i < count; ++i) {
+        const float v = t.stddev > 0 ? rng.normal() * t.stddev : 1.0f + 0.1f * rng.normal();
+        if (!t.matrix || ggml_type == kGgmlF32) {
+          std::memcpy(buf.data() + 4 * i, &v, 4);
+        } else {
+          const uint16_t b = ggml_type == kGgmlF16 ? f32_to_f16(v) : f32_to_bf16(v);
+          std::memcpy(buf.data() + 2 * i, &b, 2);
+        }
       }
+      if (hf) to_hf_rows(hf_model, hf_tensors[k], buf);
+      written = f->write(buf.data(), buf.size());
     }
-    if (hf) to_hf_rows(hf_model, hf_tensors[k], buf);
-    written = f->write(buf.data(), buf.size());
+    if (!hf && written.ok()) {  // GGUF's 32-byte alignment of the next tensor
+      const std::vector<uint8_t> pad((sizes[k] + 31) / 32 * 32 - sizes[k], 0);
+      if (!pad.empty()) written = f->write(pad.data(), pad.size());
+    }
   }
   if (written.ok()) written = f->commit();
   if (!written.ok()) return report(written.error());
@@ -262,33 +511,30 @@ int synth(const std::string& shape_name, const std::string& type, const std::str
 }  // namespace
 
 void add_synth_command(CLI::App& app, int& exit_code) {
-  auto* cmd =
-      app.add_subcommand("synth", "write a deterministic random-weight llama GGUF of a real model's shape");
-  auto shape = std::make_shared<std::string>("smollm2-135m");
-  auto type = std::make_shared<std::string>("f16");
-  auto out = std::make_shared<std::string>();
-  auto seed = std::make_shared<uint64_t>(1234);
-  auto format = std::make_shared<std::string>("gguf");
-  cmd->add_option("--shape", *shape, "smollm2-135m, llama-1b, qwen2.5-0.5b or tiny")->capture_default_str();
-  cmd->add_option("--type", *type, "matrix storage: f32, f16 or bf16")->capture_default_str();
-  cmd->add_option("-o,--output", *out, "output GGUF file (--format hf: output directory)")->required();
-  cmd->add_option("--format", *format,
-                  "gguf, or hf: a Hugging Face directory (config.json, model.safetensors, "
-                  "tokenizer.json) holding the same model")
-      ->capture_default_str();
-  cmd->add_option("--seed", *seed, "random seed")->capture_default_str();
-  auto no_vocab = std::make_shared<bool>(false);
-  cmd->add_flag(
-      "--no-vocab", *no_vocab,
-      "write no vocabulary (tokenizer.ggml.model = \"no_vocab\"), as llama.cpp's weights-only files");
-  auto vocab = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("synth", "write a deterministic random-weight GGUF of a real model's shape");
+  auto o = std::make_shared<SynthOptions>();
   cmd->add_option(
-      "--vocab", *vocab,
+         "--shape", o->shape,
+         "smollm2-135m, llama-1b, qwen2.5-0.5b, tiny (llama); gemma3n-e4b, gemma3n-e2b, gemma3n-tiny "
+         "(gemma3n: the text model of Gemma 3n)")
+      ->capture_default_str();
+  cmd->add_option("--type", o->type, "matrix storage: f32, f16 or bf16")->capture_default_str();
+  cmd->add_option("-o,--output", o->out, "output GGUF file (--format hf: output directory)");
+  cmd->add_option("--format", o->format,
+                  "gguf, or hf: a Hugging Face directory (config.json, model.safetensors, "
+                  "tokenizer.json) holding the same model (llama shapes)")
+      ->capture_default_str();
+  cmd->add_option("--seed", o->seed, "random seed")->capture_default_str();
+  cmd->add_flag(
+      "--no-vocab", o->no_vocab,
+      "write no vocabulary (tokenizer.ggml.model = \"no_vocab\"), as llama.cpp's weights-only files");
+  cmd->add_option(
+      "--vocab", o->vocab,
       "a real vocabulary, its size the embedding's rows: a GGUF whose tokenizer.* keys are copied "
       "(llama.cpp's ggml-vocab-*.gguf, a model) or an HF tokenizer.json or its directory");
-  cmd->callback([&exit_code, shape, type, out, seed, format, no_vocab, vocab] {
-    exit_code = synth(*shape, *type, *out, *seed, *format, *no_vocab, *vocab);
-  });
+  cmd->add_flag("--dry-run", o->dry_run,
+                "print the shape's tensors, parameters and file size (stdout) and write nothing");
+  cmd->callback([&exit_code, o] { exit_code = synth(*o); });
 }
 
 }  // namespace glass::cli
