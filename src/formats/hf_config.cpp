@@ -103,6 +103,64 @@ Result<std::vector<int64_t>> HfObject::int_list(std::string_view key) const {
   return out;
 }
 
+namespace {
+
+// config.json's "quantization" (mlx-lm) or "quantization_config" (transformers' name for any
+// method): MLX affine 4-bit is read; any other method is refused by name.
+Result<std::optional<MlxQuantization>> read_quantization(const HfObject& root, const std::string& where) {
+  const Json* q = root.find("quantization");
+  const char* key = "quantization";
+  if (q == nullptr) {
+    q = root.find("quantization_config");
+    key = "quantization_config";
+  }
+  if (q == nullptr) return std::optional<MlxQuantization>();
+  const bool mlx =
+      q->is_object() && !q->contains("quant_method") && q->contains("bits") && q->contains("group_size");
+  if (!mlx) {
+    const std::string method =
+        q->is_object() && q->contains("quant_method") ? shown((*q)["quant_method"]) : shown(*q);
+    return make_error(ErrorCode::Unsupported,
+                      fmt::format("{}: quantized HF checkpoints ({}, quant_method {}) are not supported (MLX "
+                                  "affine 4-bit snapshots are); use the unquantized weights or a GGUF file",
+                                  where, key, method));
+  }
+  const HfObject o(q, fmt::format("{}: {}", where, key));
+  auto group = o.get_int("group_size");
+  if (!group) return group.error();
+  auto bits = o.get_int("bits");
+  if (!bits) return bits.error();
+  auto mode = o.get_string("mode", "affine");
+  if (!mode) return mode.error();
+  if (*mode != "affine")
+    return make_error(ErrorCode::Unsupported,
+                      fmt::format("{}: {}: MLX mode \"{}\" is not supported (affine is)", where, key, *mode));
+  if (*group != 32 && *group != 64 && *group != 128)
+    return o.error("group_size", fmt::format("expected 32, 64 or 128, got {}", *group));
+  if (*bits != 4)
+    return make_error(
+        ErrorCode::Unsupported,
+        fmt::format("{}: {}: MLX {}-bit weights are not supported (4-bit are)", where, key, *bits));
+  MlxQuantization out{.group_size = *group, .bits = *bits, .modules = {}};
+  for (const auto& [module, v] : q->items()) {
+    if (module == "group_size" || module == "bits" || module == "mode") continue;
+    if (v.is_boolean() && !v.get<bool>()) {
+      out.modules[module] = {};
+      continue;
+    }
+    if (!v.is_object()) continue;  // other settings mlx-lm may add
+    const HfObject m(&v, fmt::format("{}: {}: {}", where, key, module));
+    auto g = m.get_int("group_size", *group);
+    if (!g) return g.error();
+    auto b = m.get_int("bits", *bits);
+    if (!b) return b.error();
+    out.modules[module] = {*g, *b};
+  }
+  return std::optional<MlxQuantization>(std::move(out));
+}
+
+}  // namespace
+
 Result<HfConfig> HfConfig::open(const std::filesystem::path& dir) {
   auto config = read_text(dir / "config.json");
   if (!config) return config.error();
@@ -139,15 +197,9 @@ Result<HfConfig> HfConfig::parse(std::string_view config_json, std::string_view 
                                   "architecture definitions and never executes code from a checkpoint "
                                   "(there is no trust_remote_code)",
                                   c.config_where_, shown(*auto_map)));
-  if (const Json* q = root.find("quantization_config")) {
-    const std::string method =
-        q->is_object() && q->contains("quant_method") ? shown((*q)["quant_method"]) : "?";
-    return make_error(
-        ErrorCode::Unsupported,
-        fmt::format("{}: quantized HF checkpoints (quantization_config, quant_method {}) are not "
-                    "supported; use the unquantized weights or a GGUF file",
-                    c.config_where_, method));
-  }
+  auto mlx = read_quantization(root, c.config_where_);
+  if (!mlx) return mlx.error();
+  c.mlx_ = *mlx;
   auto type = root.get_string("model_type");
   if (!type) return type.error();
   c.model_type_ = std::move(*type);

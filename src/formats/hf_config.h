@@ -2,12 +2,13 @@
 // An HF checkpoint's config.json (and generation_config.json when present), with typed getters
 // whose errors name the file and the key ("config.json: num_key_value_heads: expected an integer,
 // got \"4\""). Which keys mean what is each architecture's business (models/*_hf.cpp); this reader
-// only enforces what holds for every model: model_type is present, and a config whose auto_map
-// points at custom code, or that declares a quantization_config, is refused (glass runs its own
-// architecture definitions only and never executes code shipped with a checkpoint: there is no
-// trust_remote_code).
+// only enforces what holds for every model: model_type is present, a config whose auto_map points at
+// custom code is refused (glass runs its own architecture definitions only and never executes code
+// shipped with a checkpoint: there is no trust_remote_code), and so is a quantization other than
+// MLX's affine 4-bit (mlx-community snapshots; GPTQ, AWQ, bitsandbytes... are named and refused).
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,6 +44,19 @@ class HfObject {
   std::string where_;  // "dir/config.json"
 };
 
+// MLX's affine quantization as mlx-lm writes it: config.json "quantization" (and the same object as
+// "quantization_config") {"group_size": G, "bits": B[, "mode": "affine"], "MODULE": {"group_size": G2,
+// "bits": B2} | false, ...}: mixed recipes give some modules other sizes, or none.
+struct MlxQuantization {
+  struct Module {
+    int64_t group_size = 0;
+    int64_t bits = 0;  // 0: the module is not quantized
+  };
+  int64_t group_size = 0;                              // 32, 64 or 128
+  int64_t bits = 0;                                    // 4
+  std::map<std::string, Module, std::less<>> modules;  // by module path ("model.layers.0.mlp.down_proj")
+};
+
 class HfConfig {
  public:
   // Reads dir/config.json and, when present, dir/generation_config.json.
@@ -60,12 +74,15 @@ class HfConfig {
   // config.json's. EOS may be a list (Llama 3: end_of_text, eom, eot); empty when neither has it.
   Result<std::vector<int64_t>> eos_token_ids() const;
   Result<std::optional<int64_t>> bos_token_id() const;
+  // The checkpoint's MLX quantization; nullopt when its weights are not quantized.
+  const std::optional<MlxQuantization>& mlx_quantization() const { return mlx_; }
 
  private:
   Json config_;
   Json generation_ = Json::object();
   std::string config_where_, generation_where_;
   std::string model_type_;
+  std::optional<MlxQuantization> mlx_;
 };
 
 }  // namespace glass::formats

@@ -11,6 +11,7 @@
 #include "formats/half.h"
 #include "formats/safetensors_checkpoint.h"
 #include "models/hf_families.h"
+#include "models/hf_mlx.h"
 #include "models/hparam_bounds.h"
 #include "models/llama_hf.h"
 
@@ -101,8 +102,10 @@ bool starts_with_any(std::string_view name, std::span<const std::string_view> pr
   return false;
 }
 
+// Q4_1: what an MLX 4-bit triplet becomes at load (hf_mlx.h); no safetensors dtype names it.
 bool computes_with(graph::DType t) {
-  return t == graph::DType::F32 || t == graph::DType::F16 || t == graph::DType::BF16;
+  return t == graph::DType::F32 || t == graph::DType::F16 || t == graph::DType::BF16 ||
+         t == graph::DType::Q4_1;
 }
 
 // The safetensors storage and the derived tensors, kept alive together by the model.
@@ -238,7 +241,8 @@ Result<WeightIndex> bind_table(
   }
   if (!unusable.empty())
     return make_error(ErrorCode::Unsupported,
-                      fmt::format("{}: tensors in a dtype glass does not compute with (F32, F16, BF16): {}",
+                      fmt::format("{}: tensors in a dtype glass does not compute with (F32, F16, BF16, MLX "
+                                  "4-bit): {}",
                                   where, fmt::join(unusable, ", ")));
   return out;
 }
@@ -324,8 +328,15 @@ Result<HfModel> open_hf_model(const std::filesystem::path& dir) {
   m.file_bytes = storage->checkpoint.file_bytes();
   for (const formats::SafetensorsFile& shard : storage->checkpoint.shards())
     m.mappings.push_back(shard.mapping());
-  auto weights = bind_hf_tensors(storage->checkpoint.tensors(), *adapter, norm.n_layers, norm.tied_embeddings,
-                                 "hf: " + dir.string(), storage->owned);
+  const std::string where = "hf: " + dir.string();
+  SafetensorsTensors tensors = storage->checkpoint.tensors();
+  if (const auto& mlx = config->mlx_quantization()) {
+    auto q = mlx_to_q4_1(tensors, *mlx, storage->owned, where);
+    if (!q) return q.error();
+    tensors = std::move(*q);
+  }
+  auto weights =
+      bind_hf_tensors(tensors, *adapter, norm.n_layers, norm.tied_embeddings, where, storage->owned);
   if (!weights) return weights.error();
   m.weights = std::move(*weights);
   for (const HfDerivedTensor& d : storage->derived) {

@@ -75,6 +75,8 @@ struct HfRename {
 // these buffers, which never move once made.
 struct HfOwnedTensors {
   std::deque<std::vector<std::byte>> buffers;
+  std::deque<formats::SafetensorsTensor>
+      tensors;  // made at load (MLX's triplets as Q4_1): point into buffers
 };
 
 // A tensor computed from the config at load (once, never per token), e.g. Llama 3 RoPE frequency

@@ -266,6 +266,26 @@ TEST(HfConfig, RemoteCodeAndQuantizedCheckpointsAreRefused) {
       R"({"model_type": "llama", "quantization_config": {"quant_method": "gptq"}})", "", "dir");
   ASSERT_FALSE(quant.ok());
   EXPECT_NE(quant.error().message.find("gptq"), std::string::npos) << quant.error().message;
+  // MLX's affine quantization: 4-bit read (either key), other widths and modes named and refused.
+  auto mlx = formats::HfConfig::parse(
+      R"({"model_type": "llama", "quantization": {"group_size": 64, "bits": 4},
+          "quantization_config": {"group_size": 64, "bits": 4}})",
+      "", "dir");
+  ASSERT_TRUE(mlx.ok()) << mlx.error().message;
+  ASSERT_TRUE(mlx->mlx_quantization().has_value());
+  EXPECT_EQ(mlx->mlx_quantization()->group_size, 64);
+  EXPECT_EQ(mlx->mlx_quantization()->bits, 4);
+  for (const auto& [json, says] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"group_size": 64, "bits": 8})", "MLX 8-bit weights are not supported"},
+           {R"({"group_size": 32, "bits": 4, "mode": "mxfp4"})", "MLX mode \"mxfp4\""},
+           {R"({"group_size": 48, "bits": 4})", "group_size: expected 32, 64 or 128, got 48"},
+           {R"({"group_size": "64", "bits": 4})", "group_size: expected an integer"},
+           {R"({"quant_method": "awq", "bits": 4, "group_size": 128})", "quant_method \"awq\""}}) {
+    auto r = formats::HfConfig::parse(R"({"model_type": "llama", "quantization_config": )" + json + "}", "",
+                                      "dir");
+    ASSERT_FALSE(r.ok()) << json;
+    EXPECT_NE(r.error().message.find(says), std::string::npos) << r.error().message;
+  }
   auto untyped = formats::HfConfig::parse(R"({"hidden_size": 4})", "", "dir");
   ASSERT_FALSE(untyped.ok());
   EXPECT_NE(untyped.error().message.find("model_type: is missing"), std::string::npos);

@@ -19,7 +19,12 @@ What is inverted, per family:
 Gemma 3n's twin uses the multimodal layout (model_type "gemma3n", text_config,
 model.language_model.* tensors, plus one tiny vision-tower tensor a text loader must skip).
 
-Usage: gguf_to_hf.py --fixtures DIR --out DIR [--arch NAME ...]
+With --mlx-group G each twin is also written MLX-quantized (HF_DIR-mlx4: 4-bit affine, groups of G,
+bfloat16 scales and biases, as mlx-community publishes) and as the F32 values that quantization
+stands for (HF_DIR-mlx4-deq), so a loader of MLX snapshots can be held to the plain checkpoint.
+
+Usage: gguf_to_hf.py --fixtures DIR --out DIR [--arch NAME ...] [--mlx-group G]
+       gguf_to_hf.py --fixtures DIR --out DIR --mlx-from HF_DIR [--mlx-group G]  (any F32 HF directory)
 Writes OUT/index.json: one entry per twin (arch, gguf, hf directory, reference .npy / .json).
 Exit 0 on success; 77 when the fixtures are absent or numpy is missing (index.json says why).
 """
@@ -103,11 +108,27 @@ def read_gguf(path):
 # ---------------------------------------------------------------------------------------------
 # safetensors writer: u64 header length, JSON header, raw little-endian data.
 
+class BF16:
+    """bfloat16 values: the upper halves of float32s, rounded to nearest even."""
+
+    def __init__(self, values):
+        bits = np.ascontiguousarray(values, dtype="<f4").view("<u4").astype(np.uint64)
+        self.bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype("<u2")
+
+    def floats(self):
+        return (self.bits.astype("<u4") << 16).view("<f4")
+
+
 def write_safetensors(path, tensors):
     header, blobs, at = {"__metadata__": {"format": "pt"}}, [], 0
     for name, a in tensors.items():
-        a = np.ascontiguousarray(a, dtype="<f4")
-        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [at, at + a.nbytes]}
+        if isinstance(a, BF16):
+            dtype, a = "BF16", a.bits
+        elif a.dtype == np.uint32:
+            dtype, a = "U32", np.ascontiguousarray(a, dtype="<u4")
+        else:
+            dtype, a = "F32", np.ascontiguousarray(a, dtype="<f4")
+        header[name] = {"dtype": dtype, "shape": list(a.shape), "data_offsets": [at, at + a.nbytes]}
         blobs.append(a.tobytes())
         at += a.nbytes
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
@@ -323,6 +344,81 @@ def config(arch, meta, tensors):
 
 
 # ---------------------------------------------------------------------------------------------
+# MLX affine 4-bit (mx.quantize, as MLX's documentation states it): per group of G consecutive
+# weights of a row, alpha = max, beta = min, s = (alpha - beta) / 15, q = round((w - beta) / s) in
+# 0..15, w ~ s * q + beta. Scales and biases are stored in the model's dtype (bfloat16 here, as
+# mlx-community's bf16 models), q packed eight to a uint32, the first in the lowest bits. The
+# modules mlx-lm quantizes: Linear and Embedding weights whose rows split into groups (norms and
+# odd-sized matrices stay as they are).
+
+def mlx_quantizable(name, a, group):
+    return (a.ndim == 2 and name.endswith(".weight") and "norm" not in name and "vision_tower" not in name
+            and a.shape[1] % group == 0)
+
+
+def mlx_quantize(a, group):
+    rows, cols = a.shape
+    g = a.astype(np.float32).reshape(rows, cols // group, group)
+    hi, lo = g.max(axis=2), g.min(axis=2)
+    scales = BF16(np.maximum((hi - lo) / 15.0, 1e-8))
+    biases = BF16(lo)
+    s, b = scales.floats()[..., None], biases.floats()[..., None]
+    q = np.clip(np.rint((g - b) / s), 0, 15).astype(np.uint32)
+    dequantized = (s * q.astype(np.float32) + b).reshape(rows, cols)
+    q = q.reshape(rows, cols // 8, 8)
+    packed = np.zeros((rows, cols // 8), dtype=np.uint32)
+    for j in range(8):
+        packed |= q[:, :, j] << np.uint32(4 * j)
+    return packed, scales, biases, dequantized
+
+
+def write_mlx(hf_dir, group):
+    """HF_DIR-mlx4: the twin with its matrices MLX-quantized; HF_DIR-mlx4-deq: the same values as F32."""
+    tensors = read_safetensors_f32(os.path.join(hf_dir, "model.safetensors"))
+    quantized, dequantized = {}, {}
+    for name, a in tensors.items():
+        if mlx_quantizable(name, a, group):
+            packed, scales, biases, deq = mlx_quantize(a, group)
+            module = name[: -len(".weight")]
+            quantized[name], quantized[module + ".scales"], quantized[module + ".biases"] = packed, scales, biases
+            dequantized[name] = deq
+        else:
+            quantized[name] = dequantized[name] = a
+    out = {}
+    for suffix, ts, quant in (("-mlx4", quantized, True), ("-mlx4-deq", dequantized, False)):
+        d = hf_dir + suffix
+        os.makedirs(d, exist_ok=True)
+        for f in os.listdir(hf_dir):
+            if f not in ("model.safetensors", "config.json"):
+                with open(os.path.join(hf_dir, f), "rb") as src, open(os.path.join(d, f), "wb") as dst:
+                    dst.write(src.read())
+        c = json.load(open(os.path.join(hf_dir, "config.json"), encoding="utf-8"))
+        if quant:
+            c["quantization"] = {"group_size": group, "bits": 4}
+            c["quantization_config"] = {"group_size": group, "bits": 4}
+        with open(os.path.join(d, "config.json"), "w", encoding="utf-8") as f:
+            json.dump(c, f, indent=2)
+        write_safetensors(os.path.join(d, "model.safetensors"), ts)
+        out[suffix] = d
+    return out
+
+
+def read_safetensors_f32(path):
+    data = open(path, "rb").read()
+    n = struct.unpack_from("<Q", data, 0)[0]
+    header = json.loads(data[8:8 + n])
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        if info["dtype"] != "F32":
+            raise ValueError(f"{path}: {name} is {info['dtype']}")
+        b, e = info["data_offsets"]
+        out[name] = np.frombuffer(data, dtype="<f4", count=(e - b) // 4, offset=8 + n + b).reshape(info["shape"])
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
 # The tokenizer: the fixtures' tok512 tokenizer.json (stories260K-hf), after checking that its
 # vocabulary is the GGUF's token for token.
 
@@ -366,9 +462,26 @@ def main():
     p.add_argument("--fixtures", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--arch", action="append", help="only these families (default: all)")
+    p.add_argument("--mlx-group", type=int, default=0,
+                   help="also write each twin MLX-quantized (4-bit, groups of N) and its dequantized F32 twin")
+    p.add_argument("--mlx-from", help="instead: MLX-quantize this F32 HF directory (a copy in --out)")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     index = {"twins": []}
+    if a.mlx_from:
+        if np is None:
+            index["skip_reason"] = "numpy is missing"
+            json.dump(index, open(os.path.join(a.out, "index.json"), "w"), indent=2)
+            return SKIP
+        copy = os.path.join(a.out, os.path.basename(os.path.normpath(a.mlx_from)))
+        os.makedirs(copy, exist_ok=True)
+        for f in os.listdir(a.mlx_from):
+            with open(os.path.join(a.mlx_from, f), "rb") as src, open(os.path.join(copy, f), "wb") as dst:
+                dst.write(src.read())
+        mlx = write_mlx(copy, a.mlx_group or 32)
+        index["twins"].append({"hf": copy, "mlx": mlx["-mlx4"], "mlx_dequantized": mlx["-mlx4-deq"]})
+        json.dump(index, open(os.path.join(a.out, "index.json"), "w"), indent=2)
+        return 0
     models = os.path.join(a.fixtures, "models", "synthetic-arch")
     if np is None or not os.path.isdir(models):
         index["skip_reason"] = "numpy is missing" if np is None else f"no fixtures at {models}"
@@ -387,8 +500,12 @@ def main():
         hf_dir = os.path.join(a.out, stem.replace("phi3", "phi_3") + "-hf")
         convert(a.fixtures, os.path.join(models, fname), hf_dir, arch)
         ref = os.path.join(a.fixtures, "reference", "synthetic-arch", stem)
-        index["twins"].append({"arch": arch, "gguf": os.path.join(models, fname), "hf": hf_dir,
-                               "reference": ref + ".npy", "reference_json": ref + ".json"})
+        entry = {"arch": arch, "gguf": os.path.join(models, fname), "hf": hf_dir,
+                 "reference": ref + ".npy", "reference_json": ref + ".json"}
+        if a.mlx_group:
+            mlx = write_mlx(hf_dir, a.mlx_group)
+            entry["mlx"], entry["mlx_dequantized"] = mlx["-mlx4"], mlx["-mlx4-deq"]
+        index["twins"].append(entry)
     json.dump(index, open(os.path.join(a.out, "index.json"), "w"), indent=2)
     return 0
 

@@ -32,21 +32,23 @@ struct Twin {
   std::string arch;
   std::filesystem::path gguf, hf;
   conformance::Reference ref;
+  std::filesystem::path mlx, mlx_dequantized;  // with make_twin(skip, group)
 };
 
 class HfTwins : public test::WithSharedFixtures, public ::testing::WithParamInterface<const char*> {
  protected:
   // Runs the oracle for this family into the build tree; empty with `skip` set when it cannot run.
   // Each test writes its own folder (ctest runs them in parallel).
-  std::optional<Twin> make_twin(std::string& skip) {
+  std::optional<Twin> make_twin(std::string& skip, int mlx_group = 0) {
     const std::string arch = GetParam();
     out_ = std::filesystem::path(GLASS_HF_TWINS_DIR) /
            (arch + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     const std::filesystem::path& out = out_;
     std::filesystem::remove_all(out);
-    const std::string cmd = fmt::format("'{}' '{}' --fixtures '{}' --out '{}' --arch {}", GLASS_TEST_PYTHON,
-                                        (test::source_dir() / "tests/conformance/gguf_to_hf.py").string(),
-                                        fixtures_.string(), out.string(), arch);
+    const std::string cmd =
+        fmt::format("'{}' '{}' --fixtures '{}' --out '{}' --arch {} --mlx-group {}", GLASS_TEST_PYTHON,
+                    (test::source_dir() / "tests/conformance/gguf_to_hf.py").string(), fixtures_.string(),
+                    out.string(), arch, mlx_group);
     const int status = std::system(cmd.c_str());
     std::ifstream in(out / "index.json");
     const auto index = nlohmann::json::parse(in, nullptr, false);
@@ -61,7 +63,11 @@ class HfTwins : public test::WithSharedFixtures, public ::testing::WithParamInte
       return std::nullopt;
     }
     const auto& t = index["twins"][0];
-    Twin twin{arch, t["gguf"].get<std::string>(), t["hf"].get<std::string>(), {}};
+    Twin twin{arch, t["gguf"].get<std::string>(), t["hf"].get<std::string>(), {}, {}, {}};
+    if (mlx_group > 0) {
+      twin.mlx = t.value("mlx", "");
+      twin.mlx_dequantized = t.value("mlx_dequantized", "");
+    }
     for (conformance::Reference& r : conformance::find_references(fixtures_, "synthetic-arch"))
       if (r.name == arch + "-f32") twin.ref = std::move(r);
     if (twin.ref.tokens.empty()) ADD_FAILURE() << "no reference for " << arch << "-f32";
@@ -74,8 +80,8 @@ class HfTwins : public test::WithSharedFixtures, public ::testing::WithParamInte
   }
 
   Result<std::vector<float>> logits(const std::filesystem::path& model, const std::vector<int32_t>& tokens,
-                                    const std::string& mode_name = "prefill") {
-    LoadOptions lo{.backend = backend()};
+                                    const std::string& mode_name = "prefill", std::string on = "") {
+    LoadOptions lo{.backend = on.empty() ? backend() : on};
     lo.min_ctx = static_cast<int64_t>(tokens.size());
     lo.n_batch = static_cast<int64_t>(tokens.size());
     auto m = load_llm(model.string(), lo);
@@ -123,6 +129,91 @@ TEST_P(HfTwins, SameLogitsAsTheGgufTwinAndTheReference) {
     std::printf("hf twin %-9s %-8s max|d| vs GGUF twin %.3g, vs llama.cpp reference %.3g, vs exact-GELU %s\n",
                 twin->arch.c_str(), mode, vs_gguf.max_abs, vs_ref.max_abs,
                 twin->ref.exact_gelu.empty() ? "-" : fmt::format("{:.3g}", vs_exact).c_str());
+  }
+}
+
+// An MLX 4-bit snapshot of the twin (gguf_to_hf.py --mlx-group: MLX's affine formula, bfloat16
+// scales and biases, groups of 64 spanning two Q4_1 blocks) computes the values it stands for: on the
+// ref backend its logits equal those of the same values stored as F32 (the dequantized twin, written
+// by the script); on the cpu backend, whose Q4_1 kernels quantize activations to 8 bits, every row
+// correlates with them and picks the same top token (the bars the cpu suite holds quantized weights
+// to, CpuLlamaReference), a wrong nibble, scale or bias would not.
+TEST_P(HfTwins, MlxSnapshotComputesItsDequantizedValues) {
+  std::string skip;
+  const auto twin = make_twin(skip, 64);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  ASSERT_TRUE(twin && !HasFailure());
+  ASSERT_FALSE(twin->mlx.empty() || twin->mlx_dequantized.empty());
+  const std::vector<int32_t>& tokens = twin->ref.tokens;
+  auto plain = logits(twin->mlx_dequantized, tokens, "prefill", "ref");
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  for (const char* mode : {"prefill", "decode"}) {
+    auto mlx = logits(twin->mlx, tokens, mode, "ref");
+    ASSERT_TRUE(mlx.ok()) << twin->arch << ": " << mlx.error().message;
+    const verify::Metrics m = verify::compare(*mlx, *plain, kVocab);
+    EXPECT_LE(m.max_abs, 1e-4) << twin->arch << " " << mode
+                               << ": MLX 4-bit vs its dequantized F32 twin (ref)";
+    std::printf("mlx twin %-9s %-8s ref: max|d| vs the dequantized twin %.3g\n", twin->arch.c_str(), mode,
+                m.max_abs);
+  }
+  if (backend() == "cpu") {
+    auto mlx = logits(twin->mlx, tokens, "prefill", "cpu");
+    ASSERT_TRUE(mlx.ok()) << twin->arch << ": " << mlx.error().message;
+    const verify::Metrics m = verify::compare(*mlx, *plain, kVocab);
+    EXPECT_GE(m.min_pearson, 0.999) << twin->arch << " cpu, row " << m.min_pearson_row;
+    EXPECT_GE(m.top1, 0.9) << twin->arch << " cpu";
+    std::printf("mlx twin %-9s cpu: vs the dequantized twin max|d| %.3g, min Pearson %.6f, top-1 %.3f\n",
+                twin->arch.c_str(), m.max_abs, m.min_pearson, m.top1);
+  }
+  // The snapshot's matrices became Q4_1 (no F32 copy of them), its norms stayed F32.
+  auto model = load_llm(twin->mlx.string(), LoadOptions{.backend = "ref"});
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  EXPECT_EQ(verify::weight_class(**model), verify::WeightClass::Quantized);
+}
+
+// The same for a Llama checkpoint (stories260K-hf, groups of 32: the FFN's 172-wide rows do not
+// split into groups, so down_proj stays F32 beside quantized matrices, as mixed snapshots do).
+TEST(MlxSnapshot, LlamaComputesItsDequantizedValues) {
+  const std::filesystem::path fx = test::shared_fixtures();
+  if (fx.empty()) {
+    if (test::fixtures_required()) GTEST_FAIL() << "shared fixtures required but not found";
+    GTEST_SKIP() << "shared fixtures not found: set GLASS_FIXTURES or place them at ../shared/fixtures";
+  }
+  const auto out = std::filesystem::path(GLASS_HF_TWINS_DIR) / "mlx-llama";
+  std::filesystem::remove_all(out);
+  const std::string cmd =
+      fmt::format("'{}' '{}' --fixtures '{}' --out '{}' --mlx-from '{}' --mlx-group 32", GLASS_TEST_PYTHON,
+                  (test::source_dir() / "tests/conformance/gguf_to_hf.py").string(), fx.string(),
+                  out.string(), (fx / "models" / "stories260K-hf").string());
+  const int status = std::system(cmd.c_str());
+  std::ifstream in(out / "index.json");
+  const auto index = nlohmann::json::parse(in, nullptr, false);
+  if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 77)
+    GTEST_SKIP() << index.value("skip_reason", "");
+  ASSERT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0) << cmd;
+  const std::string mlx = index["twins"][0]["mlx"], plain = index["twins"][0]["mlx_dequantized"];
+  const std::vector<int32_t> tokens{1, 403, 407, 261, 378, 300, 25, 263, 411, 9};
+  auto run = [&](const std::string& dir, const char* backend) -> Result<std::vector<float>> {
+    LoadOptions lo{.backend = backend};
+    lo.min_ctx = lo.n_batch = static_cast<int64_t>(tokens.size());
+    auto m = load_llm(dir, lo);
+    if (!m) return m.error();
+    return verify::eval_logits(**m, tokens,
+                               *verify::parse_mode("prefill", static_cast<int64_t>(tokens.size())));
+  };
+  auto want = run(plain, "ref");
+  auto got = run(mlx, "ref");
+  ASSERT_TRUE(want.ok()) << want.error().message;
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_LE(verify::compare(*got, *want, 512).max_abs, 1e-4);
+  if (const auto b = conformance::available_backends(); std::find(b.begin(), b.end(), "cpu") != b.end()) {
+    auto cpu = run(mlx, "cpu");
+    ASSERT_TRUE(cpu.ok()) << cpu.error().message;
+    const verify::Metrics m = verify::compare(*cpu, *want, 512);
+    EXPECT_GE(m.min_pearson, 0.999);
+    EXPECT_GE(m.top1, 0.9);
+    std::printf("mlx llama cpu: vs the dequantized twin max|d| %.3g, min Pearson %.6f\n", m.max_abs,
+                m.min_pearson);
   }
 }
 
