@@ -25,7 +25,7 @@ std::string summary(const DecoderConfig& c, const DecoderRecipe& r) {
 
 }  // namespace
 
-Result<ModelGraph> build_decoder(const Hparams& hp, const WeightIndex& w, const BuildOptions& opt,
+Result<ModelGraph> build_decoder(HparamReader& hp, const WeightIndex& w, const BuildOptions& opt,
                                  const DecoderRecipe& r) {
   using graph::Tensor;
   auto cfg = read_decoder_config(hp, w, /*read_ffn=*/r.ffn != DecoderFfn::Moe);

@@ -32,9 +32,9 @@ struct DecoderRecipe {
   DecoderExperts experts;  // ffn == Moe
 };
 
-// Reads the decoder config from `hp` (feed_forward_length unless the FFN is a mixture of experts)
+// Reads the decoder config through `hp` (feed_forward_length unless the FFN is a mixture of experts)
 // and builds the recipe's graph.
-Result<ModelGraph> build_decoder(const Hparams& hp, const WeightIndex& w, const BuildOptions& opt,
+Result<ModelGraph> build_decoder(HparamReader& hp, const WeightIndex& w, const BuildOptions& opt,
                                  const DecoderRecipe& r);
 
 }  // namespace glass::models

@@ -50,6 +50,26 @@ std::optional<float> HparamReader::maybe_float(std::string_view suffix) {
   return required_float(suffix);
 }
 
+bool HparamReader::optional_bool(std::string_view suffix, bool fallback) {
+  if (!has(suffix)) return fallback;
+  auto v = f_.get_bool(key(suffix));
+  if (!v) {
+    fail(v.error().message);
+    return fallback;
+  }
+  return *v;
+}
+
+std::string HparamReader::optional_string(std::string_view suffix, const std::string& fallback) {
+  if (!has(suffix)) return fallback;
+  auto v = f_.get_string(key(suffix));
+  if (!v) {
+    fail(v.error().message);
+    return fallback;
+  }
+  return *v;
+}
+
 std::vector<int64_t> HparamReader::per_layer_int(std::string_view suffix, int64_t n_layers) {
   const formats::GgufValue* v = f_.find(key(suffix));
   if (v == nullptr || v->type != formats::GgufValueType::ARRAY)

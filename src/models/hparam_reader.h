@@ -1,7 +1,8 @@
 #pragma once
-// Reading an architecture's hyper-parameters from GGUF metadata ("{arch}.<suffix>" keys). Like the
-// graph builder, the reader keeps the first error (naming the key and what was wrong) and hands
-// back fallbacks meanwhile, so a config reads as one line per field and is checked once at the end.
+// Reading an architecture's hyper-parameters from GGUF metadata ("{arch}.<suffix>" keys): the one
+// reader every family uses (HF checkpoints too: their adapters write these keys). Like the graph
+// builder, it keeps the first error (naming the key and what was wrong) and hands back fallbacks
+// meanwhile, so a config reads as one line per field and is checked once at the end.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,8 @@ class HparamReader {
  public:
   HparamReader(const formats::GgufFile& f, std::string_view arch) : f_(f), arch_(arch) {}
 
+  const std::string& arch() const { return arch_; }
+  const formats::GgufFile& file() const { return f_; }
   std::string key(std::string_view suffix) const;
   bool has(std::string_view suffix) const;
 
@@ -25,6 +28,8 @@ class HparamReader {
   float required_float(std::string_view suffix);
   float optional_float(std::string_view suffix, float fallback);
   std::optional<float> maybe_float(std::string_view suffix);
+  bool optional_bool(std::string_view suffix, bool fallback);
+  std::string optional_string(std::string_view suffix, const std::string& fallback);
   // A value per layer: the key holds either one integer for every layer or an array of n_layers.
   std::vector<int64_t> per_layer_int(std::string_view suffix, int64_t n_layers);
   // Which layers are local (sliding window), from "attention.sliding_window_pattern": either a

@@ -1,7 +1,7 @@
 #pragma once
-// Hyper-parameters from GGUF metadata, shared by the decoder-only families: "<arch>.<key>" lookups
-// whose errors name the key, and the configuration every pre-norm RoPE transformer here reads the
-// same way (llama.cpp's llm_load_hparams reads these keys for every such architecture).
+// The configuration every pre-norm RoPE decoder here reads the same way (llama.cpp's
+// llm_load_hparams reads these keys for every such architecture), through the one reader of
+// "<arch>.<key>" metadata (hparam_reader.h).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -9,31 +9,10 @@
 #include "formats/gguf.h"
 #include "glass/result.h"
 #include "models/architecture.h"
+#include "models/hparam_reader.h"
 #include "models/weights.h"
 
 namespace glass::models {
-
-// "<arch>.<key>" metadata of one file. A missing required key, or a value of the wrong type, is an
-// InvalidFile error naming the full key.
-class Hparams {
- public:
-  Hparams(const formats::GgufFile& file, std::string_view arch) : file_(file), arch_(arch) {}
-
-  const std::string& arch() const { return arch_; }
-  const formats::GgufFile& file() const { return file_; }
-  std::string key(std::string_view k) const { return arch_ + "." + std::string(k); }
-  bool has(std::string_view k) const { return file_.find(key(k)) != nullptr; }
-
-  Result<int64_t> count(std::string_view k) const;  // a required unsigned integer
-  Result<int64_t> count_or(std::string_view k, int64_t fallback) const;
-  Result<float> real(std::string_view k) const;
-  Result<float> real_or(std::string_view k, float fallback) const;
-  Result<bool> flag_or(std::string_view k, bool fallback) const;
-
- private:
-  const formats::GgufFile& file_;
-  std::string arch_;
-};
 
 // What every decoder family here shares: sizes, attention geometry, RoPE and the norm epsilon.
 struct DecoderConfig {
@@ -55,8 +34,10 @@ struct DecoderConfig {
 // Reads block_count, embedding_length, attention.head_count(_kv), attention.key_length (and
 // value_length, which must equal it), feed_forward_length (when `read_ffn`), context_length,
 // attention.layer_norm_rms_epsilon, rope.dimension_count, rope.freq_base, rope.scaling.*, and the
-// vocabulary size (vocab_size or the rows of token_embd.weight); then validates them.
-Result<DecoderConfig> read_decoder_config(const Hparams& hp, const WeightIndex& weights, bool read_ffn);
+// vocabulary size (vocab_size or the rows of token_embd.weight); then validates them. The first
+// error names the key (InvalidFile), or is Unsupported for a value_length or RoPE scaling glass does
+// not build.
+Result<DecoderConfig> read_decoder_config(HparamReader& hp, const WeightIndex& weights, bool read_ffn);
 
 // The ModelGraph of a finished graph: sizes, state kinds and the one-line summary.
 ModelGraph decoder_model_graph(graph::Graph g, const DecoderConfig& c, const BuildOptions& opt,

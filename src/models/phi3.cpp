@@ -20,8 +20,8 @@ Result<ModelGraph> phi3_from_gguf(const formats::GgufFile& file, const WeightInd
       return make_error(
           ErrorCode::Unsupported,
           fmt::format("phi3: tensor '{}' asks for LongRoPE scaling, which glass does not support", longrope));
-  return build_decoder(Hparams(file, "phi3"), w, opt,
-                       DecoderRecipe{.fused_qkv = true, .ffn = DecoderFfn::FusedSwiGlu});
+  HparamReader hp(file, "phi3");
+  return build_decoder(hp, w, opt, DecoderRecipe{.fused_qkv = true, .ffn = DecoderFfn::FusedSwiGlu});
 }
 
 }  // namespace glass::models

@@ -10,7 +10,8 @@ namespace glass::models {
 
 Result<ModelGraph> qwen2_from_gguf(const formats::GgufFile& file, const WeightIndex& w,
                                    const BuildOptions& opt) {
-  return build_decoder(Hparams(file, "qwen2"), w, opt, DecoderRecipe{.qkv_bias = true});
+  HparamReader hp(file, "qwen2");
+  return build_decoder(hp, w, opt, DecoderRecipe{.qkv_bias = true});
 }
 
 }  // namespace glass::models

@@ -11,7 +11,8 @@ namespace glass::models {
 
 Result<ModelGraph> qwen3_from_gguf(const formats::GgufFile& file, const WeightIndex& w,
                                    const BuildOptions& opt) {
-  return build_decoder(Hparams(file, "qwen3"), w, opt, DecoderRecipe{.qk_norm = true});
+  HparamReader hp(file, "qwen3");
+  return build_decoder(hp, w, opt, DecoderRecipe{.qk_norm = true});
 }
 
 }  // namespace glass::models

@@ -15,27 +15,21 @@
 namespace glass::models {
 namespace {
 
-Result<DecoderExperts> read_experts(const Hparams& hp) {
+Result<DecoderExperts> read_experts(HparamReader& hp) {
   DecoderExperts e;
-  for (auto [field, key] : {std::pair{&e.count, "expert_count"}, std::pair{&e.used, "expert_used_count"},
-                            std::pair{&e.ffn_dim, "expert_feed_forward_length"}}) {
-    auto v = hp.count(key);
-    if (!v) return v.error();
-    *field = *v;
-  }
-  auto norm = hp.flag_or("expert_weights_norm", true);
-  if (!norm) return norm.error();
-  e.normalize = *norm;
-  auto gating = hp.count_or("expert_gating_func", 1);  // llama.cpp's enum: 1 softmax, 2 sigmoid
-  if (!gating) return gating.error();
-  if (*gating != 1)
+  e.count = hp.required_int("expert_count");
+  e.used = hp.required_int("expert_used_count");
+  e.ffn_dim = hp.required_int("expert_feed_forward_length");
+  e.normalize = hp.optional_bool("expert_weights_norm", true);
+  const int64_t gating = hp.optional_int("expert_gating_func", 1);  // llama.cpp's enum: 1 softmax, 2 sigmoid
+  const int64_t shared = hp.optional_int("expert_shared_count", 0);
+  if (auto st = hp.status(); !st) return st.error();
+  if (gating != 1)
     return make_error(ErrorCode::Unsupported, fmt::format("{}: {} = {} (only 1, softmax, is supported)",
-                                                          hp.arch(), hp.key("expert_gating_func"), *gating));
-  auto shared = hp.count_or("expert_shared_count", 0);
-  if (!shared) return shared.error();
-  if (*shared != 0)
+                                                          hp.arch(), hp.key("expert_gating_func"), gating));
+  if (shared != 0)
     return make_error(ErrorCode::Unsupported, fmt::format("{}: {} = {}: shared experts are not supported",
-                                                          hp.arch(), hp.key("expert_shared_count"), *shared));
+                                                          hp.arch(), hp.key("expert_shared_count"), shared));
   if (e.count <= 0 || e.used <= 0 || e.used > e.count || e.ffn_dim <= 0)
     return make_error(ErrorCode::InvalidFile,
                       fmt::format("{}: {} = {} must be within [1, {} = {}] and {} = {} positive", hp.arch(),
@@ -48,7 +42,7 @@ Result<DecoderExperts> read_experts(const Hparams& hp) {
 
 Result<ModelGraph> qwen3moe_from_gguf(const formats::GgufFile& file, const WeightIndex& w,
                                       const BuildOptions& opt) {
-  const Hparams hp(file, "qwen3moe");
+  HparamReader hp(file, "qwen3moe");
   auto experts = read_experts(hp);
   if (!experts) return experts.error();
   return build_decoder(hp, w, opt,
