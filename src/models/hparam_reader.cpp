@@ -50,9 +50,11 @@ std::optional<float> HparamReader::maybe_float(std::string_view suffix) {
   return required_float(suffix);
 }
 
-bool HparamReader::optional_bool(std::string_view suffix, bool fallback) {
+// A key read by `get` (a GgufFile getter) when present; its error is recorded and the fallback kept.
+template <class T, class Get>
+T HparamReader::optional_value(std::string_view suffix, T fallback, Get get) {
   if (!has(suffix)) return fallback;
-  auto v = f_.get_bool(key(suffix));
+  auto v = (f_.*get)(key(suffix));
   if (!v) {
     fail(v.error().message);
     return fallback;
@@ -60,14 +62,12 @@ bool HparamReader::optional_bool(std::string_view suffix, bool fallback) {
   return *v;
 }
 
+bool HparamReader::optional_bool(std::string_view suffix, bool fallback) {
+  return optional_value(suffix, fallback, &formats::GgufFile::get_bool);
+}
+
 std::string HparamReader::optional_string(std::string_view suffix, const std::string& fallback) {
-  if (!has(suffix)) return fallback;
-  auto v = f_.get_string(key(suffix));
-  if (!v) {
-    fail(v.error().message);
-    return fallback;
-  }
-  return *v;
+  return optional_value(suffix, fallback, &formats::GgufFile::get_string);
 }
 
 std::vector<int64_t> HparamReader::per_layer_int(std::string_view suffix, int64_t n_layers) {

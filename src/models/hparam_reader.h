@@ -46,6 +46,9 @@ class HparamReader {
   Status status() const;
 
  private:
+  template <class T, class Get>
+  T optional_value(std::string_view suffix, T fallback, Get get);
+
   const formats::GgufFile& f_;
   std::string arch_;
   std::optional<Error> error_;

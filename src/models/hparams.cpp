@@ -72,20 +72,14 @@ Result<DecoderConfig> read_decoder_config(HparamReader& hp, const WeightIndex& w
 
 ModelGraph decoder_model_graph(graph::Graph g, const DecoderConfig& c, const BuildOptions& opt,
                                const std::string& extra_summary) {
-  ModelGraph m;
-  m.graph = std::move(g);
-  m.vocab_size = c.vocab_size;
-  m.n_ctx_train = c.n_ctx_train;
-  m.n_ctx = choose_context(opt, c.n_ctx_train);
-  m.cache = cache_geometry(opt, m.n_ctx);
-  m.n_layers = c.n_layers;
-  index_states(m);
-  m.summary = fmt::format(
-      "{}: {} layers, dim {}, {} heads ({} kv), head_dim {}{}, vocab {}, rope {} dims base {:g}{}", c.arch,
-      c.n_layers, c.dim, c.n_heads, c.n_kv_heads, c.head_dim,
-      c.ffn_dim > 0 ? fmt::format(", ffn {}", c.ffn_dim) : "", c.vocab_size, c.n_rot, c.rope_freq_base,
-      extra_summary);
-  return m;
+  return finish_model_graph(
+      std::move(g), c.vocab_size, c.n_ctx_train, c.n_layers, opt,
+      fmt::format(
+          "{}: {} layers, dim {}, {} heads ({} kv), head_dim {}{}, vocab {}, rope {} dims base {:g}{}",
+          c.arch, c.n_layers, c.dim, c.n_heads, c.n_kv_heads, c.head_dim,
+          c.ffn_dim > 0 ? fmt::format(", ffn {}", c.ffn_dim) : "", c.vocab_size, c.n_rot, c.rope_freq_base,
+          extra_summary),
+      /*window=*/0);
 }
 
 }  // namespace glass::models
