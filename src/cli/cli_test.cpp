@@ -49,6 +49,28 @@ TEST_F(Cli, SynthWritesTheNamedShapeDeterministically) {
   EXPECT_EQ(q->dtype, graph::DType::F16);
 }
 
+// --format hf writes the same model as an HF directory: it tokenizes as the GGUF does (a
+// SentencePiece-style tokenizer.json), generates the same text, and `glass quantize` converts it.
+TEST_F(Cli, SynthHfIsTheGgufModelAndQuantizes) {
+  ASSERT_EQ(glass("synth --shape tiny --type f32 -o t.gguf --seed 5").status, 0);
+  ASSERT_EQ(glass("synth --shape tiny --type f32 -o t-hf --format hf --seed 5").status, 0);
+  const char* text = "'hello w300 world'";
+  Ran a = glass(std::string("tokenize -m t.gguf ") + text);
+  Ran b = glass(std::string("tokenize -m t-hf ") + text);
+  ASSERT_EQ(a.status, 0) << a.err;
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_EQ(a.out.rfind("1 ", 0), 0u) << a.out;  // BOS, then the text
+  Ran ga = glass("run -m t.gguf -p 'w300 w301' -n 6 --temp 0");
+  Ran gb = glass("run -m t-hf -p 'w300 w301' -n 6 --temp 0");
+  ASSERT_EQ(ga.status, 0) << ga.err;
+  EXPECT_EQ(ga.out, gb.out);
+  Ran q = glass("quantize t-hf t-q8.gguf q8_0");
+  ASSERT_EQ(q.status, 0) << q.err;
+  Ran c = glass(std::string("tokenize -m t-q8.gguf ") + text);
+  EXPECT_EQ(c.out, a.out);
+}
+
 // The gemma3n shapes write llama.cpp's tensor table and keys: at the fixture's size, the test shape
 // gives the names, shapes and hyper-parameters of the synthetic-arch gemma3n GGUF (written by another
 // tool), and runs. The real shapes have the published parameter counts.

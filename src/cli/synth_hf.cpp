@@ -61,7 +61,9 @@ Status write_hf_json_files(const std::filesystem::path& dir, const SynthHfModel&
                                                     : "bfloat16"},
                  {"bos_token_id", 1},
                  {"eos_token_id", 2}};
-  // A BPE vocabulary without merges: text falls back to byte tokens, which is all a benchmark needs.
+  // A SentencePiece-style BPE as Llama 2's tokenizer.json writes it (spaces as U+2581 with one
+  // prepended, byte fallback; what the GGUF twin's "llama" tokenizer does), without merges: text
+  // falls back to byte tokens, which is all a benchmark needs.
   Json vocab = Json::object();
   for (size_t i = 0; i < m.tokens.size(); ++i) vocab[m.tokens[i]] = i;
   Json added = Json::array();
@@ -73,23 +75,42 @@ Status write_hf_json_files(const std::filesystem::path& dir, const SynthHfModel&
                      {"rstrip", false},
                      {"normalized", false},
                      {"special", true}});
-  Json tokenizer = {
-      {"version", "1.0"},
-      {"added_tokens", added},
-      {"normalizer", nullptr},
-      {"pre_tokenizer", nullptr},
-      {"post_processor", nullptr},
-      {"decoder", {{"type", "Sequence"}, {"decoders", {{{"type", "ByteFallback"}}, {{"type", "Fuse"}}}}}},
-      {"model",
-       {{"type", "BPE"},
-        {"dropout", nullptr},
-        {"unk_token", "<unk>"},
-        {"continuing_subword_prefix", nullptr},
-        {"end_of_word_suffix", nullptr},
-        {"fuse_unk", true},
-        {"byte_fallback", true},
-        {"vocab", vocab},
-        {"merges", Json::array()}}}};
+  Json tokenizer = {{"version", "1.0"},
+                    {"added_tokens", added},
+                    {"normalizer",
+                     {{"type", "Sequence"},
+                      {"normalizers",
+                       {{{"type", "Prepend"}, {"prepend", "\u2581"}},
+                        {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}}}}}},
+                    {"pre_tokenizer", nullptr},
+                    {"post_processor",
+                     {{"type", "TemplateProcessing"},
+                      {"single",
+                       {{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}},
+                        {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+                      {"pair",
+                       {{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}},
+                        {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+                        {{"SpecialToken", {{"id", "<s>"}, {"type_id", 1}}}},
+                        {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
+                      {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {1}}, {"tokens", {"<s>"}}}}}}}},
+                    {"decoder",
+                     {{"type", "Sequence"},
+                      {"decoders",
+                       {{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}}, {"content", " "}},
+                        {{"type", "ByteFallback"}},
+                        {{"type", "Fuse"}},
+                        {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}}}}},
+                    {"model",
+                     {{"type", "BPE"},
+                      {"dropout", nullptr},
+                      {"unk_token", "<unk>"},
+                      {"continuing_subword_prefix", nullptr},
+                      {"end_of_word_suffix", nullptr},
+                      {"fuse_unk", true},
+                      {"byte_fallback", true},
+                      {"vocab", vocab},
+                      {"merges", Json::array()}}}};
   Json tokenizer_config = {{"add_bos_token", true},
                            {"add_eos_token", false},
                            {"bos_token", "<s>"},
