@@ -175,55 +175,89 @@ uint64_t GgufShards::file_bytes() const {
   return n;
 }
 
-Result<fs::path> find_gguf_model(const fs::path& dir) {
-  // One candidate per unsplit file and per split set (named by its lowest shard present: opening
-  // it names any shard missing).
-  struct Candidate {
-    fs::path path;
-    uint32_t no = 0;
-  };
-  std::map<std::string, Candidate> candidates;  // by name, for a sorted listing
-  bool subfolders = false;
+namespace {
+
+// How far and how wide a folder is searched: hub snapshots keep a model one or two folders down
+// (Q4_K_M/, BF16/); a path such as $HOME must not turn into a walk of the disk.
+constexpr int kMaxDepth = 4;
+constexpr size_t kMaxEntries = 20000;
+
+struct Candidate {
+  fs::path path;
+  uint32_t no = 0;
+};
+
+// The candidates among one folder's files, keyed by their name relative to the searched folder (one
+// per unsplit file and per split set, named by its lowest shard present: opening it names any shard
+// missing); its subfolders (not hidden, not links) go to `next`.
+Status scan_folder(const fs::path& root, const fs::path& folder, std::map<std::string, Candidate>& candidates,
+                   std::vector<fs::path>& next, size_t& entries) {
   std::error_code ec;
-  fs::directory_iterator it(dir, ec);
+  fs::directory_iterator it(folder, ec);
   for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    if (++entries > kMaxEntries)
+      return make_error(
+          ErrorCode::InvalidArgument,
+          fmt::format("gguf: the folder {} holds more than {} entries within {} levels; pass the "
+                      "model file or the folder holding it",
+                      root.string(), kMaxEntries, kMaxDepth));
     const fs::path& p = it->path();
     std::error_code kind_ec;
+    const std::string file = p.filename().string();
     if (fs::is_directory(p, kind_ec)) {
-      subfolders = true;
+      if (!file.starts_with(".") && !fs::is_symlink(p, kind_ec)) next.push_back(p);
       continue;
     }
-    const std::string name = lower(p.filename().string());
+    const std::string name = lower(file);
     if (!name.ends_with(".gguf") || name.find("mmproj") != std::string::npos ||
         !fs::is_regular_file(p, kind_ec))
       continue;
+    const fs::path rel = p.lexically_relative(root);
     const auto split = parse_split_name(p);
     if (!split) {
-      candidates.try_emplace(p.filename().string(), Candidate{p, 0});
+      candidates.try_emplace(rel.string(), Candidate{p, 0});
       continue;
     }
-    const auto [c, fresh] =
-        candidates.try_emplace(split_set(split->prefix.filename(), split->count), Candidate{p, split->no});
+    const auto [c, fresh] = candidates.try_emplace(
+        (rel.parent_path() / split_set(split->prefix.filename(), split->count)).string(),
+        Candidate{p, split->no});
     if (!fresh && split->no < c->second.no) c->second = Candidate{p, split->no};
   }
   if (ec)
     return make_error(ErrorCode::Io,
-                      fmt::format("gguf: cannot list the folder {}: {}", dir.string(), ec.message()));
-  if (candidates.size() == 1) return candidates.begin()->second.path;
-  if (candidates.empty())
-    return make_error(
-        ErrorCode::InvalidArgument,
-        fmt::format("gguf: the folder {} holds no model: no config.json, no *.gguf file (mmproj* "
-                    "vision projectors are not models){}",
-                    dir.string(),
-                    subfolders ? "; subfolders are not searched: pass the one holding the model" : ""));
-  std::vector<std::string> names;
-  for (const auto& [name, c] : candidates) names.push_back(name);
+                      fmt::format("gguf: cannot list the folder {}: {}", folder.string(), ec.message()));
+  return {};
+}
+
+}  // namespace
+
+Result<fs::path> find_gguf_model(const fs::path& dir) {
+  // Level by level: the shallowest level holding a model decides (a snapshot's top-level file wins
+  // over copies in subfolders).
+  std::vector<fs::path> level{dir};
+  size_t entries = 0;
+  for (int depth = 0; depth <= kMaxDepth && !level.empty(); ++depth) {
+    std::map<std::string, Candidate> candidates;  // by relative name, for a sorted listing
+    std::vector<fs::path> next;
+    for (const fs::path& folder : level)
+      if (Status st = scan_folder(dir, folder, candidates, next, entries); !st) return st.error();
+    if (candidates.size() == 1) return candidates.begin()->second.path;
+    if (!candidates.empty()) {
+      std::vector<std::string> names;
+      for (const auto& [name, c] : candidates) names.push_back(name);
+      return make_error(
+          ErrorCode::InvalidArgument,
+          fmt::format("gguf: the folder {} holds {} GGUF models ({}): pass the file to load, e.g. {}",
+                      dir.string(), candidates.size(), fmt::join(names, ", "),
+                      candidates.begin()->second.path.string()));
+    }
+    level = std::move(next);
+  }
   return make_error(
       ErrorCode::InvalidArgument,
-      fmt::format("gguf: the folder {} holds {} GGUF models ({}): pass the file to load, e.g. {}",
-                  dir.string(), candidates.size(), fmt::join(names, ", "),
-                  candidates.begin()->second.path.string()));
+      fmt::format("gguf: the folder {} holds no model: no config.json, no *.gguf file within {} "
+                  "levels of subfolders (mmproj* vision projectors are not models)",
+                  dir.string(), kMaxDepth));
 }
 
 }  // namespace glass::formats

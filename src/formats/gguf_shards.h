@@ -61,8 +61,10 @@ class GgufShards {
 };
 
 // The model file of a folder (a hub GGUF snapshot): its one *.gguf, or the first shard of its one
-// split set. Files with "mmproj" in their name (vision projectors) are not models. InvalidArgument
-// naming the folder when it holds none, or listing the candidates when it holds several.
+// split set, searched level by level down to four folders deep (hidden folders and links to folders
+// skipped): the shallowest level holding a model decides. Files with "mmproj" in their name (vision
+// projectors) are not models. InvalidArgument naming the folder when it holds none, or listing the
+// candidates (relative to it) when the deciding level holds several.
 Result<std::filesystem::path> find_gguf_model(const std::filesystem::path& dir);
 
 }  // namespace glass::formats

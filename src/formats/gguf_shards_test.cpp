@@ -182,8 +182,38 @@ TEST(GgufFolder, NoModelNamesTheFolder) {
   expect_error(dir, {dir.string(), "holds no model"}, ErrorCode::InvalidArgument);
   fs::copy_file(test::stories260k(), dir / "mmproj-model.gguf");
   fs::create_directories(dir / "Q4_0");
-  expect_error(dir, {dir.string(), "holds no model", "subfolders are not searched"},
+  expect_error(dir, {dir.string(), "holds no model", "within 4 levels of subfolders"},
                ErrorCode::InvalidArgument);
+}
+
+// Hub snapshots keep quantizations in subfolders (Q4_K_M/model-00001-of-00002.gguf): the shallowest
+// level with a model decides; several there are listed by their path in the folder; hidden folders
+// (.cache) are not searched.
+TEST(GgufFolder, SubfoldersAreSearchedLevelByLevel) {
+  const fs::path dir = test::make_temp_dir("folder_deep");
+  fs::create_directories(dir / "Q4_0" / "split");
+  fs::create_directories(dir / ".cache");
+  fs::copy_file(test::stories260k(), dir / ".cache" / "stale.gguf");
+  const auto paths = split3(dir / "Q4_0" / "split");
+  auto found = find_gguf_model(dir);
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  EXPECT_EQ(*found, paths[0]);
+  auto shards = GgufShards::open(dir);
+  ASSERT_TRUE(shards.ok()) << shards.error().message;
+  EXPECT_EQ(shards->files().size(), 3u);
+  fs::create_directories(dir / "BF16");
+  fs::copy_file(test::stories260k(), dir / "BF16" / "stories-bf16.gguf");  // one level up: it decides
+  found = find_gguf_model(dir);
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  EXPECT_EQ(*found, dir / "BF16" / "stories-bf16.gguf");
+  fs::create_directories(dir / "Q8_0");
+  fs::copy_file(test::stories260k(), dir / "Q8_0" / "stories-q8_0.gguf");
+  expect_error(dir, {"holds 2 GGUF models (BF16/stories-bf16.gguf, Q8_0/stories-q8_0.gguf)"},
+               ErrorCode::InvalidArgument);
+  fs::copy_file(test::stories260k(), dir / "top.gguf");  // the top level decides over both
+  found = find_gguf_model(dir);
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  EXPECT_EQ(*found, dir / "top.gguf");
 }
 
 TEST(QuantizeSplit, SplitInputGivesTheUnsplitFilesOutput) {
