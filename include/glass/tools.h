@@ -54,13 +54,19 @@ struct QuantizeOptions {
   int n_threads = 0;            // threads converting tensors; <= 0: one per hardware thread
   // Called after each tensor is written (progress), on the calling thread. It must not throw.
   std::function<void(const QuantizedTensorInfo&)> on_tensor;
+  // A split model, as llama.cpp's gguf-split writes one (0: no limit): a new shard before a tensor
+  // that would take its tensor data past split_max_bytes or its tensors past split_max_tensors;
+  // named OUTPUT without ".gguf" + "-00001-of-0000N.gguf", loadable from any shard or their folder.
+  uint64_t split_max_bytes = 0;
+  int64_t split_max_tensors = 0;
 };
 
 struct QuantizeReport {
   std::string type;                          // the file type written, by its name ("q4_k_m")
   std::vector<QuantizedTensorInfo> tensors;  // file order
   uint64_t bytes_in = 0;                     // input size: the GGUF file, or an HF directory's weights
-  uint64_t bytes_out = 0;                    // output file size
+  uint64_t bytes_out = 0;                    // output file size (all shards)
+  std::vector<std::string> files;            // written: the output, or its shards in order
   uint64_t n_elements = 0;                   // weight elements, all tensors
   int n_threads = 0;                         // threads used
 };

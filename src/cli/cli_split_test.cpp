@@ -31,6 +31,27 @@ TEST_F(Cli, RunAndQuantizeASplitModelInAFolder) {
   EXPECT_EQ(read_all(path("split.gguf")), read_all(path("whole.gguf")));
 }
 
+TEST_F(Cli, QuantizeWritesASplitModelThatRuns) {
+  const std::string whole = fmt::format("'{}'", test::stories260k().string());
+  const std::string run = "-p Once -n 8 --temp 0 -t 1";
+  const Ran want = glass(fmt::format("run -m {} {}", whole, run));
+  ASSERT_EQ(want.status, 0) << want.err;
+  fs::create_directories(path("out"));
+  const Ran q = glass(fmt::format("quantize {} out/m.gguf f16 --split-max-tensors 20", whole));
+  ASSERT_EQ(q.status, 0) << q.err;
+  EXPECT_NE(q.out.find("3 shards"), std::string::npos) << q.out;
+  for (const char* m : {"out", "out/m-00002-of-00003.gguf"}) {
+    const Ran got = glass(fmt::format("run -m {} {}", m, run));
+    ASSERT_EQ(got.status, 0) << m << ": " << got.err;
+    EXPECT_EQ(got.out, want.out) << m;
+  }
+  for (const char* bad : {"--split-max-size 0", "--split-max-size 2X", "--split-max-size G"}) {
+    const Ran r = glass(fmt::format("quantize {} bad.gguf f16 {}", whole, bad));
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_NE(r.err.find("--split-max-size"), std::string::npos) << r.err;
+  }
+}
+
 TEST_F(Cli, FolderWithoutAModelIsNamed) {
   fs::create_directories(path("empty"));
   const Ran r = glass("run -m empty -p Once -n 2");

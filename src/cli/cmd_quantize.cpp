@@ -9,6 +9,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli/common.h"
@@ -23,7 +24,37 @@ struct QuantizeArgs {
   bool pure = false;
   bool verbose = false;
   int threads = 0;
+  std::string split_max_size;  // "2G", "500M", "4096K", bytes
+  int64_t split_max_tensors = 0;
 };
+
+// llama-gguf-split's --split-max-size: a number with an optional K, M or G (powers of 1024).
+std::optional<uint64_t> size_value(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  uint64_t unit = 1;
+  std::string digits = text;
+  switch (text.back()) {
+    case 'K':
+    case 'k':
+      unit = uint64_t{1} << 10;
+      break;
+    case 'M':
+    case 'm':
+      unit = uint64_t{1} << 20;
+      break;
+    case 'G':
+    case 'g':
+      unit = uint64_t{1} << 30;
+      break;
+    default:
+      break;
+  }
+  if (unit != 1) digits.pop_back();
+  if (digits.empty() || digits.size() > 12 || digits.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  const uint64_t v = std::stoull(digits) * unit;
+  return v > 0 ? std::optional<uint64_t>(v) : std::nullopt;
+}
 
 double mib(uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
@@ -44,6 +75,19 @@ int quantize(const QuantizeArgs& a) {
   o.type = a.type;
   o.pure = a.pure;
   o.n_threads = a.threads;
+  if (!a.split_max_size.empty()) {
+    const auto bytes = size_value(a.split_max_size);
+    if (!bytes)
+      return report(
+          make_error(ErrorCode::InvalidArgument,
+                     fmt::format("quantize: --split-max-size '{}': expected a positive size such as "
+                                 "2G, 500M or 4096K",
+                                 a.split_max_size)));
+    o.split_max_bytes = *bytes;
+  }
+  if (a.split_max_tensors < 0)
+    return report(make_error(ErrorCode::InvalidArgument, "quantize: --split-max-tensors must be positive"));
+  o.split_max_tensors = a.split_max_tensors;
   size_t index = 0;
   Progress progress("quantize", Progress::Unit::Bytes);
   std::map<std::string, std::pair<int, std::string>> fallbacks;  // note -> (count, first tensor)
@@ -81,7 +125,11 @@ int quantize(const QuantizeArgs& a) {
     if (g.count == 4) g.examples += ", ...";
     g.bytes += t.bytes_out;
   }
-  fmt::print("{} -> {} ({}{})\n", a.in, a.out, r->type, a.pure ? ", pure" : "");
+  fmt::print("{} -> {} ({}{})\n", a.in,
+             r->files.size() > 1
+                 ? fmt::format("{} shards: {} ... {}", r->files.size(), r->files.front(), r->files.back())
+                 : a.out,
+             r->type, a.pure ? ", pure" : "");
   for (const auto& [type, g] : groups)
     fmt::print("  {:<10} {:5} tensors {:10.2f} MiB  {}\n", type, g.count, mib(g.bytes), g.examples);
   const double n = static_cast<double>(r->n_elements);
@@ -110,6 +158,12 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--pure", a->pure, "every quantizable tensor gets the base type (no mix rules)");
   cmd->add_flag("-v,--verbose", a->verbose, "print every tensor's choice");
   cmd->add_option("-t,--threads", a->threads, "threads (default: one per hardware thread)");
+  cmd->add_option(
+      "--split-max-size", a->split_max_size,
+      "write a split model (llama-gguf-split's shards: OUTPUT-00001-of-0000N.gguf) of at most this "
+      "much tensor data a shard: 2G, 500M, 4096K");
+  cmd->add_option("--split-max-tensors", a->split_max_tensors,
+                  "write a split model of at most N tensors a shard");
   cmd->callback([&exit_code, a] { exit_code = quantize(*a); });
 }
 

@@ -3,6 +3,7 @@
 // inconsistency between shards an error naming the file and key at fault; and the model of a folder.
 #include "formats/gguf_shards.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -214,6 +215,54 @@ TEST(GgufFolder, SubfoldersAreSearchedLevelByLevel) {
   found = find_gguf_model(dir);
   ASSERT_TRUE(found.ok()) << found.error().message;
   EXPECT_EQ(*found, dir / "top.gguf");
+}
+
+// Writing a split model (gguf-split's layout): every shard within the limits, the metadata in the
+// first, split.* in each; read back as one, it is the unsplit output byte for byte.
+TEST(QuantizeSplit, WritesShardsThatReadBackAsTheWholeFile) {
+  const fs::path dir = test::make_temp_dir("quantize_write_split");
+  QuantizeOptions o;
+  o.ftype = *file_type_from_name("f16");
+  auto whole = quantize_gguf(test::stories260k(), dir / "whole.gguf", o);
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  const auto read = [](const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  for (const auto& [max_tensors, max_bytes] : {std::pair<int64_t, uint64_t>{20, 0}, {0, 64 * 1024}}) {
+    QuantizeOptions so = o;
+    so.split_max_tensors = max_tensors;
+    so.split_max_bytes = max_bytes;
+    const fs::path out = dir / fmt::format("split{}.gguf", max_tensors);
+    auto split = quantize_gguf(test::stories260k(), out, so);
+    ASSERT_TRUE(split.ok()) << split.error().message;
+    ASSERT_GE(split->files.size(), 2u);
+    EXPECT_FALSE(fs::exists(out));  // only the shards
+    uint64_t bytes = 0;
+    for (size_t k = 0; k < split->files.size(); ++k) {
+      const fs::path& p = split->files[k];
+      EXPECT_EQ(p, dir / fmt::format("split{}-{:05}-of-{:05}.gguf", max_tensors, k + 1, split->files.size()));
+      auto f = GgufFile::open(p);
+      ASSERT_TRUE(f.ok()) << f.error().message;
+      bytes += fs::file_size(p);
+      EXPECT_EQ(*f->get_u32(kSplitNo), k);
+      EXPECT_EQ(*f->get_u32(kSplitCount), split->files.size());
+      EXPECT_EQ(*f->get_u32("split.tensors.count"), 48u);
+      EXPECT_EQ(f->find("general.architecture") != nullptr, k == 0) << p;
+      if (max_tensors > 0) {
+        EXPECT_LE(f->tensors().size(), 20u);
+      }
+      uint64_t data = 0;
+      for (const auto& t : f->tensors()) data += (t.nbytes + 31) / 32 * 32;
+      if (max_bytes > 0 && f->tensors().size() > 1) {
+        EXPECT_LE(data, max_bytes) << p;
+      }
+    }
+    EXPECT_EQ(split->bytes_out, bytes);
+    auto back = quantize_gguf(split->files.back(), dir / "back.gguf", o);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(read(dir / "back.gguf"), read(dir / "whole.gguf"));
+  }
 }
 
 TEST(QuantizeSplit, SplitInputGivesTheUnsplitFilesOutput) {

@@ -171,25 +171,87 @@ Result<QuantizeReport> quantize_tensors(const GgufFile& f, const std::vector<Sou
     report.n_elements += n;
   }
 
-  auto writer = GgufWriter::create(out, output_metadata(f, options.ftype), std::move(specs), alignment);
-  if (!writer.ok()) return writer.error();
+  // Which tensors go to which shard (one shard: every tensor).
+  std::vector<size_t> first_of{0};  // index of each shard's first tensor
+  if (options.split_max_bytes > 0 || options.split_max_tensors > 0) {
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      const uint64_t n = (*graph::dtype_bytes(specs[i].dtype, elements(specs[i].shape)) + alignment - 1) /
+                         alignment * alignment;
+      const auto in_shard = static_cast<int64_t>(i - first_of.back());
+      if (in_shard > 0 && ((options.split_max_bytes > 0 && bytes + n > options.split_max_bytes) ||
+                           (options.split_max_tensors > 0 && in_shard >= options.split_max_tensors))) {
+        first_of.push_back(i);
+        bytes = 0;
+      }
+      bytes += n;
+    }
+    if (first_of.size() > 99999)
+      return make_error(
+          ErrorCode::InvalidArgument,
+          fmt::format("quantize: {} shards; a split model holds at most 99999", first_of.size()));
+  }
+  const auto n_shards = static_cast<uint32_t>(first_of.size());
+  const bool split = options.split_max_bytes > 0 || options.split_max_tensors > 0;
+  std::filesystem::path prefix = out;
+  if (prefix.extension() == ".gguf") prefix.replace_extension();
+  // Shards written so far are removed if a later one fails: no partial model is left behind.
+  struct Written {
+    std::vector<std::filesystem::path> files;
+    bool keep = false;
+    ~Written() {
+      std::error_code ec;
+      if (!keep)
+        for (const auto& p : files) std::filesystem::remove(p, ec);
+    }
+  } written;
+
   uint64_t input_total = 0, input_done = 0;
   for (const QuantizedTensor& q : report.tensors) input_total += q.bytes_in;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const SourceTensor& t = tensors[i];
-    QuantizedTensor& q = report.tensors[i];
-    input_done += q.bytes_in;
-    q.input_done = input_done;
-    q.input_total = input_total;
-    q.bytes_out = writer->tensor_bytes(i);
-    Status s = q.to == t.dtype && t.row_map.empty() ? writer->write(t.data, q.bytes_in)
-                                                    : convert(t, q.to, options, *writer);
-    if (!s.ok()) return s.error();
-    if (options.on_tensor) options.on_tensor(q);
+  for (uint32_t k = 0; k < n_shards; ++k) {
+    const size_t begin = first_of[k], end = k + 1 < n_shards ? first_of[k + 1] : specs.size();
+    std::vector<std::pair<std::string, GgufValue>> meta;
+    if (k == 0) meta = output_metadata(f, options.ftype);
+    if (split) {
+      auto scalar = [](GgufValueType type, uint64_t u, int64_t i) {
+        GgufValue v;
+        v.type = type;
+        v.u64 = u;
+        v.i64 = i;
+        return v;
+      };
+      std::erase_if(meta, [](const auto& kv) { return kv.first.starts_with("split."); });
+      meta.emplace_back("split.no", scalar(GgufValueType::U16, k, 0));
+      meta.emplace_back("split.count", scalar(GgufValueType::U16, n_shards, 0));
+      meta.emplace_back("split.tensors.count",
+                        scalar(GgufValueType::I32, 0, static_cast<int64_t>(specs.size())));
+    }
+    const std::filesystem::path path = split ? split_path(prefix, k, n_shards) : out;
+    auto writer =
+        GgufWriter::create(path, meta,
+                           std::vector<GgufTensorSpec>(specs.begin() + static_cast<std::ptrdiff_t>(begin),
+                                                       specs.begin() + static_cast<std::ptrdiff_t>(end)),
+                           alignment);
+    if (!writer.ok()) return writer.error();
+    for (size_t i = begin; i < end; ++i) {
+      const SourceTensor& t = tensors[i];
+      QuantizedTensor& q = report.tensors[i];
+      input_done += q.bytes_in;
+      q.input_done = input_done;
+      q.input_total = input_total;
+      q.bytes_out = writer->tensor_bytes(i - begin);
+      Status s = q.to == t.dtype && t.row_map.empty() ? writer->write(t.data, q.bytes_in)
+                                                      : convert(t, q.to, options, *writer);
+      if (!s.ok()) return s.error();
+      if (options.on_tensor) options.on_tensor(q);
+    }
+    if (Status s = writer->finish(); !s.ok()) return s.error();
+    written.files.push_back(path);
+    std::error_code ec;
+    report.bytes_out += std::filesystem::file_size(path, ec);
   }
-  if (Status s = writer->finish(); !s.ok()) return s.error();
-  std::error_code ec;
-  report.bytes_out = std::filesystem::file_size(out, ec);
+  written.keep = true;
+  report.files = written.files;
   return report;
 }
 

@@ -38,11 +38,18 @@ struct QuantizeOptions {
   std::function<void(int64_t n, const std::function<void(int64_t)>& body)> parallel;
   // Called after each tensor is written (progress).
   std::function<void(const QuantizedTensor&)> on_tensor;
+  // Split the output as llama.cpp's gguf-split does (0: no limit): a new shard before a tensor that
+  // would take the shard's tensor data past split_max_bytes, or its tensors past split_max_tensors.
+  // The shards are OUT's name without ".gguf" + "-0000i-of-0000n.gguf"; the first holds every
+  // metadata key, each holds split.no, split.count and split.tensors.count.
+  uint64_t split_max_bytes = 0;
+  int64_t split_max_tensors = 0;
 };
 
 struct QuantizeReport {
-  std::vector<QuantizedTensor> tensors;  // file order
-  uint64_t bytes_in = 0;                 // file sizes
+  std::vector<QuantizedTensor> tensors;      // file order
+  std::vector<std::filesystem::path> files;  // written: the output, or its shards in order
+  uint64_t bytes_in = 0;                     // file sizes
   uint64_t bytes_out = 0;
   uint64_t n_elements = 0;
 };

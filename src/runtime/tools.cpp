@@ -78,6 +78,8 @@ Result<QuantizeReport> quantize_model(const std::string& input, const std::strin
   formats::QuantizeOptions o;
   o.ftype = *ftype;
   o.pure = options.pure;
+  o.split_max_bytes = options.split_max_bytes;
+  o.split_max_tensors = options.split_max_tensors;
   o.parallel = [&pool](int64_t n, const std::function<void(int64_t)>& body) {
     backend::cpu::parallel_for(pool, n, 1, [&](int64_t begin, int64_t end, int) {
       for (int64_t i = begin; i < end; ++i) body(i);
@@ -94,6 +96,7 @@ Result<QuantizeReport> quantize_model(const std::string& input, const std::strin
   for (const auto& t : r->tensors) report.tensors.push_back(tensor_info(t));
   report.bytes_in = r->bytes_in;
   report.bytes_out = r->bytes_out;
+  for (const auto& f : r->files) report.files.push_back(f.string());
   report.n_elements = r->n_elements;
   report.n_threads = pool.size();
   return report;
