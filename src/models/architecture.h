@@ -78,11 +78,16 @@ struct ModelGraph {
   std::string summary;                 // one line of hyper-parameters for logs
 };
 
+struct HfAdapter;  // hf.h
+
+// One registry row: a family as both formats reach it.
 struct Architecture {
   std::string_view name;  // GGUF general.architecture
   std::vector<std::string_view> hf_model_types;
   Result<ModelGraph> (*from_gguf)(const formats::GgufFile& file, const WeightIndex& weights,
                                   const BuildOptions& opt);
+  // config.json -> the keys from_gguf reads, HF tensor names -> GGUF's (hf.h); nullptr: GGUF only.
+  const HfAdapter* hf = nullptr;
 };
 
 // nullptr when unknown.

@@ -10,17 +10,11 @@
 
 #include "formats/half.h"
 #include "formats/safetensors_checkpoint.h"
-#include "models/hf_families.h"
 #include "models/hf_mlx.h"
 #include "models/hparam_bounds.h"
-#include "models/llama_hf.h"
 
 namespace glass::models {
 namespace {
-
-// Families that load from HF, by GGUF architecture name. One line per family.
-constexpr const HfAdapter* kAdapters[] = {&kLlamaHf, &kQwen2Hf,  &kQwen3Hf,  &kQwen3MoeHf,
-                                          &kPhi3Hf,  &kGemma2Hf, &kGemma3Hf, &kGemma3nHf};
 
 // A name pattern: literal pieces around placeholders, "{}" (the layer) and "{e}" (the index of a
 // stacked part).
@@ -118,9 +112,8 @@ struct Storage {
 }  // namespace
 
 const HfAdapter* find_hf_adapter(std::string_view architecture) {
-  for (const HfAdapter* a : kAdapters)
-    if (a->architecture == architecture) return a;
-  return nullptr;
+  const Architecture* a = find_architecture(architecture);
+  return a == nullptr ? nullptr : a->hf;
 }
 
 const Architecture* find_architecture_for_model_type(std::string_view model_type) {

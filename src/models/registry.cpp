@@ -1,12 +1,15 @@
-// Architectures by GGUF general.architecture (and HF model_type). One line per family.
+// Architectures by GGUF general.architecture (and HF model_type): one row per family, serving its
+// GGUF files and its HF checkpoints.
 #include <algorithm>
 #include <array>
 
 #include "models/architecture.h"
 #include "models/gemma.h"
 #include "models/gemma3n.h"
+#include "models/hf_families.h"
 #include "models/hparam_bounds.h"
 #include "models/llama.h"
+#include "models/llama_hf.h"
 #include "models/phi3.h"
 #include "models/qwen2.h"
 #include "models/qwen3.h"
@@ -30,14 +33,14 @@ constexpr char kLlama[] = "llama", kQwen2[] = "qwen2", kQwen3[] = "qwen3", kPhi3
 
 const std::array<Architecture, 8>& registry() {
   static const std::array<Architecture, 8> kArchitectures = {{
-      {kLlama, {"llama", "mistral"}, checked<llama_from_gguf, kLlama>},
-      {kQwen2, {"qwen2"}, checked<qwen2_from_gguf, kQwen2>},
-      {kQwen3, {"qwen3"}, checked<qwen3_from_gguf, kQwen3>},
-      {kPhi3, {"phi3"}, checked<phi3_from_gguf, kPhi3>},
-      {kQwen3Moe, {"qwen3_moe"}, checked<qwen3moe_from_gguf, kQwen3Moe>},
-      {kGemma2, {"gemma2"}, checked<gemma2_from_gguf, kGemma2>},
-      {kGemma3, {"gemma3", "gemma3_text"}, checked<gemma3_from_gguf, kGemma3>},
-      {kGemma3n, {"gemma3n", "gemma3n_text"}, checked<gemma3n_from_gguf, kGemma3n>},
+      {kLlama, {"llama", "mistral"}, checked<llama_from_gguf, kLlama>, &kLlamaHf},
+      {kQwen2, {"qwen2"}, checked<qwen2_from_gguf, kQwen2>, &kQwen2Hf},
+      {kQwen3, {"qwen3"}, checked<qwen3_from_gguf, kQwen3>, &kQwen3Hf},
+      {kPhi3, {"phi3"}, checked<phi3_from_gguf, kPhi3>, &kPhi3Hf},
+      {kQwen3Moe, {"qwen3_moe"}, checked<qwen3moe_from_gguf, kQwen3Moe>, &kQwen3MoeHf},
+      {kGemma2, {"gemma2"}, checked<gemma2_from_gguf, kGemma2>, &kGemma2Hf},
+      {kGemma3, {"gemma3", "gemma3_text"}, checked<gemma3_from_gguf, kGemma3>, &kGemma3Hf},
+      {kGemma3n, {"gemma3n", "gemma3n_text"}, checked<gemma3n_from_gguf, kGemma3n>, &kGemma3nHf},
   }};
   return kArchitectures;
 }
