@@ -43,77 +43,40 @@ struct Shape {
   float rope_base_swa = 0;     // local layers' RoPE base
 };
 
+// google/gemma-3n-E4B's text_config: 262,144 embedding rows (vocab_size_per_layer_input; the 256
+// audio/vision tokens past it are not the text model's), layer_types (4 sliding, 1 full) x 7.
+constexpr Shape gemma3n_e4b() {
+  Shape s{"gemma3n-e4b", "gemma3n", 2048, 35, 8, 2, 16384, 262144, 32768, 1000000.0f, 1e-6f};
+  s.head_dim = 256, s.per_layer_dim = 256, s.laurel_rank = 64, s.altup_inputs = 4, s.kv_shared = 15;
+  s.sliding_window = 512, s.global_every = 5, s.sparse_layers = 10, s.rope_base_swa = 10000.0f;
+  return s;
+}
+
+// Another size of the same structure.
+constexpr Shape gemma3n_sized(const char* name, int64_t dim, int64_t n_layers, int64_t n_heads,
+                              int64_t n_kv_heads, int64_t head_dim, int64_t ffn_dim, int64_t vocab,
+                              int64_t n_ctx, int64_t kv_shared, int64_t sliding_window) {
+  Shape s = gemma3n_e4b();
+  s.name = name;
+  s.dim = dim, s.n_layers = n_layers, s.n_heads = n_heads, s.n_kv_heads = n_kv_heads, s.head_dim = head_dim;
+  s.ffn_dim = ffn_dim, s.vocab = vocab, s.n_ctx = n_ctx, s.kv_shared = kv_shared,
+  s.sliding_window = sliding_window;
+  return s;
+}
+
 constexpr Shape kShapes[] = {
     {"smollm2-135m", "llama", 576, 30, 9, 3, 1536, 49152, 8192, 100000.0f, 1e-5f},
     {"llama-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0f, 1e-5f},
     {"qwen2.5-0.5b", "llama", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0f, 1e-6f},
     {"tiny", "llama", 64, 2, 4, 2, 128, 512, 256, 10000.0f, 1e-5f},
-    // google/gemma-3n-E4B / E2B text_config: 262,144 embedding rows (vocab_size_per_layer_input; the
-    // 256 audio/vision tokens past it are not the text model's), layer_types (4 sliding, 1 full) x N.
-    {.name = "gemma3n-e4b",
-     .arch = "gemma3n",
-     .dim = 2048,
-     .n_layers = 35,
-     .n_heads = 8,
-     .n_kv_heads = 2,
-     .ffn_dim = 16384,
-     .vocab = 262144,
-     .n_ctx = 32768,
-     .rope_base = 1000000.0f,
-     .rms_eps = 1e-6f,
-     .head_dim = 256,
-     .per_layer_dim = 256,
-     .laurel_rank = 64,
-     .altup_inputs = 4,
-     .kv_shared = 15,
-     .sliding_window = 512,
-     .global_every = 5,
-     .sparse_layers = 10,
-     .rope_base_swa = 10000.0f},
-    {.name = "gemma3n-e2b",
-     .arch = "gemma3n",
-     .dim = 2048,
-     .n_layers = 30,
-     .n_heads = 8,
-     .n_kv_heads = 2,
-     .ffn_dim = 8192,
-     .vocab = 262144,
-     .n_ctx = 32768,
-     .rope_base = 1000000.0f,
-     .rms_eps = 1e-6f,
-     .head_dim = 256,
-     .per_layer_dim = 256,
-     .laurel_rank = 64,
-     .altup_inputs = 4,
-     .kv_shared = 10,
-     .sliding_window = 512,
-     .global_every = 5,
-     .sparse_layers = 10,
-     .rope_base_swa = 10000.0f},
+    gemma3n_e4b(),
+    // google/gemma-3n-E2B: 30 layers, a narrower FFN, the last 10 sharing KV.
+    gemma3n_sized("gemma3n-e2b", 2048, 30, 8, 2, 256, 8192, 262144, 32768, 10, 512),
     // The same structure at test size: every kind of tensor and key, local and global layers, shared
     // KV, sparse and dense FFNs. llama.cpp fixes three of Gemma 3n's sizes rather than reading them
     // (the per-layer width 256, LAuReL's rank 64, KV computed by the first 20 layers): with those and
     // 21 layers, the last sharing, llama.cpp loads this shape and reads it as glass does.
-    {.name = "gemma3n-tiny",
-     .arch = "gemma3n",
-     .dim = 64,
-     .n_layers = 21,
-     .n_heads = 2,
-     .n_kv_heads = 1,
-     .ffn_dim = 128,
-     .vocab = 512,
-     .n_ctx = 256,
-     .rope_base = 1000000.0f,
-     .rms_eps = 1e-6f,
-     .head_dim = 32,
-     .per_layer_dim = 256,
-     .laurel_rank = 64,
-     .altup_inputs = 4,
-     .kv_shared = 1,
-     .sliding_window = 12,
-     .global_every = 5,
-     .sparse_layers = 10,
-     .rope_base_swa = 10000.0f},
+    gemma3n_sized("gemma3n-tiny", 64, 21, 2, 1, 32, 128, 512, 256, 1, 12),
 };
 
 // ggml type ids and GGUF metadata type ids.
