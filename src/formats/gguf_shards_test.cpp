@@ -154,16 +154,21 @@ TEST(GgufFolder, OneModelIsFoundAndMmprojIgnored) {
   EXPECT_EQ(*found, dir / "stories.gguf");
 }
 
-TEST(GgufFolder, SplitSetIsOneModel) {
-  const fs::path dir = test::make_temp_dir("folder_split");
-  const auto paths = split3(dir);
-  fs::copy_file(test::stories260k(), dir / "stories-mmproj-f16.gguf");
+// The folder's model is the split set `paths` (its first shard), and the folder opens as its 3 shards.
+void expect_folder_opens_split3(const fs::path& dir, const std::vector<fs::path>& paths) {
   auto found = find_gguf_model(dir);
   ASSERT_TRUE(found.ok()) << found.error().message;
   EXPECT_EQ(*found, paths[0]);
   auto shards = GgufShards::open(dir);
   ASSERT_TRUE(shards.ok()) << shards.error().message;
   EXPECT_EQ(shards->files().size(), 3u);
+}
+
+TEST(GgufFolder, SplitSetIsOneModel) {
+  const fs::path dir = test::make_temp_dir("folder_split");
+  const auto paths = split3(dir);
+  fs::copy_file(test::stories260k(), dir / "stories-mmproj-f16.gguf");
+  expect_folder_opens_split3(dir, paths);
   // Without its first shard the set is still one candidate, and opening it names what is missing.
   fs::remove(paths[0]);
   expect_error(dir, {"shard 1 of 3 is missing", paths[0].string()});
@@ -196,15 +201,10 @@ TEST(GgufFolder, SubfoldersAreSearchedLevelByLevel) {
   fs::create_directories(dir / ".cache");
   fs::copy_file(test::stories260k(), dir / ".cache" / "stale.gguf");
   const auto paths = split3(dir / "Q4_0" / "split");
-  auto found = find_gguf_model(dir);
-  ASSERT_TRUE(found.ok()) << found.error().message;
-  EXPECT_EQ(*found, paths[0]);
-  auto shards = GgufShards::open(dir);
-  ASSERT_TRUE(shards.ok()) << shards.error().message;
-  EXPECT_EQ(shards->files().size(), 3u);
+  expect_folder_opens_split3(dir, paths);
   fs::create_directories(dir / "BF16");
   fs::copy_file(test::stories260k(), dir / "BF16" / "stories-bf16.gguf");  // one level up: it decides
-  found = find_gguf_model(dir);
+  auto found = find_gguf_model(dir);
   ASSERT_TRUE(found.ok()) << found.error().message;
   EXPECT_EQ(*found, dir / "BF16" / "stories-bf16.gguf");
   fs::create_directories(dir / "Q8_0");
