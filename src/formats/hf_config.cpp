@@ -106,7 +106,7 @@ Result<std::vector<int64_t>> HfObject::int_list(std::string_view key) const {
 namespace {
 
 // config.json's "quantization" (mlx-lm) or "quantization_config" (transformers' name for any
-// method): MLX affine 4-bit is read; any other method is refused by name.
+// method): MLX affine 4- and 8-bit is read; any other method is refused by name.
 Result<std::optional<MlxQuantization>> read_quantization(const HfObject& root, const std::string& where) {
   const Json* q = root.find("quantization");
   const char* key = "quantization";
@@ -120,10 +120,11 @@ Result<std::optional<MlxQuantization>> read_quantization(const HfObject& root, c
   if (!mlx) {
     const std::string method =
         q->is_object() && q->contains("quant_method") ? shown((*q)["quant_method"]) : shown(*q);
-    return make_error(ErrorCode::Unsupported,
-                      fmt::format("{}: quantized HF checkpoints ({}, quant_method {}) are not supported (MLX "
-                                  "affine 4-bit snapshots are); use the unquantized weights or a GGUF file",
-                                  where, key, method));
+    return make_error(
+        ErrorCode::Unsupported,
+        fmt::format("{}: quantized HF checkpoints ({}, quant_method {}) are not supported (MLX "
+                    "affine 4- and 8-bit snapshots are); use the unquantized weights or a GGUF file",
+                    where, key, method));
   }
   const HfObject o(q, fmt::format("{}: {}", where, key));
   auto group = o.get_int("group_size");
@@ -137,10 +138,10 @@ Result<std::optional<MlxQuantization>> read_quantization(const HfObject& root, c
                       fmt::format("{}: {}: MLX mode \"{}\" is not supported (affine is)", where, key, *mode));
   if (*group != 32 && *group != 64 && *group != 128)
     return o.error("group_size", fmt::format("expected 32, 64 or 128, got {}", *group));
-  if (*bits != 4)
+  if (*bits != 4 && *bits != 8)
     return make_error(
         ErrorCode::Unsupported,
-        fmt::format("{}: {}: MLX {}-bit weights are not supported (4-bit are)", where, key, *bits));
+        fmt::format("{}: {}: MLX {}-bit weights are not supported (4 and 8 bits are)", where, key, *bits));
   MlxQuantization out{.group_size = *group, .bits = *bits, .modules = {}};
   for (const auto& [module, v] : q->items()) {
     if (module == "group_size" || module == "bits" || module == "mode") continue;

@@ -5,7 +5,7 @@
 // only enforces what holds for every model: model_type is present, a config whose auto_map points at
 // custom code is refused (glass runs its own architecture definitions only and never executes code
 // shipped with a checkpoint: there is no trust_remote_code), and so is a quantization other than
-// MLX's affine 4-bit (mlx-community snapshots; GPTQ, AWQ, bitsandbytes... are named and refused).
+// MLX's affine 4- and 8-bit (mlx-community snapshots; GPTQ, AWQ, bitsandbytes... are named and refused).
 #include <cstdint>
 #include <filesystem>
 #include <map>

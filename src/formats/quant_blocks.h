@@ -88,11 +88,27 @@ struct BlockQ6_K {
   uint8_t d[2];
 };
 
+// Affine 8-bit (glass's own; MLX's 8-bit weights): x = d * q + m with f32 d and m and a signed
+// byte q, i.e. MLX's scale * u + bias with q = u - 128 and m = bias + 128 * scale (the midpoint, so
+// the minimum term stays small beside the quant sum). 40 bytes.
+struct BlockQ8_A {
+  uint8_t d[4];  // f32 scale
+  uint8_t m[4];  // f32 offset
+  int8_t qs[kQK];
+};
+
+static_assert(sizeof(BlockQ8_A) == 40);
 static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 &&
               sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34);
 static_assert(sizeof(BlockQ2_K) == 84 && sizeof(BlockQ3_K) == 110 && sizeof(BlockQ4_K) == 144 &&
               sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210);
 
+inline float load_f32(const uint8_t (&b)[4]) {
+  float v;
+  std::memcpy(&v, b, 4);
+  return v;
+}
+inline void store_f32(uint8_t (&b)[4], float x) { std::memcpy(b, &x, 4); }
 inline float load_f16(const uint8_t (&b)[2]) { return f16_to_f32(static_cast<uint16_t>(b[0] | (b[1] << 8))); }
 inline void store_f16(uint8_t (&b)[2], float x) {
   const uint16_t h = f32_to_f16(x);
@@ -124,6 +140,7 @@ void dequantize_q3_k(const void* src, float* dst, int64_t n_blocks);
 void dequantize_q4_k(const void* src, float* dst, int64_t n_blocks);
 void dequantize_q5_k(const void* src, float* dst, int64_t n_blocks);
 void dequantize_q6_k(const void* src, float* dst, int64_t n_blocks);
+void dequantize_q8_a(const void* src, float* dst, int64_t n_blocks);
 
 // The inverses (quantize_legacy.cpp, quantize_k.cpp): each reads n_blocks * block_size floats,
 // which must be finite and within f16 range (quantize_row checks), and writes n_blocks blocks.
@@ -137,5 +154,7 @@ void quantize_q3_k(const float* src, void* dst, int64_t n_blocks);
 void quantize_q4_k(const float* src, void* dst, int64_t n_blocks);
 void quantize_q5_k(const float* src, void* dst, int64_t n_blocks);
 void quantize_q6_k(const float* src, void* dst, int64_t n_blocks);
+// Q8_A as MLX quantizes a group of 32: d = (max - min) / 255, u = round((x - min) / d).
+void quantize_q8_a(const float* src, void* dst, int64_t n_blocks);
 
 }  // namespace glass::formats::quant

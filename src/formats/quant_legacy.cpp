@@ -1,5 +1,5 @@
-// Legacy 32-weight blocks: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 (layouts in quant_blocks.h). The float
-// expressions keep ggml's operand order (q * d, then + m) so results are bit-identical.
+// Legacy 32-weight blocks: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, and glass's Q8_A (layouts in quant_blocks.h). The
+// float expressions keep ggml's operand order (q * d, then + m) so results are bit-identical.
 #include <cstdint>
 
 #include "formats/quant_blocks.h"
@@ -78,6 +78,17 @@ void dequantize_q8_0(const void* src, float* dst, int64_t n_blocks) {
     const auto b = load_block<BlockQ8_0>(src, i);
     const float d = load_f16(b.d);
     for (int j = 0; j < kQK; ++j) dst[j] = static_cast<float>(b.qs[j]) * d;
+  }
+}
+
+// q * d + m with each operation rounded once: for a block made from MLX's scale s and bias b
+// (d = s, q = u - 128, m = b + 128 s, all exact in f32 for bf16 s and b) that is s * u + b rounded
+// once, the value MLX's dequantization gives.
+void dequantize_q8_a(const void* src, float* dst, int64_t n_blocks) {
+  for (int64_t i = 0; i < n_blocks; ++i, dst += kQK) {
+    const auto b = load_block<BlockQ8_A>(src, i);
+    const float d = load_f32(b.d), m = load_f32(b.m);
+    for (int j = 0; j < kQK; ++j) dst[j] = static_cast<float>(b.qs[j]) * d + m;
   }
 }
 

@@ -85,6 +85,9 @@ Status quantize_row(graph::DType type, const float* src, void* dst, int64_t n) {
     case DType::Q6_K:
       quant::quantize_q6_k(src, dst, blocks);
       return {};
+    case DType::Q8_A:
+      quant::quantize_q8_a(src, dst, blocks);
+      return {};
     case DType::I32:
     case DType::I8:
     case DType::kSentinel:

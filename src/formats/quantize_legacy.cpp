@@ -155,4 +155,17 @@ void quantize_q8_0(const float* src, void* dst, int64_t n_blocks) {
   }
 }
 
+void quantize_q8_a(const float* src, void* dst, int64_t n_blocks) {
+  for (int64_t i = 0; i < n_blocks; ++i, src += kQK) {
+    BlockQ8_A b{};
+    const Range r = range_of(src, kQK);
+    const float d = (r.max - r.min) / 255.0f;
+    const float inv = inverse_or_zero(d);
+    store_f32(b.d, d);
+    store_f32(b.m, r.min + 128.0f * d);
+    for (int j = 0; j < kQK; ++j) b.qs[j] = static_cast<int8_t>(offset_level(src[j], r.min, inv, 255) - 128);
+    store_block(dst, i, b);
+  }
+}
+
 }  // namespace glass::formats::quant

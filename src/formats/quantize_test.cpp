@@ -36,8 +36,9 @@ namespace {
 
 using graph::DType;
 
-const DType kAll[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q2_K,
-                      DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::F16,  DType::BF16};
+const DType kAll[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+                      DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K,
+                      DType::Q8_A, DType::F16,  DType::BF16};
 
 double f16_delta(double v) { return std::max(std::fabs(v) * 0x1p-11, 0x1p-25); }
 
@@ -66,6 +67,10 @@ double bound(DType type, const float* x, int64_t n, int64_t i) {
     case DType::Q5_1: {
       const double d = (max - min) / 31;
       return d / 2 + 31 * f16_delta(d) + f16_delta(min) + slack;
+    }
+    case DType::Q8_A: {  // f32 scale and offset
+      const double d = (max - min) / 255;
+      return d / 2 + slack;
     }
     case DType::Q2_K:
       return 2 * amax / 3;
@@ -164,17 +169,24 @@ TEST(Quantize, RoundTripWithinTheTypeBound) {
 }
 
 // A dequantized row lies on the grid it came from. The one-pass types (legacy, f16, bf16) find
-// that grid again: the bytes repeat exactly. The K-quant searches may pick another grid (their
-// candidates and weights depend on the values), so a second round trip drifts: it must stay close
-// to the original, within 1.5x (q2_k) or 1.3x (the others) the first round trip's L2 error.
-// Measured worst over 180 rows of these kinds: q2_k 1.40, q3_k 1.12, q4_k 1.01, q5_k 1.11,
-// q6_k 1.21.
+// that grid again: the bytes repeat exactly (q8_a's f32 scale and offset: the values, to f32 rounding). The
+// K-quant searches may pick another grid (their candidates and weights depend on the values), so a second
+// round trip drifts: it must stay close to the original, within 1.5x (q2_k) or 1.3x (the others) the first
+// round trip's L2 error. Measured worst over 180 rows of these kinds: q2_k 1.40, q3_k 1.12, q4_k 1.01,
+// q5_k 1.11, q6_k 1.21.
 TEST(Quantize, RequantizingIsStable) {
   for (DType type : kAll) {
     for (const auto& x : rows_for(type)) {
       const auto q = quantize(type, x);
       const auto y = dequantize(type, q, x.size());
       const auto q2 = quantize(type, y);
+      if (type == DType::Q8_A) {  // f32 scale and offset: the grid comes back to within f32 rounding
+        const auto y2 = dequantize(type, q2, x.size());
+        double amax = 0;
+        for (const float v : y) amax = std::max(amax, static_cast<double>(std::fabs(v)));
+        for (size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(y2[i], y[i], 1e-5 * amax) << i;
+        continue;
+      }
       if (graph::traits(type).block_size == 32 || !graph::traits(type).quantized) {
         ASSERT_EQ(q, q2) << graph::dtype_name(type);
         continue;

@@ -22,6 +22,7 @@ constexpr std::array<DTypeTraits, static_cast<size_t>(DType::kSentinel)> kTraits
     {DType::Q4_K, "q4_k", 256, 144, true},
     {DType::Q5_K, "q5_k", 256, 176, true},
     {DType::Q6_K, "q6_k", 256, 210, true},
+    {DType::Q8_A, "q8_a", 32, 40, true},
 }};
 
 constexpr bool table_in_enum_order() {

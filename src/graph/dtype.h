@@ -24,6 +24,8 @@ enum class DType : uint8_t {
   Q4_K,
   Q5_K,
   Q6_K,
+  // Affine 8-bit (MLX's 8-bit weights, converted at load): glass's own, no GGUF id.
+  Q8_A,
   kSentinel,
 };
 

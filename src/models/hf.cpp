@@ -96,10 +96,10 @@ bool starts_with_any(std::string_view name, std::span<const std::string_view> pr
   return false;
 }
 
-// Q4_1: what an MLX 4-bit triplet becomes at load (hf_mlx.h); no safetensors dtype names it.
+// Q4_1 and Q8_A: what MLX triplets become at load (hf_mlx.h); no safetensors dtype names them.
 bool computes_with(graph::DType t) {
   return t == graph::DType::F32 || t == graph::DType::F16 || t == graph::DType::BF16 ||
-         t == graph::DType::Q4_1;
+         t == graph::DType::Q4_1 || t == graph::DType::Q8_A;
 }
 
 // The safetensors storage and the derived tensors, kept alive together by the model.
@@ -324,7 +324,7 @@ Result<HfModel> open_hf_model(const std::filesystem::path& dir) {
   const std::string where = "hf: " + dir.string();
   SafetensorsTensors tensors = storage->checkpoint.tensors();
   if (const auto& mlx = config->mlx_quantization()) {
-    auto q = mlx_to_q4_1(tensors, *mlx, storage->owned, where);
+    auto q = mlx_to_glass(tensors, *mlx, storage->owned, where);
     if (!q) return q.error();
     tensors = std::move(*q);
   }

@@ -76,7 +76,7 @@ struct HfRename {
 struct HfOwnedTensors {
   std::deque<std::vector<std::byte>> buffers;
   std::deque<formats::SafetensorsTensor>
-      tensors;  // made at load (MLX's triplets as Q4_1): point into buffers
+      tensors;  // made at load (MLX triplets as Q4_1 / Q8_A): point into buffers
 };
 
 // A tensor computed from the config at load (once, never per token), e.g. Llama 3 RoPE frequency

@@ -11,8 +11,6 @@
 namespace glass::models {
 namespace {
 
-constexpr float kF16Max = 65504.0f;
-
 std::string shape_text(const formats::SafetensorsTensor& t) {
   return fmt::format("[{}]", fmt::join(t.shape, ", "));
 }
@@ -36,8 +34,21 @@ struct Triplet {
   const formats::SafetensorsTensor* biases = nullptr;
 };
 
-Result<formats::SafetensorsTensor> to_q4_1(const std::string& module, const Triplet& t, int64_t group,
-                                           HfOwnedTensors& owned, std::string_view where) {
+// Whether every scale and bias of the triplet is an f16 value (Q4_1 stores them as f16).
+bool scales_fit_f16(const formats::SafetensorsTensor& s, const formats::SafetensorsTensor& b) {
+  const int64_t n = s.shape[0] * s.shape[1];
+  for (int64_t i = 0; i < n; ++i)
+    for (const float v : {value_at(s, i), value_at(b, i)})
+      if (f16_to_f32(f32_to_f16(v)) != v) return false;
+  return true;
+}
+
+// The triplet's rows as Q4_1 (4-bit values whose scales and biases are f16 values) or Q8_A (8-bit
+// values, and 4-bit ones whose scales or biases f16 would round), one block of 32 per half, quarter
+// or whole group: the same numbers either way (hf_mlx.h).
+Result<formats::SafetensorsTensor> convert(const std::string& module, const Triplet& t, int64_t group,
+                                           int64_t bits, HfOwnedTensors& owned, std::string_view where) {
+  namespace quant = formats::quant;
   const formats::SafetensorsTensor &w = *t.weight, &s = *t.scales, &b = *t.biases;
   auto bad = [&](const std::string& what) {
     return make_error(ErrorCode::InvalidFile, fmt::format("{}: MLX weight '{}': {}", where, module, what));
@@ -52,49 +63,58 @@ Result<formats::SafetensorsTensor> to_q4_1(const std::string& module, const Trip
   if (s.shape.size() != 2 || s.shape[0] != rows || s.shape[1] <= 0)
     return bad(fmt::format("scales {} do not have the weight's {} rows", shape_text(s), rows));
   const int64_t groups = s.shape[1], cols = groups * group;
-  if (words * 32 != cols * 4)
-    return bad(fmt::format("{} words a row hold {} 4-bit values, but {} groups of {} are {}", words,
-                           words * 8, groups, group, cols));
-  const int64_t blocks_per_group = group / formats::quant::kQK;
-  std::vector<std::byte>& buf = owned.buffers.emplace_back(
-      static_cast<size_t>(rows * groups * blocks_per_group) * sizeof(formats::quant::BlockQ4_1));
-  auto* out = reinterpret_cast<formats::quant::BlockQ4_1*>(buf.data());
-  const auto* packed =
-      static_cast<const uint8_t*>(w.data);  // little-endian words: nibble e of a row at byte e/2
+  if (words * 32 != cols * bits)
+    return bad(fmt::format("{} words a row hold {} {}-bit values, but {} groups of {} are {}", words,
+                           words * 32 / bits, bits, groups, group, cols));
+  const bool four = bits == 4;
+  const bool q4_1 = four && scales_fit_f16(s, b);
+  const int64_t blocks = rows * cols / quant::kQK;
+  const size_t block_bytes = q4_1 ? sizeof(quant::BlockQ4_1) : sizeof(quant::BlockQ8_A);
+  std::vector<std::byte>& buf = owned.buffers.emplace_back(static_cast<size_t>(blocks) * block_bytes);
+  std::byte* out = buf.data();
+  // Little-endian words, the first value in the lowest bits: value e of a row is nibble e % 2 of
+  // byte e / 2 (4-bit) or byte e (8-bit).
+  const auto* packed = static_cast<const uint8_t*>(w.data);
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t* row = packed + r * words * 4;
+    auto q = [&](int64_t e) { return four ? (row[e / 2] >> (4 * (e % 2))) & 0xF : row[e]; };
     for (int64_t g = 0; g < groups; ++g) {
       const float scale = value_at(s, r * groups + g), bias = value_at(b, r * groups + g);
-      if (!std::isfinite(scale) || !std::isfinite(bias) || std::fabs(scale) > kF16Max ||
-          std::fabs(bias) > kF16Max)
-        return bad(fmt::format("row {}, group {}: scale {} / bias {} do not fit f16 (Q4_1's block scale)", r,
-                               g, scale, bias));
-      const uint16_t d = f32_to_f16(scale), m = f32_to_f16(bias);
-      for (int64_t k = 0; k < blocks_per_group; ++k, ++out) {
-        std::memcpy(out->d, &d, 2);
-        std::memcpy(out->m, &m, 2);
-        const int64_t first = g * group + k * formats::quant::kQK;
-        auto nibble = [&](int64_t e) { return (row[e / 2] >> (4 * (e % 2))) & 0xF; };
-        for (int64_t j = 0; j < formats::quant::kQK / 2; ++j)
-          out->qs[j] =
-              static_cast<uint8_t>(nibble(first + j) | (nibble(first + j + formats::quant::kQK / 2) << 4));
+      const float offset = bias + 128.0f * scale;  // Q8_A's m: u - 128 is a signed byte
+      if (!std::isfinite(scale) || !std::isfinite(bias) || !std::isfinite(offset))
+        return bad(fmt::format("row {}, group {}: scale {} / bias {} are not finite", r, g, scale, bias));
+      for (int64_t first = g * group; first < (g + 1) * group; first += quant::kQK, out += block_bytes) {
+        if (q4_1) {
+          quant::BlockQ4_1 blk{};
+          quant::store_f16(blk.d, scale);
+          quant::store_f16(blk.m, bias);
+          for (int64_t j = 0; j < quant::kQK / 2; ++j)
+            blk.qs[j] = static_cast<uint8_t>(q(first + j) | (q(first + j + quant::kQK / 2) << 4));
+          std::memcpy(out, &blk, sizeof blk);
+          continue;
+        }
+        quant::BlockQ8_A blk{};
+        quant::store_f32(blk.d, scale);
+        quant::store_f32(blk.m, offset);
+        for (int64_t j = 0; j < quant::kQK; ++j) blk.qs[j] = static_cast<int8_t>(q(first + j) - 128);
+        std::memcpy(out, &blk, sizeof blk);
       }
     }
   }
-  formats::SafetensorsTensor q;
-  q.name = module + ".weight";
-  q.dtype = "Q4_1";
-  q.graph_dtype = graph::DType::Q4_1;
-  q.shape = {rows, cols};
-  q.nbytes = buf.size();
-  q.data = buf.data();
-  return q;
+  formats::SafetensorsTensor qt;
+  qt.name = module + ".weight";
+  qt.dtype = q4_1 ? "Q4_1" : "Q8_A";
+  qt.graph_dtype = q4_1 ? graph::DType::Q4_1 : graph::DType::Q8_A;
+  qt.shape = {rows, cols};
+  qt.nbytes = buf.size();
+  qt.data = buf.data();
+  return qt;
 }
 
 }  // namespace
 
-Result<SafetensorsTensors> mlx_to_q4_1(const SafetensorsTensors& tensors, const formats::MlxQuantization& q,
-                                       HfOwnedTensors& owned, std::string_view where) {
+Result<SafetensorsTensors> mlx_to_glass(const SafetensorsTensors& tensors, const formats::MlxQuantization& q,
+                                        HfOwnedTensors& owned, std::string_view where) {
   std::map<std::string, Triplet, std::less<>> triplets;
   for (const auto& [name, t] : tensors) {
     for (const char* part : {".scales", ".biases"}) {
@@ -123,15 +143,15 @@ Result<SafetensorsTensors> mlx_to_q4_1(const SafetensorsTensors& tensors, const 
             ErrorCode::InvalidFile,
             fmt::format("{}: '{}' is quantized in the checkpoint but not in config.json", where, module));
     }
-    if (bits != 4)
-      return make_error(
-          ErrorCode::Unsupported,
-          fmt::format("{}: MLX weight '{}' has {}-bit values (4-bit are supported)", where, module, bits));
+    if (bits != 4 && bits != 8)
+      return make_error(ErrorCode::Unsupported,
+                        fmt::format("{}: MLX weight '{}' has {}-bit values (4 and 8 bits are supported)",
+                                    where, module, bits));
     if (group != 32 && group != 64 && group != 128)
       return make_error(ErrorCode::Unsupported,
                         fmt::format("{}: MLX weight '{}' has groups of {} (32, 64 or 128 are supported)",
                                     where, module, group));
-    auto made = to_q4_1(module, tr, group, owned, where);
+    auto made = convert(module, tr, group, bits, owned, where);
     if (!made) return made.error();
     out.erase(module + ".scales");
     out.erase(module + ".biases");

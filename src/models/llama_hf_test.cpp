@@ -276,7 +276,7 @@ TEST(HfConfig, RemoteCodeAndQuantizedCheckpointsAreRefused) {
   EXPECT_EQ(mlx->mlx_quantization()->group_size, 64);
   EXPECT_EQ(mlx->mlx_quantization()->bits, 4);
   for (const auto& [json, says] : std::vector<std::pair<std::string, std::string>>{
-           {R"({"group_size": 64, "bits": 8})", "MLX 8-bit weights are not supported"},
+           {R"({"group_size": 64, "bits": 3})", "MLX 3-bit weights are not supported"},
            {R"({"group_size": 32, "bits": 4, "mode": "mxfp4"})", "MLX mode \"mxfp4\""},
            {R"({"group_size": 48, "bits": 4})", "group_size: expected 32, 64 or 128, got 48"},
            {R"({"group_size": "64", "bits": 4})", "group_size: expected an integer"},

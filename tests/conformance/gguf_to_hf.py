@@ -19,12 +19,13 @@ What is inverted, per family:
 Gemma 3n's twin uses the multimodal layout (model_type "gemma3n", text_config,
 model.language_model.* tensors, plus one tiny vision-tower tensor a text loader must skip).
 
-With --mlx-group G each twin is also written MLX-quantized (HF_DIR-mlx4: 4-bit affine, groups of G,
-bfloat16 scales and biases, as mlx-community publishes) and as the F32 values that quantization
-stands for (HF_DIR-mlx4-deq), so a loader of MLX snapshots can be held to the plain checkpoint.
+With --mlx-group G each twin is also written MLX-quantized (HF_DIR-mlx4: affine, --mlx-bits 4 or 8,
+groups of G, bfloat16 scales and biases, as mlx-community publishes) and as the F32 values that
+quantization stands for (HF_DIR-mlx4-deq), so a loader of MLX snapshots can be held to the plain
+checkpoint.
 
 Usage: gguf_to_hf.py --fixtures DIR --out DIR [--arch NAME ...] [--mlx-group G]
-       gguf_to_hf.py --fixtures DIR --out DIR --mlx-from HF_DIR [--mlx-group G]  (any F32 HF directory)
+       gguf_to_hf.py --fixtures DIR --out DIR --mlx-from HF_DIR [--mlx-group G] [--mlx-bits 4|8]  (any F32 HF directory)
 Writes OUT/index.json: one entry per twin (arch, gguf, hf directory, reference .npy / .json).
 Exit 0 on success; 77 when the fixtures are absent or numpy is missing (index.json says why).
 """
@@ -344,10 +345,11 @@ def config(arch, meta, tensors):
 
 
 # ---------------------------------------------------------------------------------------------
-# MLX affine 4-bit (mx.quantize, as MLX's documentation states it): per group of G consecutive
-# weights of a row, alpha = max, beta = min, s = (alpha - beta) / 15, q = round((w - beta) / s) in
-# 0..15, w ~ s * q + beta. Scales and biases are stored in the model's dtype (bfloat16 here, as
-# mlx-community's bf16 models), q packed eight to a uint32, the first in the lowest bits. The
+# MLX affine quantization (mx.quantize, as MLX's documentation states it): per group of G consecutive
+# weights of a row, alpha = max, beta = min, s = (alpha - beta) / (2^bits - 1), q = round((w - beta)
+# / s) in 0..2^bits - 1, w ~ s * q + beta. Scales and biases are stored in the model's dtype
+# (bfloat16 here, as mlx-community's bf16 models), q packed 32 / bits to a uint32, the first in the
+# lowest bits. The
 # modules mlx-lm quantizes: Linear and Embedding weights whose rows split into groups (norms and
 # odd-sized matrices stay as they are).
 
@@ -356,36 +358,37 @@ def mlx_quantizable(name, a, group):
             and a.shape[1] % group == 0)
 
 
-def mlx_quantize(a, group):
+def mlx_quantize(a, group, bits):
     rows, cols = a.shape
+    top, per_word = 2 ** bits - 1, 32 // bits
     g = a.astype(np.float32).reshape(rows, cols // group, group)
     hi, lo = g.max(axis=2), g.min(axis=2)
-    scales = BF16(np.maximum((hi - lo) / 15.0, 1e-8))
+    scales = BF16(np.maximum((hi - lo) / float(top), 1e-8))
     biases = BF16(lo)
     s, b = scales.floats()[..., None], biases.floats()[..., None]
-    q = np.clip(np.rint((g - b) / s), 0, 15).astype(np.uint32)
+    q = np.clip(np.rint((g - b) / s), 0, top).astype(np.uint32)
     dequantized = (s * q.astype(np.float32) + b).reshape(rows, cols)
-    q = q.reshape(rows, cols // 8, 8)
-    packed = np.zeros((rows, cols // 8), dtype=np.uint32)
-    for j in range(8):
-        packed |= q[:, :, j] << np.uint32(4 * j)
+    q = q.reshape(rows, cols // per_word, per_word)
+    packed = np.zeros((rows, cols // per_word), dtype=np.uint32)
+    for j in range(per_word):
+        packed |= q[:, :, j] << np.uint32(bits * j)
     return packed, scales, biases, dequantized
 
 
-def write_mlx(hf_dir, group):
-    """HF_DIR-mlx4: the twin with its matrices MLX-quantized; HF_DIR-mlx4-deq: the same values as F32."""
+def write_mlx(hf_dir, group, bits=4):
+    """HF_DIR-mlxB: the twin with its matrices MLX-quantized; HF_DIR-mlxB-deq: the same values as F32."""
     tensors = read_safetensors_f32(os.path.join(hf_dir, "model.safetensors"))
     quantized, dequantized = {}, {}
     for name, a in tensors.items():
         if mlx_quantizable(name, a, group):
-            packed, scales, biases, deq = mlx_quantize(a, group)
+            packed, scales, biases, deq = mlx_quantize(a, group, bits)
             module = name[: -len(".weight")]
             quantized[name], quantized[module + ".scales"], quantized[module + ".biases"] = packed, scales, biases
             dequantized[name] = deq
         else:
             quantized[name] = dequantized[name] = a
     out = {}
-    for suffix, ts, quant in (("-mlx4", quantized, True), ("-mlx4-deq", dequantized, False)):
+    for suffix, ts, quant in ((f"-mlx{bits}", quantized, True), (f"-mlx{bits}-deq", dequantized, False)):
         d = hf_dir + suffix
         os.makedirs(d, exist_ok=True)
         for f in os.listdir(hf_dir):
@@ -394,12 +397,12 @@ def write_mlx(hf_dir, group):
                     dst.write(src.read())
         c = json.load(open(os.path.join(hf_dir, "config.json"), encoding="utf-8"))
         if quant:
-            c["quantization"] = {"group_size": group, "bits": 4}
-            c["quantization_config"] = {"group_size": group, "bits": 4}
+            c["quantization"] = {"group_size": group, "bits": bits}
+            c["quantization_config"] = {"group_size": group, "bits": bits}
         with open(os.path.join(d, "config.json"), "w", encoding="utf-8") as f:
             json.dump(c, f, indent=2)
         write_safetensors(os.path.join(d, "model.safetensors"), ts)
-        out[suffix] = d
+        out["quantized" if quant else "dequantized"] = d
     return out
 
 
@@ -465,6 +468,7 @@ def main():
     p.add_argument("--mlx-group", type=int, default=0,
                    help="also write each twin MLX-quantized (4-bit, groups of N) and its dequantized F32 twin")
     p.add_argument("--mlx-from", help="instead: MLX-quantize this F32 HF directory (a copy in --out)")
+    p.add_argument("--mlx-bits", type=int, default=4, choices=(4, 8), help="MLX quantization width")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     index = {"twins": []}
@@ -478,8 +482,8 @@ def main():
         for f in os.listdir(a.mlx_from):
             with open(os.path.join(a.mlx_from, f), "rb") as src, open(os.path.join(copy, f), "wb") as dst:
                 dst.write(src.read())
-        mlx = write_mlx(copy, a.mlx_group or 32)
-        index["twins"].append({"hf": copy, "mlx": mlx["-mlx4"], "mlx_dequantized": mlx["-mlx4-deq"]})
+        mlx = write_mlx(copy, a.mlx_group or 32, a.mlx_bits)
+        index["twins"].append({"hf": copy, "mlx": mlx["quantized"], "mlx_dequantized": mlx["dequantized"]})
         json.dump(index, open(os.path.join(a.out, "index.json"), "w"), indent=2)
         return 0
     models = os.path.join(a.fixtures, "models", "synthetic-arch")
@@ -503,8 +507,8 @@ def main():
         entry = {"arch": arch, "gguf": os.path.join(models, fname), "hf": hf_dir,
                  "reference": ref + ".npy", "reference_json": ref + ".json"}
         if a.mlx_group:
-            mlx = write_mlx(hf_dir, a.mlx_group)
-            entry["mlx"], entry["mlx_dequantized"] = mlx["-mlx4"], mlx["-mlx4-deq"]
+            mlx = write_mlx(hf_dir, a.mlx_group, a.mlx_bits)
+            entry["mlx"], entry["mlx_dequantized"] = mlx["quantized"], mlx["dequantized"]
         index["twins"].append(entry)
     json.dump(index, open(os.path.join(a.out, "index.json"), "w"), indent=2)
     return 0

@@ -172,19 +172,23 @@ TEST_P(HfTwins, MlxSnapshotComputesItsDequantizedValues) {
 }
 
 // The same for a Llama checkpoint (stories260K-hf, groups of 32: the FFN's 172-wide rows do not
-// split into groups, so down_proj stays F32 beside quantized matrices, as mixed snapshots do).
-TEST(MlxSnapshot, LlamaComputesItsDequantizedValues) {
+// split into groups, so down_proj stays F32 beside quantized matrices, as mixed snapshots do), at 4
+// and 8 bits (Q4_1 and Q8_A: the checkpoint's values either way, so equal logits on ref).
+class MlxLlama : public ::testing::TestWithParam<int> {};
+
+TEST_P(MlxLlama, ComputesItsDequantizedValues) {
+  const int bits = GetParam();
   const std::filesystem::path fx = test::shared_fixtures();
   if (fx.empty()) {
     if (test::fixtures_required()) GTEST_FAIL() << "shared fixtures required but not found";
     GTEST_SKIP() << "shared fixtures not found: set GLASS_FIXTURES or place them at ../shared/fixtures";
   }
-  const auto out = std::filesystem::path(GLASS_HF_TWINS_DIR) / "mlx-llama";
+  const auto out = std::filesystem::path(GLASS_HF_TWINS_DIR) / fmt::format("mlx{}-llama", bits);
   std::filesystem::remove_all(out);
   const std::string cmd =
-      fmt::format("'{}' '{}' --fixtures '{}' --out '{}' --mlx-from '{}' --mlx-group 32", GLASS_TEST_PYTHON,
-                  (test::source_dir() / "tests/conformance/gguf_to_hf.py").string(), fx.string(),
-                  out.string(), (fx / "models" / "stories260K-hf").string());
+      fmt::format("'{}' '{}' --fixtures '{}' --out '{}' --mlx-from '{}' --mlx-group 32 --mlx-bits {}",
+                  GLASS_TEST_PYTHON, (test::source_dir() / "tests/conformance/gguf_to_hf.py").string(),
+                  fx.string(), out.string(), (fx / "models" / "stories260K-hf").string(), bits);
   const int status = std::system(cmd.c_str());
   std::ifstream in(out / "index.json");
   const auto index = nlohmann::json::parse(in, nullptr, false);
@@ -205,17 +209,24 @@ TEST(MlxSnapshot, LlamaComputesItsDequantizedValues) {
   auto got = run(mlx, "ref");
   ASSERT_TRUE(want.ok()) << want.error().message;
   ASSERT_TRUE(got.ok()) << got.error().message;
-  EXPECT_LE(verify::compare(*got, *want, 512).max_abs, 1e-4);
+  const verify::Metrics on_ref = verify::compare(*got, *want, 512);
+  EXPECT_LE(on_ref.max_abs, 1e-4);
+  std::printf("mlx %d-bit llama ref: vs the dequantized twin max|d| %.3g, min Pearson %.7f\n", bits,
+              on_ref.max_abs, on_ref.min_pearson);
   if (const auto b = conformance::available_backends(); std::find(b.begin(), b.end(), "cpu") != b.end()) {
     auto cpu = run(mlx, "cpu");
     ASSERT_TRUE(cpu.ok()) << cpu.error().message;
     const verify::Metrics m = verify::compare(*cpu, *want, 512);
     EXPECT_GE(m.min_pearson, 0.999);
     EXPECT_GE(m.top1, 0.9);
-    std::printf("mlx llama cpu: vs the dequantized twin max|d| %.3g, min Pearson %.6f\n", m.max_abs,
-                m.min_pearson);
+    std::printf("mlx %d-bit llama cpu: vs the dequantized twin max|d| %.3g, min Pearson %.6f\n", bits,
+                m.max_abs, m.min_pearson);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Bits, MlxLlama, ::testing::Values(4, 8), [](const ::testing::TestParamInfo<int>& p) {
+  return fmt::format("bits{}", p.param);
+});
 
 // The converted F32 file holds the fixture's tensors bit for bit and its <arch>.* keys.
 void expect_same_file(const formats::GgufFile& want, const formats::GgufFile& got, const std::string& arch) {

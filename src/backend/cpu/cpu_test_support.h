@@ -98,7 +98,7 @@ inline std::vector<size_t> scale_offsets(graph::DType t) {
   }
 }
 
-// `rows` x `k` weights of type t: random quants with sane f16 scales, or N(0, 0.5) values.
+// `rows` x `k` weights of type t: random quants with sane scales, or N(0, 0.5) values.
 inline std::vector<uint8_t> random_weights(graph::DType t, int64_t rows, int64_t k, uint32_t seed) {
   std::mt19937 rng(seed);
   const auto& tr = graph::traits(t);
@@ -124,6 +124,14 @@ inline std::vector<uint8_t> random_weights(graph::DType t, int64_t rows, int64_t
       const uint16_t h = formats::f32_to_f16(scale(rng));
       std::memcpy(out.data() + b * static_cast<size_t>(tr.block_bytes) + off, &h, 2);
     }
+  if (t == graph::DType::Q8_A) {  // f32 scale and offset
+    std::uniform_real_distribution<float> offset(-0.05f, 0.05f);
+    for (size_t b = 0; b < out.size() / static_cast<size_t>(tr.block_bytes); ++b) {
+      const float d = scale(rng) / 16.0f, m = offset(rng);
+      std::memcpy(out.data() + b * static_cast<size_t>(tr.block_bytes), &d, 4);
+      std::memcpy(out.data() + b * static_cast<size_t>(tr.block_bytes) + 4, &m, 4);
+    }
+  }
   return out;
 }
 

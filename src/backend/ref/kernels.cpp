@@ -17,7 +17,7 @@ constexpr DTypeSet kI32 = bit(DType::I32);
 constexpr DTypeSet kHalf = bit(DType::F16) | bit(DType::BF16);
 constexpr DTypeSet kQuant = bit(DType::Q4_0) | bit(DType::Q4_1) | bit(DType::Q5_0) | bit(DType::Q5_1) |
                             bit(DType::Q8_0) | bit(DType::Q2_K) | bit(DType::Q3_K) | bit(DType::Q4_K) |
-                            bit(DType::Q5_K) | bit(DType::Q6_K);
+                            bit(DType::Q5_K) | bit(DType::Q6_K) | bit(DType::Q8_A);
 constexpr DTypeSet kWeights = kF32 | kHalf | kQuant;
 constexpr DTypeSet kKv = kF32 | bit(DType::F16);
 constexpr DTypeSet kPlain = kF32 | kHalf | kI32;

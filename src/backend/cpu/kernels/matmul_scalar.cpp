@@ -10,6 +10,9 @@ namespace {
 using graph::DType;
 
 inline float h2f(uint16_t h) { return formats::f16_to_f32(h); }
+// A legacy block's scale or offset: f16 in ggml's blocks, f32 in Q8_A's.
+inline float block_float(const uint8_t (&h)[2]) { return h2f(f16_bits(h)); }
+inline float block_float(const uint8_t (&f)[4]) { return q::load_f32(f); }
 
 inline int32_t dot32(const int8_t* w, const int8_t* a) {
   int32_t s = 0;
@@ -26,9 +29,9 @@ float dot_legacy(int64_t k, const std::byte* w, const std::byte* a) {
   int8_t q[32];
   for (int64_t b = 0; b < k / 32; ++b) {
     Unpack(wb[b], q);
-    const float dw = h2f(f16_bits(wb[b].d));
+    const float dw = block_float(wb[b].d);
     sum += static_cast<float>(dot32(q, ab[b].qs)) * (dw * ab[b].d);
-    if constexpr (kHasMin) sum += h2f(f16_bits(wb[b].m)) * ab[b].s;
+    if constexpr (kHasMin) sum += block_float(wb[b].m) * ab[b].s;
   }
   return sum;
 }
@@ -98,6 +101,7 @@ constexpr MatmulKernel kKernels[] = {
     {DType::Q5_0, ActType::Q8_0, quantize_row_q8_0, gemm<dot_legacy<q::BlockQ5_0, unpack_q5_0, false>>},
     {DType::Q5_1, ActType::Q8_1, quantize_row_q8_1, gemm<dot_legacy<q::BlockQ5_1, unpack_q5_1, true>>},
     {DType::Q8_0, ActType::Q8_0, quantize_row_q8_0, gemm<dot_q8_0>},
+    {DType::Q8_A, ActType::Q8_1, quantize_row_q8_1, gemm<dot_legacy<q::BlockQ8_A, unpack_q8_a, true>>},
     {DType::Q2_K, ActType::Q8_K, quantize_row_q8_k, gemm<dot_k<q::BlockQ2_K, unpack_q2_k>>},
     {DType::Q3_K, ActType::Q8_K, quantize_row_q8_k, gemm<dot_k<q::BlockQ3_K, unpack_q3_k>>},
     {DType::Q4_K, ActType::Q8_K, quantize_row_q8_k, gemm<dot_k<q::BlockQ4_K, unpack_q4_k>>},

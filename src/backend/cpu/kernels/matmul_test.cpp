@@ -59,7 +59,7 @@ std::vector<double> activation_values(const kernels::MatmulKernel& mk, const flo
   return v;
 }
 
-// q4_1 / q5_1 add m * s per block, s = f16(d_exact * sum(q)); the dequantized product has
+// q4_1 / q5_1 / q8_a add m * s per block, s = f16(d_exact * sum(q)); the dequantized product has
 // m * d * sum(q). The difference, per block, so the emulation is exact for them too.
 double min_term_correction(DType wt, const kernels::MatmulKernel& mk, const uint8_t* wrow, const float* x,
                            int64_t k) {
@@ -69,10 +69,15 @@ double min_term_correction(DType wt, const kernels::MatmulKernel& mk, const uint
   const size_t bb = static_cast<size_t>(graph::traits(wt).block_bytes);
   double c = 0;
   for (size_t b = 0; b < q.size(); ++b) {
-    uint16_t m;
-    std::memcpy(&m, wrow + b * bb + 2, 2);
-    c += static_cast<double>(formats::f16_to_f32(m)) *
-         (static_cast<double>(q[b].s) - static_cast<double>(q[b].d) * q[b].sum);
+    float m = 0;  // f16 after the f16 scale (q4_1, q5_1), f32 after the f32 scale (q8_a)
+    if (wt == DType::Q8_A) {
+      std::memcpy(&m, wrow + b * bb + 4, 4);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, wrow + b * bb + 2, 2);
+      m = formats::f16_to_f32(h);
+    }
+    c += static_cast<double>(m) * (static_cast<double>(q[b].s) - static_cast<double>(q[b].d) * q[b].sum);
   }
   return c;
 }
@@ -155,7 +160,7 @@ TEST_P(CpuMatmul, MatchesEmulationAndRef) {
 // and must not saturate there.
 TEST(CpuMatmulExtremes, LargestQuantsDoNotSaturate) {
   for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
-                  DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+                  DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_A}) {
     const int64_t bs = graph::traits(t).block_size;
     for (int64_t M : {1, 3, 20}) {
       const Case c{t, M, 37, 2 * bs};
@@ -171,8 +176,9 @@ TEST(CpuMatmulExtremes, LargestQuantsDoNotSaturate) {
 
 std::vector<Case> cases() {
   std::vector<Case> v;
-  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
-                  DType::Q8_0, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+  for (DType t :
+       {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
+        DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_A}) {
     const int64_t K =
         graph::traits(t).block_size == 256 ? 512 : (graph::traits(t).block_size == 32 ? 96 : 67);
     for (int64_t M : {1, 3, 70}) v.push_back({t, M, M == 70 ? 133 : 37, K});
@@ -216,6 +222,7 @@ std::vector<Case> cases() {
     v.push_back({t, 20, 70, 96});
   }
   v.push_back({DType::Q6_K, 1, 16 * 5 + 3, 256});
+  for (int64_t M : {2, 4, 17}) v.push_back({DType::Q8_A, M, 45, 160});  // Q8_A: decode rows, the packed path
   v.push_back({DType::Q8_0, 3, 70, 64});
   v.push_back({DType::Q4_K, 5, 9, 256});
   return v;
@@ -435,9 +442,9 @@ TEST(CpuMatmulTable, OneRowPerWeightLayoutAndWalk) {
       EXPECT_EQ(other == r.kernel, r.walk == kernels::Walk::Any) << r.kernel->layout;
       EXPECT_NE(kernels::fused_matmul_kernel(isa, r.kernel), nullptr) << r.kernel->layout;
     }
-    // The scalar tier has all 13 weight types; an x86 build's tiers too (other builds: none).
+    // The scalar tier has all 14 weight types; an x86 build's tiers too (other builds: none).
     if (isa == Isa::Scalar || !rows.empty()) {
-      EXPECT_EQ(file, 13u);
+      EXPECT_EQ(file, 14u);
     }
     EXPECT_EQ(kernels::fused_matmul_kernel(isa, nullptr), nullptr);
   }

@@ -62,6 +62,11 @@ struct Q8_0P {
   static constexpr bool kSigned = true, kMin = false;
   static __m256i quants(const Block& b) { return load256(b.qs); }
 };
+struct Q8_AP {
+  using Block = q::BlockQ8_A;
+  static constexpr bool kSigned = true, kMin = true;
+  static __m256i quants(const Block& b) { return load256(b.qs); }
+};
 
 template <class P, int RA>
 inline void legacy_rows(int64_t nb, const typename P::Block* w, const std::byte* a, size_t a_stride,
@@ -76,13 +81,13 @@ inline void legacy_rows(int64_t nb, const typename P::Block* w, const std::byte*
     const auto& blk = w[b];
     const __m256i q = P::quants(blk);
     const __m256i qa = P::kSigned ? _mm256_abs_epi8(q) : q;
-    const float dw = half(blk.d);
+    const float dw = block_float(blk.d);
     for (int i = 0; i < RA; ++i) {
       const ActQ8& x = reinterpret_cast<const ActQ8*>(a + static_cast<size_t>(i) * a_stride)[b];
       const __m256i xq = load256(x.qs);
       const __m256i p = dot_u8s8(qa, P::kSigned ? _mm256_sign_epi8(xq, q) : xq);
       acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * x.d), acc[i]);
-      if constexpr (P::kMin) summ[i] += half(blk.m) * x.s;
+      if constexpr (P::kMin) summ[i] += block_float(blk.m) * x.s;
     }
   }
   for (int i = 0; i < RA; ++i) out[static_cast<size_t>(i) * out_stride] = hsum(acc[i]) + summ[i];
@@ -334,10 +339,10 @@ inline float legacy_row_512(int64_t nb, const typename P::Block* w, const ActQ8*
       xq = _mm512_mask_sub_epi8(xq, _mm512_movepi8_mask(q), _mm512_setzero_si512(), xq);
     }
     const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), qa, xq);
-    const __m512 d = _mm512_insertf32x8(_mm512_set1_ps(half(w[b].d) * x[b].d),
-                                        _mm256_set1_ps(half(w[b + 1].d) * x[b + 1].d), 1);
+    const __m512 d = _mm512_insertf32x8(_mm512_set1_ps(block_float(w[b].d) * x[b].d),
+                                        _mm256_set1_ps(block_float(w[b + 1].d) * x[b + 1].d), 1);
     acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), d, acc);
-    if constexpr (P::kMin) summ += half(w[b].m) * x[b].s + half(w[b + 1].m) * x[b + 1].s;
+    if constexpr (P::kMin) summ += block_float(w[b].m) * x[b].s + block_float(w[b + 1].m) * x[b + 1].s;
   }
   float r = _mm512_reduce_add_ps(acc) + summ;
   if (b < nb) {
@@ -399,6 +404,7 @@ constexpr MatmulKernel kQ4_1 = packed<PQ4_1>({DType::Q4_1, ActType::Q8_1, quanti
 constexpr MatmulKernel kQ5_0 = packed<PQ5_0>({DType::Q5_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q5_0P>});
 constexpr MatmulKernel kQ5_1 = packed<PQ5_1>({DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q5_1P>});
 constexpr MatmulKernel kQ8_0 = packed<PQ8_0>({DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q8_0P>});
+constexpr MatmulKernel kQ8_A = packed<PQ8_A>({DType::Q8_A, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q8_AP>});
 constexpr MatmulKernel kQ2_K = packed<PQ2_K>({DType::Q2_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q2_KP>});
 constexpr MatmulKernel kQ3_K = packed<PQ3_K>({DType::Q3_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q3_KP>});
 constexpr MatmulKernel kQ4_K = packed<PQ4_K>({DType::Q4_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q4_KP>});
@@ -463,6 +469,7 @@ constexpr MatmulRow kX86Rows[] = {
     {&kQ5_0},
     {&kQ5_1},
     {&kQ8_0},
+    {&kQ8_A},
     {&kQ2_K},
     {&kQ3_K},
     {&kQ4_K},

@@ -17,6 +17,7 @@
 
 #include "backend/cpu/kernels/matmul.h"
 #include "backend/cpu/kernels/unpack.h"
+#include "backend/cpu/kernels/x86_simd.h"
 
 namespace glass::backend::cpu::kernels {
 namespace {
@@ -64,8 +65,8 @@ struct PackLegacy {
     for (int64_t i = 0; i < k / 32; ++i) {
       Unpack(b[i], q);
       for (int j = 0; j < 32; ++j) vals[i * 32 + j] = static_cast<uint8_t>(q[j] + kOff);
-      scale[i] = _cvtsh_ss(f16_bits(b[i].d));
-      if constexpr (kHasMin) mins[i] = _cvtsh_ss(f16_bits(b[i].m));
+      scale[i] = block_float(b[i].d);
+      if constexpr (kHasMin) mins[i] = block_float(b[i].m);
     }
   }
 };
@@ -262,6 +263,7 @@ using PQ4_1 = PackLegacy<q::BlockQ4_1, unpack_q4_1, 0, 15, true>;
 using PQ5_0 = PackLegacy<q::BlockQ5_0, unpack_q5_0, 16, 31, false>;
 using PQ5_1 = PackLegacy<q::BlockQ5_1, unpack_q5_1, 0, 31, true>;
 using PQ8_0 = PackLegacy<q::BlockQ8_0, unpack_q8_0, 128, 255, false>;
+using PQ8_A = PackLegacy<q::BlockQ8_A, unpack_q8_a, 128, 255, true>;
 using PQ2_K = PackK<q::BlockQ2_K, unpack_q2_k, 16, 0, 3, true>;
 using PQ3_K = PackK<q::BlockQ3_K, unpack_q3_k, 16, 4, 7, false>;
 using PQ4_K = PackK<q::BlockQ4_K, unpack_q4_k, 32, 0, 15, true>;

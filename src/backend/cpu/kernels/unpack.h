@@ -30,6 +30,8 @@ inline void unpack_q4_1(const q::BlockQ4_1& b, int8_t* out) {
     out[j + 16] = static_cast<int8_t>(b.qs[j] >> 4);
   }
 }
+// Q8_A: q is stored with its offset applied (u - 128).
+inline void unpack_q8_a(const q::BlockQ8_A& b, int8_t* out) { std::memcpy(out, b.qs, 32); }
 inline uint32_t qh_bits(const uint8_t (&qh)[4]) {
   uint32_t v;
   std::memcpy(&v, qh, 4);

@@ -30,6 +30,13 @@ inline void prefetch_ahead(const void* p, size_t bytes) {
 
 inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 inline float half(const uint8_t (&h)[2]) { return _cvtsh_ss(static_cast<uint16_t>(h[0] | (h[1] << 8))); }
+// A legacy block's scale or offset: f16 in ggml's blocks, f32 in Q8_A's.
+inline float block_float(const uint8_t (&h)[2]) { return half(h); }
+inline float block_float(const uint8_t (&f)[4]) {
+  float v;
+  std::memcpy(&v, f, 4);
+  return v;
+}
 
 inline float hsum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
