@@ -51,7 +51,11 @@ struct QuantizedTensorInfo {
 struct QuantizeOptions {
   std::string type = "q4_k_m";  // one of quantize_type_names()
   bool pure = false;            // every quantizable tensor gets the base type (llama-quantize --pure)
-  int n_threads = 0;            // threads converting tensors; <= 0: one per hardware thread
+  // A tensor stored quantized already (a quantized GGUF, an MLX snapshot's weights) is dequantized and
+  // quantized again to its new type (llama-quantize --allow-requantize): it carries both rounding
+  // errors. Off: such a tensor is copied when its type stays, refused otherwise.
+  bool allow_requantize = false;
+  int n_threads = 0;  // threads converting tensors; <= 0: one per hardware thread
   // Called after each tensor is written (progress), on the calling thread. It must not throw.
   std::function<void(const QuantizedTensorInfo&)> on_tensor;
   // A split model, as llama.cpp's gguf-split writes one (0: no limit): a new shard before a tensor
@@ -79,8 +83,9 @@ struct QuantizeReport {
 // they stream. Memory stays small whatever the model's size.
 // Errors: InvalidArgument for an unknown type (the message lists the known ones) or a non-finite
 // weight (naming the tensor and row); the input's own (naming the file or the directory's
-// config.json / tensor); Unsupported for a tensor stored quantized already or a row length with no
-// fallback; Io naming the output. On error no output file is left behind.
+// config.json / tensor); Unsupported for a tensor stored quantized already (without
+// allow_requantize) or in a type GGUF has no id for (an MLX snapshot's 8-bit weights), or a row
+// length with no fallback; Io naming the output. On error no output file is left behind.
 Result<QuantizeReport> quantize_model(const std::string& input, const std::string& output,
                                       const QuantizeOptions& options);
 

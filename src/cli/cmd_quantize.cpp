@@ -22,6 +22,7 @@ namespace {
 struct QuantizeArgs {
   std::string in, out, type;
   bool pure = false;
+  bool allow_requantize = false;
   bool verbose = false;
   int threads = 0;
   std::string split_max_size;  // "2G", "500M", "4096K", bytes
@@ -74,6 +75,7 @@ int quantize(const QuantizeArgs& a) {
   QuantizeOptions o;
   o.type = a.type;
   o.pure = a.pure;
+  o.allow_requantize = a.allow_requantize;
   o.n_threads = a.threads;
   if (!a.split_max_size.empty()) {
     const auto bytes = size_value(a.split_max_size);
@@ -156,6 +158,9 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
   cmd->add_option("output", a->out, "GGUF file to write")->required();
   cmd->add_option("type", a->type, type_names())->required();
   cmd->add_flag("--pure", a->pure, "every quantizable tensor gets the base type (no mix rules)");
+  cmd->add_flag("--allow-requantize", a->allow_requantize,
+                "quantize again tensors stored quantized (a quantized GGUF, an MLX snapshot): they carry "
+                "both rounding errors");
   cmd->add_flag("-v,--verbose", a->verbose, "print every tensor's choice");
   cmd->add_option("-t,--threads", a->threads, "threads (default: one per hardware thread)");
   cmd->add_option(

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "formats/gguf.h"
+#include "formats/gguf_detail.h"
 #include "formats/gguf_shards.h"
 #include "formats/gguf_writer.h"
 #include "formats/quant.h"
@@ -157,12 +158,16 @@ Result<QuantizeReport> quantize_tensors(const GgufFile& f, const std::vector<Sou
     const TypeChoice& c = (*choices)[i];
     DType to = c.dtype;
     if (kept_as_f32 && !c.quantizable && (to == DType::F16 || to == DType::BF16)) to = DType::F32;
-    if ((to != t.dtype || !t.row_map.empty()) && !convertible(t.dtype))
-      return make_error(
-          ErrorCode::Unsupported,
-          fmt::format("quantize: {}: tensor '{}' is stored as {}; requantizing to {} is not supported "
-                      "(start from an F32, F16 or BF16 file)",
-                      f.path(), t.name, graph::dtype_name(t.dtype), graph::dtype_name(to)));
+    if ((to != t.dtype || !t.row_map.empty()) && !convertible(t.dtype) && !options.allow_requantize)
+      return make_error(ErrorCode::Unsupported,
+                        fmt::format("quantize: {}: tensor '{}' is stored as {}; requantizing to {} needs "
+                                    "--allow-requantize (or start from an F32, F16 or BF16 file)",
+                                    f.path(), t.name, graph::dtype_name(t.dtype), graph::dtype_name(to)));
+    if (!gguf_detail::gguf_from_dtype(to))
+      return make_error(ErrorCode::Unsupported,
+                        fmt::format("quantize: {}: tensor '{}' would stay {}, a type GGUF files cannot hold; "
+                                    "choose a type that quantizes it",
+                                    f.path(), t.name, graph::dtype_name(to)));
     specs.push_back({t.name, t.shape, to});
     const uint64_t n = elements(t.shape);
     QuantizedTensor q{

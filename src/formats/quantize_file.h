@@ -33,6 +33,9 @@ struct QuantizedTensor {
 struct QuantizeOptions {
   FileType ftype = FileType::Q4_K_M;
   bool pure = false;  // every quantizable tensor gets the base type (llama-quantize --pure)
+  // Dequantize and quantize again a tensor stored quantized that gets another type
+  // (llama-quantize --allow-requantize); off: refused.
+  bool allow_requantize = false;
   // Calls body(i) for every i in [0, n), possibly concurrently; empty runs serially. The library
   // owns no threads: the caller brings its pool.
   std::function<void(int64_t n, const std::function<void(int64_t)>& body)> parallel;

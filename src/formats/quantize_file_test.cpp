@@ -148,11 +148,21 @@ TEST(QuantizeFileSmall, ErrorsLeaveNoFile) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::Unsupported);
   EXPECT_NE(r.error().message.find("blk.0.attn_q.weight"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("--allow-requantize"), std::string::npos) << r.error().message;
   EXPECT_FALSE(fs::exists(out));
   // The same type is a copy.
   o.ftype = FileType::Q8_0;
   ASSERT_TRUE(quantize_gguf(qin, out, o).ok());
   fs::remove(out);
+  // Allowed, the tensor is dequantized and quantized again.
+  o.ftype = FileType::Q4_0;
+  o.allow_requantize = true;
+  ASSERT_TRUE(quantize_gguf(qin, out, o).ok());
+  auto requantized = GgufFile::open(out);
+  ASSERT_TRUE(requantized.ok()) << requantized.error().message;
+  EXPECT_EQ(requantized->tensors()[0].dtype, DType::Q4_0);
+  fs::remove(out);
+  o.allow_requantize = false;
 
   // A non-finite weight: named with its row; the partial output is removed.
   auto w = small_model();

@@ -78,6 +78,7 @@ Result<QuantizeReport> quantize_model(const std::string& input, const std::strin
   formats::QuantizeOptions o;
   o.ftype = *ftype;
   o.pure = options.pure;
+  o.allow_requantize = options.allow_requantize;
   o.split_max_bytes = options.split_max_bytes;
   o.split_max_tensors = options.split_max_tensors;
   o.parallel = [&pool](int64_t n, const std::function<void(int64_t)>& body) {

@@ -222,6 +222,23 @@ TEST_P(MlxLlama, ComputesItsDequantizedValues) {
     std::printf("mlx %d-bit llama cpu: vs the dequantized twin max|d| %.3g, min Pearson %.6f\n", bits,
                 m.max_abs, m.min_pearson);
   }
+  // To GGUF: refused as requantizing unless allowed; allowed, the snapshot's values in F16 (this
+  // model's 172-wide FFN rows have no Q8_0 fallback).
+  const std::string gguf = (out / "mlx.f16.gguf").string();
+  formats::QuantizeOptions qo;
+  qo.ftype = formats::FileType::F16;
+  auto refused = models::hf_to_gguf(mlx, gguf, qo);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("--allow-requantize"), std::string::npos) << refused.error().message;
+  qo.allow_requantize = true;
+  auto written = models::hf_to_gguf(mlx, gguf, qo);
+  ASSERT_TRUE(written.ok()) << written.error().message;
+  auto from_gguf = run(gguf, "ref");
+  ASSERT_TRUE(from_gguf.ok()) << from_gguf.error().message;
+  const verify::Metrics q = verify::compare(*from_gguf, *want, 512);
+  EXPECT_GE(q.min_pearson, 0.9999);
+  std::printf("mlx %d-bit llama -> f16 GGUF, ref: vs the dequantized twin min Pearson %.7f\n", bits,
+              q.min_pearson);
 }
 
 INSTANTIATE_TEST_SUITE_P(Bits, MlxLlama, ::testing::Values(4, 8), [](const ::testing::TestParamInfo<int>& p) {
