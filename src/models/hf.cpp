@@ -324,7 +324,11 @@ Result<HfModel> open_hf_model(const std::filesystem::path& dir) {
   const std::string where = "hf: " + dir.string();
   SafetensorsTensors tensors = storage->checkpoint.tensors();
   if (const auto& mlx = config->mlx_quantization()) {
-    auto q = mlx_to_glass(tensors, *mlx, storage->owned, where);
+    // Each triplet is read once into its converted copy: its pages leave memory then, as a repacked
+    // GGUF weight's do (else an MLX snapshot takes its size twice).
+    auto q = mlx_to_glass(tensors, *mlx, storage->owned, where, [&m](const formats::SafetensorsTensor& t) {
+      for (const auto& mapping : m.mappings) mapping->release(t.data, t.nbytes);
+    });
     if (!q) return q.error();
     tensors = std::move(*q);
   }

@@ -113,8 +113,9 @@ Result<formats::SafetensorsTensor> convert(const std::string& module, const Trip
 
 }  // namespace
 
-Result<SafetensorsTensors> mlx_to_glass(const SafetensorsTensors& tensors, const formats::MlxQuantization& q,
-                                        HfOwnedTensors& owned, std::string_view where) {
+Result<SafetensorsTensors> mlx_to_glass(
+    const SafetensorsTensors& tensors, const formats::MlxQuantization& q, HfOwnedTensors& owned,
+    std::string_view where, const std::function<void(const formats::SafetensorsTensor&)>& read_once) {
   std::map<std::string, Triplet, std::less<>> triplets;
   for (const auto& [name, t] : tensors) {
     for (const char* part : {".scales", ".biases"}) {
@@ -153,6 +154,8 @@ Result<SafetensorsTensors> mlx_to_glass(const SafetensorsTensors& tensors, const
                                     where, module, group));
     auto made = convert(module, tr, group, bits, owned, where);
     if (!made) return made.error();
+    if (read_once)
+      for (const formats::SafetensorsTensor* t : {tr.weight, tr.scales, tr.biases}) read_once(*t);
     out.erase(module + ".scales");
     out.erase(module + ".biases");
     out[module + ".weight"] = &owned.tensors.emplace_back(std::move(*made));

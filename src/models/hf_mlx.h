@@ -9,6 +9,7 @@
 //  * 8-bit weights (and 4-bit ones with a scale or bias f16 would round, so not Q4_1's) become
 //    Q8_A (formats/quant_blocks.h): f32 d = scale, m = bias + 128 * scale, q = u - 128, again the
 //    checkpoint's values (10 bits a weight in memory against MLX's 8.5).
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -26,7 +27,10 @@ using SafetensorsTensors = std::map<std::string, const formats::SafetensorsTenso
 // bits and group size are the config's (its per-module entry, else the default): 4 or 8 bits, groups
 // of 32, 64 or 128, and its shapes must agree with them. Errors name the tensor: a weight without its scales
 // or biases (or the reverse), shapes that do not agree, scales or biases past f16's range.
-Result<SafetensorsTensors> mlx_to_glass(const SafetensorsTensors& tensors, const formats::MlxQuantization& q,
-                                        HfOwnedTensors& owned, std::string_view where);
+// `read_once(t)` is called for each triplet tensor once its converted copy is made (nothing reads it
+// again: the caller may drop its pages).
+Result<SafetensorsTensors> mlx_to_glass(
+    const SafetensorsTensors& tensors, const formats::MlxQuantization& q, HfOwnedTensors& owned,
+    std::string_view where, const std::function<void(const formats::SafetensorsTensor&)>& read_once = {});
 
 }  // namespace glass::models
