@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -108,6 +109,19 @@ TEST(MlxTriplets, FourBitsBecomeQ4_1UnlessF16WouldRoundTheirScales) {
   ASSERT_TRUE(t.ok()) << t.error().message;
   EXPECT_EQ(t->graph_dtype, graph::DType::Q8_A);
   expect_values(*t, tiny.values);
+}
+
+// Each triplet tensor is handed over once its copy is made, so the loader can drop its pages.
+TEST(MlxTriplets, EachSourceTensorIsReportedReadOnce) {
+  const MlxMatrix m = make(2, 64, 32, 8, 0.01f, 4);
+  const SafetensorsTensors in{{m.w.name, &m.w}, {m.s.name, &m.s}, {m.b.name, &m.b}};
+  HfOwnedTensors owned;
+  std::vector<std::string> read;
+  auto out = mlx_to_glass(in, {.group_size = 32, .bits = 8, .modules = {}}, owned, "test",
+                          [&](const formats::SafetensorsTensor& t) { read.push_back(t.name); });
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  std::sort(read.begin(), read.end());
+  EXPECT_EQ(read, (std::vector<std::string>{"layer.proj.biases", "layer.proj.scales", "layer.proj.weight"}));
 }
 
 TEST(MlxTriplets, ErrorsNameTheModule) {
