@@ -180,6 +180,14 @@ BENCHMARK_CAPTURE(BM_Matmul, bf16, DType::BF16, detect_isa(), false)->Apply(shap
 BENCHMARK_CAPTURE(BM_Matmul, f32, DType::F32, detect_isa(), false)->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Matmul, f16_avx2, DType::F16, Isa::Avx2, false)->Apply(shapes);
 
+// Llama-3.2-1B's prefill products at 512 rows: q/o, k/v, gate/up, down (one k of 8192).
+void shapes_1b_prefill(benchmark::internal::Benchmark* b) {
+  for (auto [N, K] : {std::pair<int64_t, int64_t>{2048, 2048}, {512, 2048}, {8192, 2048}, {2048, 8192}})
+    b->Args({512, N, K});
+  b->ArgNames({"M", "N", "K"})->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+BENCHMARK_CAPTURE(BM_Matmul, f16x16_1b, DType::F16, detect_isa(), true)->Apply(shapes_1b_prefill);
+
 // Llama-3.2-1B decode: q/o 2048x2048, k/v 512x2048, gate/up 8192x2048, down 2048x8192, and a
 // 16384-row slice of the 128256x2048 LM head (the same rows, fewer of them); and q/o at 512 rows.
 void shapes_1b(benchmark::internal::Benchmark* b) {
