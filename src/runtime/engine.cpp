@@ -18,94 +18,20 @@
 #include <thread>
 
 #include "runtime/access.h"
+#include "runtime/engine_request.h"
 #include "runtime/sequence.h"
 #include "runtime/session_impl.h"
 
 namespace glass {
 
-using Clock = std::chrono::steady_clock;
+using runtime::Clock;
+using runtime::Request;
 
 namespace {
 
 double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
-
-}  // namespace
-
-// What a handle and the engine share; the handle may outlive the engine.
-struct RequestHandle::State {
-  mutable std::mutex mu;
-  std::condition_variable cv;
-  std::deque<std::string> pieces;
-  int pullers = 0;  // threads blocked in next_piece: a piece wakes only them (wait() waits for the end)
-  bool finished = false;
-  std::optional<Result<GenerateResult>> result;
-  std::shared_ptr<std::atomic<bool>> cancel;
-  Info info;
-};
-
-RequestHandle::RequestHandle(std::shared_ptr<State> state) : state_(std::move(state)) {}
-RequestHandle::~RequestHandle() = default;
-
-void RequestHandle::cancel() { state_->cancel->store(true); }
-
-bool RequestHandle::done() const {
-  std::lock_guard lk(state_->mu);
-  return state_->finished;
-}
-
-Result<GenerateResult> RequestHandle::wait() {
-  std::unique_lock lk(state_->mu);
-  state_->cv.wait(lk, [&] { return state_->finished; });
-  return *state_->result;
-}
-
-std::optional<std::string> RequestHandle::next_piece() {
-  std::unique_lock lk(state_->mu);
-  ++state_->pullers;
-  state_->cv.wait(lk, [&] { return state_->finished || !state_->pieces.empty(); });
-  --state_->pullers;
-  if (state_->pieces.empty()) return std::nullopt;
-  std::string p = std::move(state_->pieces.front());
-  state_->pieces.pop_front();
-  return p;
-}
-
-RequestHandle::Info RequestHandle::info() const {
-  std::lock_guard lk(state_->mu);
-  return state_->info;
-}
-
-namespace {
-
-// One request as the loop thread sees it. Heap-allocated and never moved, so the SequenceGen's
-// reference to `config` and the piece callback's pointer to it stay valid.
-struct Request {
-  std::shared_ptr<RequestHandle::State> state;
-  GenerateConfig config;
-  PieceCallback on_piece;             // the submitter's
-  std::function<void()> on_finished;  // the submitter's, after the result is ready
-  PieceCallback piece;                // what SequenceGen calls: feeds the pull queue, then on_piece
-  std::unique_ptr<runtime::SequenceGen> gen;
-  // The prompt, then every generated token. The KV cache holds the first n_eval; the rest are
-  // pending (one while decoding; after a preemption, everything it has to recompute).
-  std::vector<int32_t> tokens;
-  size_t prompt_size = 0;
-  int64_t n_eval = 0;
-  int32_t seq = -1;     // sequence id while running
-  size_t streamed = 0;  // bytes of result text delivered as pieces
-  bool callback_alive = true;
-  std::optional<Error> error;
-  int64_t prefix_hits = 0;
-  int32_t preemptions = 0;
-  uint64_t kv_rows = 0;
-  bool admitted_once = false, prompt_evaluated = false, first_token = false;
-  Clock::time_point submitted, admitted, prompt_done, first_token_at;
-
-  bool cancelled() const { return config.cancel->load(); }
-  int64_t pending() const { return static_cast<int64_t>(tokens.size()) - n_eval; }
-};
 
 struct CheckJob {
   bool done = false;
@@ -601,68 +527,12 @@ Result<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const Model> mode
 
 Result<std::shared_ptr<RequestHandle>> Engine::submit(EngineRequest request, PieceCallback on_piece) {
   Impl& e = *impl_;
-  const ModelInfo& info = e.model->info();
-  const std::vector<int32_t>& prompt = request.prompt;
-  if (prompt.empty()) return make_error(ErrorCode::InvalidArgument, "engine: request.prompt is empty");
-  for (size_t i = 0; i < prompt.size(); ++i)
-    if (prompt[i] < 0 || prompt[i] >= e.vocab)
-      return make_error(ErrorCode::InvalidArgument,
-                        fmt::format("engine: request.prompt[{}] = {} outside the vocabulary [0, {})", i,
-                                    prompt[i], e.vocab));
-  const auto n = static_cast<int64_t>(prompt.size());
-  if (n > info.n_ctx)
-    return make_error(
-        ErrorCode::InvalidArgument,
-        fmt::format("engine: request.prompt holds {} tokens, more than the context of {} (n_ctx)", n,
-                    info.n_ctx));
-  if (n > e.pool_rows)
-    return make_error(
-        ErrorCode::InvalidArgument,
-        fmt::format("engine: request.prompt holds {} tokens, more than the KV cache pool's {} rows "
-                    "(LoadOptions.kv_size)",
-                    n, e.pool_rows));
   try {
-    auto r = std::make_unique<Request>();
-    r->config = std::move(request.config);
-    if (!r->config.cancel) r->config.cancel = std::make_shared<std::atomic<bool>>(false);
-    auto gen = runtime::SequenceGen::create(*e.m, r->config);
-    if (!gen) return gen.error();
-    r->gen = std::move(*gen);
-    r->gen->accept_prompt(prompt);
-    r->prompt_size = prompt.size();
-    r->tokens = std::move(request.prompt);
-    // Room for every token the request can reach (its context bounds it, whatever max_tokens says).
-    r->tokens.reserve(static_cast<size_t>(std::min<int64_t>(
-        static_cast<int64_t>(r->tokens.size()) + std::max(r->config.max_tokens, 0), e.m->info.n_ctx)));
-    r->on_piece = std::move(on_piece);
-    r->on_finished = std::move(request.on_finished);
-    r->state = std::make_shared<RequestHandle::State>();
-    r->state->cancel = r->config.cancel;
-    r->submitted = Clock::now();
-    Request* raw = r.get();
-    r->piece = [raw](std::string_view p) {
-      raw->streamed += p.size();
-      bool pulled = false;
-      {
-        std::lock_guard lk(raw->state->mu);
-        raw->state->pieces.emplace_back(p);
-        pulled = raw->state->pullers > 0;
-      }
-      // A woken waiter costs the step a context switch on a busy core: only pullers want a piece.
-      if (pulled) raw->state->cv.notify_all();
-      if (!raw->on_piece || !raw->callback_alive) return true;
-      try {
-        raw->callback_alive = raw->on_piece(p);
-      } catch (const std::exception& ex) {
-        raw->callback_alive = false;
-        raw->error =
-            make_error(ErrorCode::Internal, fmt::format("engine: the piece callback threw: {}", ex.what()));
-      } catch (...) {
-        raw->callback_alive = false;
-        raw->error = make_error(ErrorCode::Internal, "engine: the piece callback threw");
-      }
-      return raw->callback_alive;
-    };
+    auto made =
+        runtime::make_request(*e.m, std::move(request), std::move(on_piece),
+                              {.vocab = e.vocab, .n_ctx = e.model->info().n_ctx, .pool_rows = e.pool_rows});
+    if (!made) return made.error();
+    std::unique_ptr<Request> r = std::move(*made);
     auto handle = std::make_shared<RequestHandle>(r->state);
     std::unique_lock lk(e.mu);
     if (e.stop) return make_error(ErrorCode::Cancelled, "engine: stopping");
