@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "formats/gguf_detail.h"
+#include "formats/half.h"
 #include "formats/json_strict.h"
 
 namespace glass::formats {
@@ -54,6 +55,18 @@ bool as_u64(const Json& j, uint64_t& out) {
 }
 
 }  // namespace
+
+float float_element(const SafetensorsTensor& t, uint64_t i) {
+  const auto* p = static_cast<const std::byte*>(t.data);
+  if (t.graph_dtype == graph::DType::F32) {
+    float v = 0;
+    std::memcpy(&v, p + 4 * i, 4);
+    return v;
+  }
+  uint16_t h = 0;
+  std::memcpy(&h, p + 2 * i, 2);
+  return t.graph_dtype == graph::DType::BF16 ? bf16_to_f32(h) : f16_to_f32(h);
+}
 
 class SafetensorsParser {
  public:

@@ -36,6 +36,9 @@ struct SafetensorsTensor {
   const void* data = nullptr;  // points into the mapping
 };
 
+// Element i of a float tensor (graph_dtype F32, F16 or BF16; the caller checks) as f32.
+float float_element(const SafetensorsTensor& t, uint64_t i);
+
 class SafetensorsFile {
  public:
   // Maps and parses `path` (see parse).

@@ -74,19 +74,12 @@ uint64_t elements(const std::vector<int64_t>& shape) {
   return n;
 }
 
-float element(const formats::SafetensorsTensor& t, uint64_t i) {
-  const graph::DType d = *t.graph_dtype;
-  if (d == graph::DType::F32) return static_cast<const float*>(t.data)[i];
-  const uint16_t h = static_cast<const uint16_t*>(t.data)[i];
-  return d == graph::DType::F16 ? formats::f16_to_f32(h) : formats::bf16_to_f32(h);
-}
-
 // 1 + w as F32 (HfTransform::AddOne).
 WeightInfo add_one(const formats::SafetensorsTensor& t, HfOwnedTensors& owned) {
   const uint64_t n = elements(t.shape);
   std::vector<std::byte>& buf = owned.buffers.emplace_back(n * sizeof(float));
   auto* out = reinterpret_cast<float*>(buf.data());
-  for (uint64_t i = 0; i < n; ++i) out[i] = element(t, i) + 1.0f;
+  for (uint64_t i = 0; i < n; ++i) out[i] = formats::float_element(t, i) + 1.0f;
   return WeightInfo{t.shape, graph::DType::F32, buf.data()};
 }
 

@@ -15,19 +15,6 @@ std::string shape_text(const formats::SafetensorsTensor& t) {
   return fmt::format("[{}]", fmt::join(t.shape, ", "));
 }
 
-// A scale or bias as a float, whatever float dtype the checkpoint stores them in.
-float value_at(const formats::SafetensorsTensor& t, int64_t i) {
-  const auto* p = static_cast<const std::byte*>(t.data);
-  if (t.dtype == "F32") {
-    float v = 0;
-    std::memcpy(&v, p + 4 * i, 4);
-    return v;
-  }
-  uint16_t h = 0;
-  std::memcpy(&h, p + 2 * i, 2);
-  return t.dtype == "BF16" ? bf16_to_f32(h) : f16_to_f32(h);
-}
-
 struct Triplet {
   const formats::SafetensorsTensor* weight = nullptr;
   const formats::SafetensorsTensor* scales = nullptr;
@@ -38,7 +25,7 @@ struct Triplet {
 bool scales_fit_f16(const formats::SafetensorsTensor& s, const formats::SafetensorsTensor& b) {
   const int64_t n = s.shape[0] * s.shape[1];
   for (int64_t i = 0; i < n; ++i)
-    for (const float v : {value_at(s, i), value_at(b, i)})
+    for (const float v : {formats::float_element(s, i), formats::float_element(b, i)})
       if (f16_to_f32(f32_to_f16(v)) != v) return false;
   return true;
 }
@@ -55,8 +42,12 @@ Result<formats::SafetensorsTensor> convert(const std::string& module, const Trip
   };
   if (w.dtype != "U32" || w.shape.size() != 2)
     return bad(fmt::format("{}.weight is {} {}, not a U32 matrix", module, w.dtype, shape_text(w)));
+  auto is_float = [](const formats::SafetensorsTensor& x) {
+    return x.graph_dtype == graph::DType::F32 || x.graph_dtype == graph::DType::F16 ||
+           x.graph_dtype == graph::DType::BF16;
+  };
   for (const formats::SafetensorsTensor* p : {&s, &b})
-    if ((p->dtype != "F32" && p->dtype != "F16" && p->dtype != "BF16") || p->shape != s.shape)
+    if (!is_float(*p) || p->shape != s.shape)
       return bad(fmt::format("{} is {} {}; scales and biases are float matrices of one shape", p->name,
                              p->dtype, shape_text(*p)));
   const int64_t rows = w.shape[0], words = w.shape[1];
@@ -79,7 +70,8 @@ Result<formats::SafetensorsTensor> convert(const std::string& module, const Trip
     const uint8_t* row = packed + r * words * 4;
     auto q = [&](int64_t e) { return four ? (row[e / 2] >> (4 * (e % 2))) & 0xF : row[e]; };
     for (int64_t g = 0; g < groups; ++g) {
-      const float scale = value_at(s, r * groups + g), bias = value_at(b, r * groups + g);
+      const float scale = formats::float_element(s, r * groups + g),
+                  bias = formats::float_element(b, r * groups + g);
       const float offset = bias + 128.0f * scale;  // Q8_A's m: u - 128 is a signed byte
       if (!std::isfinite(scale) || !std::isfinite(bias) || !std::isfinite(offset))
         return bad(fmt::format("row {}, group {}: scale {} / bias {} are not finite", r, g, scale, bias));
