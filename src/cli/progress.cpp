@@ -74,6 +74,7 @@ void Progress::draw(uint64_t done, uint64_t total) {
 
 void Progress::update(uint64_t done, uint64_t total) {
   if (!enabled_ || finished_) return;
+  updated_ = true;
   done_ = done;
   total_ = total;
   const auto now = out_.now();
@@ -101,6 +102,7 @@ Progress::~Progress() {
 void Progress::finish() {
   if (!enabled_ || finished_) return;
   finished_ = true;
+  if (!updated_) return;
   if (!shown_ && std::chrono::duration<double>(out_.now() - start_).count() < out_.delay_seconds) return;
   const uint64_t total = total_ == 0 ? done_ : total_;
   draw(total, total);

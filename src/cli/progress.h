@@ -31,7 +31,8 @@ class Progress {
   ~Progress();
 
   void update(uint64_t done, uint64_t total);
-  // The operation succeeded: the bar at 100% where it was shown (and the terminal's newline).
+  // The operation succeeded: the bar at 100% where it was shown (and the terminal's newline); nothing
+  // where it never reported (a load with no weight to repack).
   void finish();
 
  private:
@@ -41,7 +42,7 @@ class Progress {
   std::string label_, noun_;
   Unit unit_;
   Output out_;
-  bool enabled_ = true, finished_ = false, shown_ = false;
+  bool enabled_ = true, finished_ = false, shown_ = false, updated_ = false;
   Clock::time_point start_, last_draw_;
   uint64_t done_ = 0, total_ = 0;
   int last_percent_ = -1, last_quarter_ = -1;

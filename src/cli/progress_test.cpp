@@ -52,6 +52,17 @@ TEST(Progress, ATerminalRedrawsOneLineAtMostTenTimesASecond) {
             "\rglass: synth [##############################] 100% 4.0/4.0 MiB\033[K\n");
 }
 
+// A long load that repacked nothing never reported: no "100% (0.0/0.0 MiB)".
+TEST(Progress, AnOperationThatNeverReportedPrintsNothing) {
+  Fake f;
+  {
+    Progress p("load: repacking weights", Progress::Unit::Bytes, "", f.output(false, 0.5));
+    f.advance(3000);
+    p.finish();
+  }
+  EXPECT_EQ(f.written, "");
+}
+
 TEST(Progress, AShortOperationPrintsNothing) {
   Fake f;
   {
