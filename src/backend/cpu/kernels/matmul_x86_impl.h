@@ -5,7 +5,8 @@
 // Each weight block is unpacked into registers once and multiplied with RA activation rows (RA = 1
 // for decode, 4 for prefill tiles), integer sums exact as in ggml's vec_dot_*:
 //  * legacy blocks (32): signed quants q and |q|; dot(|q|, sign(x, q)) sums q * x without int16
-//    saturation; acc += float(sum) * (d_w * d_x); q4_1 / q5_1 add m * s per block.
+//    saturation; acc += float(sum) * (d_w * d_x); q4_1 / q5_1 / q8_a add m * s per block (q8_a's
+//    d and m are f32: block_float).
 //  * k-quants (256): 8 groups of 32 quants with int16 scales per 16 (two halves of a vector);
 //    sum_j scale_j * <q, x>_j exact in int32; acc += float(sum) * d_w * d_x; the minimum term
 //    dmin_w * d_x * sum_j min_j * bsum_j is subtracted at the end.
