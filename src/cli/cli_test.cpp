@@ -197,6 +197,23 @@ TEST_F(Cli, QuantizePureGivesEveryMatrixTheType) {
   EXPECT_EQ(matrices, 2u * 7u + 1u);  // 7 per layer and the (tied) embedding
 }
 
+// A quantized input gets another type only when asked (llama-quantize's --allow-requantize).
+TEST_F(Cli, QuantizeRequantizesOnlyWhenAllowed) {
+  tiny_model("q8_0");
+  const Ran refused = glass("quantize tiny-q8_0.gguf tiny-re.gguf q4_0");
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_NE(refused.err.find("needs --allow-requantize"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(path("tiny-re.gguf")));
+  const Ran allowed = glass("quantize --allow-requantize --pure tiny-q8_0.gguf tiny-re.gguf q4_0");
+  ASSERT_EQ(allowed.status, 0) << allowed.err;
+  auto f = formats::GgufFile::open(path("tiny-re.gguf"));
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  for (const auto& t : f->tensors())
+    EXPECT_EQ(t.dtype, t.shape.size() == 2 ? graph::DType::Q4_0 : graph::DType::F32) << t.name;
+  const Ran run = glass("run -m tiny-re.gguf -p hello -n 4 --temp 0");
+  EXPECT_EQ(run.status, 0) << run.err;
+}
+
 TEST_F(Cli, BenchJsonHasLlamaBenchFieldsAndItsOwnStatistics) {
   const fs::path model = tiny_model("q4_0");
   const Ran r = glass("bench -m tiny-q4_0.gguf -p 8 -n 4 -r 3 -t 2 -o json");

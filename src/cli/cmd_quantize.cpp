@@ -152,8 +152,8 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
                          "(llama-quantize's types)");
   auto a = std::make_shared<QuantizeArgs>();
   cmd->add_option("input", a->in,
-                  "F32, F16 or BF16 GGUF file, or a Hugging Face model directory (config.json, "
-                  "*.safetensors, tokenizer.json)")
+                  "F32, F16 or BF16 GGUF file (a quantized one with --allow-requantize), or a Hugging "
+                  "Face model directory (config.json, *.safetensors, tokenizer.json)")
       ->required();
   cmd->add_option("output", a->out, "GGUF file to write")->required();
   cmd->add_option("type", a->type, type_names())->required();
