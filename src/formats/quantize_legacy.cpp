@@ -52,6 +52,16 @@ Range range_of(const float* x, int n) {
 
 float inverse_or_zero(float d) { return d != 0.0f ? 1.0f / d : 0.0f; }
 
+// The offset grid of a block (Q4_1, Q5_1, Q8_A): levels 0..top from the block's minimum in steps d.
+struct OffsetGrid {
+  float min, d, inv;
+};
+OffsetGrid offset_grid(const float* x, int top) {
+  const Range r = range_of(x, kQK);
+  const float d = (r.max - r.min) / static_cast<float>(top);
+  return {r.min, d, inverse_or_zero(d)};
+}
+
 // Level of x on a symmetric grid: trunc(x * inv + offset), at most top. The argument is >= 0 by
 // construction (|x * inv| <= offset - 0.5), so truncation is rounding to nearest.
 int symmetric_level(float x, float inv, float offset, int top) {
@@ -88,14 +98,12 @@ void quantize_q4_0(const float* src, void* dst, int64_t n_blocks) {
 void quantize_q4_1(const float* src, void* dst, int64_t n_blocks) {
   for (int64_t i = 0; i < n_blocks; ++i, src += kQK) {
     BlockQ4_1 b{};
-    const Range r = range_of(src, kQK);
-    const float d = (r.max - r.min) / 15.0f;
-    const float inv = inverse_or_zero(d);
+    const auto [min, d, inv] = offset_grid(src, 15);
     store_f16(b.d, d);
-    store_f16(b.m, r.min);
+    store_f16(b.m, min);
     for (int j = 0; j < kQK / 2; ++j) {
-      const int lo = offset_level(src[j], r.min, inv, 15);
-      const int hi = offset_level(src[j + kQK / 2], r.min, inv, 15);
+      const int lo = offset_level(src[j], min, inv, 15);
+      const int hi = offset_level(src[j + kQK / 2], min, inv, 15);
       b.qs[j] = static_cast<uint8_t>(lo | (hi << 4));
     }
     store_block(dst, i, b);
@@ -124,17 +132,15 @@ void quantize_q5_0(const float* src, void* dst, int64_t n_blocks) {
 void quantize_q5_1(const float* src, void* dst, int64_t n_blocks) {
   for (int64_t i = 0; i < n_blocks; ++i, src += kQK) {
     BlockQ5_1 b{};
-    const Range r = range_of(src, kQK);
-    const float d = (r.max - r.min) / 31.0f;
-    const float inv = inverse_or_zero(d);
+    const auto [min, d, inv] = offset_grid(src, 31);
     store_f16(b.d, d);
-    store_f16(b.m, r.min);
+    store_f16(b.m, min);
     uint32_t qh = 0;
     for (int j = 0; j < kQK / 2; ++j) {
       // ggml leaves this unclamped; 31 is only exceeded through rounding at the top of the range,
       // where a wrap to 0 would be wrong.
-      const int lo = offset_level(src[j], r.min, inv, 31);
-      const int hi = offset_level(src[j + kQK / 2], r.min, inv, 31);
+      const int lo = offset_level(src[j], min, inv, 31);
+      const int hi = offset_level(src[j + kQK / 2], min, inv, 31);
       b.qs[j] = static_cast<uint8_t>((lo & 0x0f) | ((hi & 0x0f) << 4));
       qh |= static_cast<uint32_t>(lo >> 4) << j;
       qh |= static_cast<uint32_t>(hi >> 4) << (j + kQK / 2);
@@ -158,12 +164,10 @@ void quantize_q8_0(const float* src, void* dst, int64_t n_blocks) {
 void quantize_q8_a(const float* src, void* dst, int64_t n_blocks) {
   for (int64_t i = 0; i < n_blocks; ++i, src += kQK) {
     BlockQ8_A b{};
-    const Range r = range_of(src, kQK);
-    const float d = (r.max - r.min) / 255.0f;
-    const float inv = inverse_or_zero(d);
+    const auto [min, d, inv] = offset_grid(src, 255);
     store_f32(b.d, d);
-    store_f32(b.m, r.min + 128.0f * d);
-    for (int j = 0; j < kQK; ++j) b.qs[j] = static_cast<int8_t>(offset_level(src[j], r.min, inv, 255) - 128);
+    store_f32(b.m, min + 128.0f * d);
+    for (int j = 0; j < kQK; ++j) b.qs[j] = static_cast<int8_t>(offset_level(src[j], min, inv, 255) - 128);
     store_block(dst, i, b);
   }
 }

@@ -248,8 +248,8 @@ Status gemma3n(const formats::HfConfig& config, HfNormalized& out) {
 
 }  // namespace
 
-const HfAdapter kGemma2Hf{"gemma2", gemma2, kGemma2Tensors, false, kRenames, kTowers};
-const HfAdapter kGemma3Hf{"gemma3", gemma3, kGemma3Tensors, false, kRenames, kTowers};
-const HfAdapter kGemma3nHf{"gemma3n", gemma3n, kGemma3nTensors, false, kRenames, kTowers};
+const HfAdapter kGemma2Hf{gemma2, kGemma2Tensors, false, kRenames, kTowers};
+const HfAdapter kGemma3Hf{gemma3, kGemma3Tensors, false, kRenames, kTowers};
+const HfAdapter kGemma3nHf{gemma3n, kGemma3nTensors, false, kRenames, kTowers};
 
 }  // namespace glass::models

@@ -96,7 +96,6 @@ struct HfNormalized {
 };
 
 struct HfAdapter {
-  std::string_view architecture;  // the GGUF general.architecture whose from_gguf builds the graph
   Status (*normalize)(const formats::HfConfig& config, HfNormalized& out);
   std::span<const HfTensorName> tensors;
   // GGUF stores blk.N.attn_q / attn_k rows with RoPE pairs interleaved where HF rotates halves

@@ -138,7 +138,7 @@ constexpr HfTensorName kTable[] = {
 };
 constexpr HfRename kRenames[] = {{"model.language_model.", "model."}};
 constexpr std::string_view kSkipped[] = {"model.vision_tower."};
-const HfAdapter kAdapter{"test", nullptr, kTable, false, kRenames, kSkipped};
+const HfAdapter kAdapter{nullptr, kTable, false, kRenames, kSkipped};
 
 TEST(HfBindStacked, StacksPartsShiftsNormsAndRenames) {
   Fake f;

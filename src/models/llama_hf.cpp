@@ -180,6 +180,6 @@ std::vector<float> llama3_rope_factors(int64_t n_rot, double base, double factor
   return out;
 }
 
-const HfAdapter kLlamaHf{"llama", normalize, kTensors, /*gguf_permutes_qk=*/true};
+const HfAdapter kLlamaHf{normalize, kTensors, /*gguf_permutes_qk=*/true};
 
 }  // namespace glass::models

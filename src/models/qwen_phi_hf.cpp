@@ -157,9 +157,9 @@ Status phi3(const formats::HfConfig& config, HfNormalized& out) {
 
 }  // namespace
 
-const HfAdapter kQwen2Hf{"qwen2", qwen2, kQwen2Tensors};
-const HfAdapter kQwen3Hf{"qwen3", qwen3, kQwen3Tensors};
-const HfAdapter kQwen3MoeHf{"qwen3moe", qwen3moe, kQwen3MoeTensors};
-const HfAdapter kPhi3Hf{"phi3", phi3, kPhi3Tensors};
+const HfAdapter kQwen2Hf{qwen2, kQwen2Tensors};
+const HfAdapter kQwen3Hf{qwen3, kQwen3Tensors};
+const HfAdapter kQwen3MoeHf{qwen3moe, kQwen3MoeTensors};
+const HfAdapter kPhi3Hf{phi3, kPhi3Tensors};
 
 }  // namespace glass::models
