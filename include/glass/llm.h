@@ -68,8 +68,8 @@ struct LoadOptions {
   // any chunking of its prompt), at some cost in speed (docs/performance.md, batch invariance).
   bool batch_invariant = false;
   int n_threads = 0;  // compute threads (cpu backend); 0 = one per hardware thread
-  // cpu backend: the kernel tier, "avx512", "avx2" or "scalar"; empty = the best this CPU runs. A
-  // tier the CPU lacks is an error, not a fallback.
+  // cpu backend: the kernel tier, "avx512bf16", "avx512", "avx2" or "scalar"; empty = the best this CPU runs.
+  // A tier the CPU lacks is an error, not a fallback.
   std::string isa;
   // cpu backend: how decode walks the AVX-512 k-quant layouts, "spread" or "lockstep"; empty = by the
   // CPU (lockstep on Intel, spread elsewhere), or the GLASS_DECODE_STRATEGY environment variable

@@ -191,7 +191,7 @@ struct ReadBandwidth {
 // be allocated; Io when the threads cannot be started.
 Result<ReadBandwidth> measure_read_bandwidth(size_t bytes, int passes, int n_threads = 0);
 
-// The cpu backend's kernel tiers (LoadOptions::isa), best first: "avx512", "avx2", "scalar".
+// The cpu backend's kernel tiers (LoadOptions::isa), best first: "avx512bf16", "avx512", "avx2", "scalar".
 struct CpuKernelTier {
   std::string name;
   bool runs_here = false;  // this CPU has the instructions (the best such tier is the default)

@@ -126,9 +126,10 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("--backend", o.load.backend, "compute backend: cpu or ref")->capture_default_str();
   cmd.add_option("-t,--threads", o.load.n_threads,
                  "compute threads (cpu backend; default: one per hardware thread)");
-  cmd.add_option("--isa", o.load.isa,
-                 "cpu backend: kernel tier, avx512, avx2 or scalar (default: the best this CPU runs)")
-      ->check(CLI::IsMember({"avx512", "avx2", "scalar"}));
+  cmd.add_option(
+         "--isa", o.load.isa,
+         "cpu backend: kernel tier, avx512bf16, avx512, avx2 or scalar (default: the best this CPU runs)")
+      ->check(CLI::IsMember({"avx512bf16", "avx512", "avx2", "scalar"}));
   cmd.add_option("--decode-strategy", o.load.decode_strategy,
                  "cpu backend: how decode walks the AVX-512 k-quant layouts, spread or lockstep (default: by "
                  "the CPU, or GLASS_DECODE_STRATEGY; the load line names it)")

@@ -58,14 +58,16 @@ TEST(PublicSampling, DescribesTheChain) {
 
 TEST(PublicTools, KernelTiersBestFirstScalarAlwaysRuns) {
   const auto tiers = cpu_kernel_tiers();
-  ASSERT_EQ(tiers.size(), 3u);
-  EXPECT_EQ(tiers[0].name, "avx512");
-  EXPECT_EQ(tiers[1].name, "avx2");
-  EXPECT_EQ(tiers[2].name, "scalar");
-  EXPECT_TRUE(tiers[2].runs_here);
-  if (tiers[0].runs_here) {
-    EXPECT_TRUE(tiers[1].runs_here);
-  }
+  ASSERT_EQ(tiers.size(), 4u);
+  EXPECT_EQ(tiers[0].name, "avx512bf16");
+  EXPECT_EQ(tiers[1].name, "avx512");
+  EXPECT_EQ(tiers[2].name, "avx2");
+  EXPECT_EQ(tiers[3].name, "scalar");
+  EXPECT_TRUE(tiers[3].runs_here);
+  for (size_t i = 0; i + 1 < tiers.size(); ++i)
+    if (tiers[i].runs_here) {
+      EXPECT_TRUE(tiers[i + 1].runs_here) << tiers[i].name;
+    }
 }
 
 TEST(PublicTools, ReadBandwidth) {

@@ -654,7 +654,7 @@ CpuBackend::CpuBackend(const CpuOptions& options)
 
 std::string CpuBackend::describe() const {
   // The decode strategy only chooses between walks of the AVX-512 k-quant layouts.
-  if (isa_ == Isa::Avx512)
+  if (isa_ >= Isa::Avx512)
     return fmt::format("cpu ({}, {} threads, {} decode)", isa_name(isa_), pool_->size(),
                        decode_strategy_name(strategy_));
   return fmt::format("cpu ({}, {} threads)", isa_name(isa_), pool_->size());

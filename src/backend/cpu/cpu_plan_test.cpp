@@ -257,7 +257,7 @@ TEST(CpuPlan, RunRejectsBindingsOutsideTheBucket) {
 // `--isa` / LoadOptions::isa: each tier this CPU runs by name, with the backend saying which it
 // took; a tier above the CPU's or an unknown name is an error, never a quiet fallback.
 TEST(CpuBackendIsa, ParsedByNameAndNeverAboveTheCpu) {
-  for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+  for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Avx512Bf16}) {
     const std::string name(isa_name(isa));
     auto be = make_backend("cpu", BackendOptions{1, true, {}, name});
     if (isa <= detect_isa()) {

@@ -14,6 +14,8 @@ std::string_view isa_name(Isa isa) {
       return "avx2";
     case Isa::Avx512:
       return "avx512";
+    case Isa::Avx512Bf16:
+      return "avx512bf16";
     case Isa::kSentinel:
       break;
   }
@@ -28,6 +30,7 @@ Isa detect_isa() {
   const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
                       __builtin_cpu_supports("avx512vnni");
+  if (avx512 && __builtin_cpu_supports("avx512bf16")) return Isa::Avx512Bf16;
   if (avx512) return Isa::Avx512;
   if (avx2) return Isa::Avx2;
 #endif
@@ -35,7 +38,7 @@ Isa detect_isa() {
 }
 
 Result<Isa> parse_isa(std::string_view name) {
-  for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+  for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Avx512Bf16}) {
     if (isa_name(isa) != name) continue;
     if (isa > detect_isa())
       return make_error(ErrorCode::Unsupported,
@@ -43,8 +46,9 @@ Result<Isa> parse_isa(std::string_view name) {
                                     isa_name(detect_isa())));
     return isa;
   }
-  return make_error(ErrorCode::InvalidArgument,
-                    fmt::format("cpu backend: unknown kernel tier '{}' (avx512, avx2 or scalar)", name));
+  return make_error(
+      ErrorCode::InvalidArgument,
+      fmt::format("cpu backend: unknown kernel tier '{}' (avx512bf16, avx512, avx2 or scalar)", name));
 }
 
 std::string_view decode_strategy_name(DecodeStrategy s) {

@@ -14,6 +14,9 @@ enum class Isa : uint8_t {
   Scalar,  // portable C++: x86-64 baseline or any other architecture
   Avx2,    // AVX2 + FMA + F16C
   Avx512,  // AVX-512 F/BW/DQ/VL + VNNI (and AVX2 + FMA + F16C)
+  // Avx512 + BF16 (vdpbf16ps): the avx512 tier with its own bf16 matmuls (matmul_avx512bf16.cpp);
+  // every other kernel is the avx512 tier's.
+  Avx512Bf16,
   kSentinel,
 };
 

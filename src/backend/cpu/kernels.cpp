@@ -46,7 +46,7 @@ struct Entry {
 
 std::vector<Entry> build_table() {
   std::vector<Entry> t;
-  for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+  for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Avx512Bf16}) {
     for (int w = 0; w < static_cast<int>(DType::kSentinel); ++w) {
       const auto wt = static_cast<DType>(w);
       if ((kWeights & bit(wt)) == 0) continue;
@@ -94,6 +94,13 @@ std::vector<Entry> build_table() {
                      "",
                      k::fused_matmul_conversion});
     }
+    t.push_back({Op::Moe,
+                 {kF32, kF32, kWeights, kWeights, kWeights},
+                 isa,
+                 k::moe,
+                 &k::moe_kernel(isa),
+                 k::moe_scratch});
+    if (isa == Isa::Avx512Bf16) continue;  // its row ops are the avx512 tier's
     t.push_back({Op::RmsNorm, {kF32, kF32}, isa, k::rms_norm, ops, nullptr, nullptr, true});
     t.push_back({Op::SwiGlu, {kF32, kF32}, isa, k::swiglu, ops, nullptr, nullptr, true});
     t.push_back({Op::Silu, {kF32}, isa, k::swiglu, ops, nullptr, nullptr, true});
@@ -101,12 +108,6 @@ std::vector<Entry> build_table() {
     t.push_back({Op::Mul, {kF32, kF32}, isa, k::binary, ops, nullptr, nullptr, true});
     t.push_back(
         {Op::Attention, {kF32, kKv, kKv, kI32, kI32, kI32}, isa, k::attention, ops, k::attention_scratch});
-    t.push_back({Op::Moe,
-                 {kF32, kF32, kWeights, kWeights, kWeights},
-                 isa,
-                 k::moe,
-                 &k::moe_kernel(isa),
-                 k::moe_scratch});
   }
   const Isa s = Isa::Scalar;
   t.push_back({Op::Rope, {kF32, kI32}, s, k::rope, nullptr, k::rope_scratch, k::rope_prepare, true});
@@ -184,7 +185,7 @@ std::vector<std::string> kernel_table_lines() {
         fmt::format("{}({}) {}{}", graph::op_name(e.op), fmt::join(ops, ", "), isa_name(e.isa), e.note));
   }
   // The matmul table's rows: the layouts a plan repacks weights into at load, and their walks.
-  for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512})
+  for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Avx512Bf16})
     for (const k::MatmulRow& r : k::matmul_rows(isa)) {
       if (r.kernel->repack == nullptr) continue;
       const char* walk = k::walk_name(r.walk);

@@ -98,7 +98,7 @@ ReadBandwidth measure_read_bandwidth(ThreadPool& pool, size_t bytes, int passes)
       reinterpret_cast<uint64_t*>((reinterpret_cast<uintptr_t>(raw.get()) + kAlign - 1) / kAlign * kAlign);
   for (size_t i = 0; i < n; ++i) p[i] = i;  // real pages, not the shared zero page
 #if defined(__x86_64__)
-  const bool wide = detect_isa() == Isa::Avx512;
+  const bool wide = detect_isa() >= Isa::Avx512;
 #else
   const bool wide = false;
 #endif

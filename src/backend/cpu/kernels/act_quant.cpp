@@ -54,6 +54,8 @@ size_t act_row_bytes(ActType act, int64_t k) {
       return n / 32 * sizeof(ActQ8);
     case ActType::Q8_K:
       return n / 256 * sizeof(ActQ8K);
+    case ActType::BF16_BITS:
+      return (n + 1) / 2 * 4;
   }
   return 0;
 }

@@ -192,13 +192,15 @@ InputConversion matmul_conversion(const graph::Graph& g, const graph::Node& n, c
   if (mk.quantize == nullptr) return {};
   const graph::Extents x = graph::resolve(g.node(n.inputs[0]).shape, max);
   const int64_t K = x.dims[static_cast<size_t>(x.rank - 1)];
-  static constexpr const char* kNames[] = {"f32", "f16", "bf16", "q8_0", "q8_1", "q8_k"};
+  static constexpr const char* kNames[] = {"f32", "f16", "bf16", "q8_0", "q8_1", "q8_k", "bf16"};
   return {static_cast<size_t>(x.numel() / K) * act_row_bytes(mk.act, K),
           reinterpret_cast<uintptr_t>(mk.quantize), kNames[static_cast<size_t>(mk.act)]};
 }
 
 std::span<const MatmulRow> matmul_rows(Isa isa) {
   switch (isa) {
+    case Isa::Avx512Bf16:
+      return matmul_rows_avx512bf16();
     case Isa::Avx512:
       return matmul_rows_avx512();
     case Isa::Avx2:
@@ -215,7 +217,7 @@ const MatmulKernel* matmul_kernel_for(Isa isa, graph::DType weight) {
 }
 
 const MatmulKernel* best_matmul_kernel(Isa isa, graph::DType weight) {
-  for (const Isa tier : {Isa::Avx512, Isa::Avx2, Isa::Scalar}) {
+  for (const Isa tier : {Isa::Avx512Bf16, Isa::Avx512, Isa::Avx2, Isa::Scalar}) {
     if (tier > isa) continue;
     if (const MatmulKernel* k = matmul_kernel_for(tier, weight)) return k;
   }
@@ -230,6 +232,9 @@ const MatmulKernel* repacked_matmul_kernel(Isa isa, graph::DType weight, DecodeS
     if (r.walk == wanted) return r.kernel;
     if (r.walk == Walk::Any) one_walk = r.kernel;
   }
+  // The avx512bf16 tier adds bf16 rows to the avx512 tier's (isa.h).
+  if (one_walk == nullptr && isa == Isa::Avx512Bf16)
+    return repacked_matmul_kernel(Isa::Avx512, weight, strategy);
   return one_walk;
 }
 

@@ -20,7 +20,9 @@
 
 namespace glass::backend::cpu::kernels {
 
-enum class ActType : uint8_t { F32, F16, BF16, Q8_0, Q8_1, Q8_K };
+// BF16_BITS: bf16 values as their 2-byte patterns, an odd row padded with a zero (the avx512bf16
+// tier's dot-product kernels read them in pairs).
+enum class ActType : uint8_t { F32, F16, BF16, Q8_0, Q8_1, Q8_K, BF16_BITS };
 
 // Activation blocks (internal layouts, not ggml's bytes; same values). d is the f16-rounded scale
 // as f32 (q8_0 / q8_1) or the f32 scale (q8_k). F16 / BF16 activations are stored as f32 values
@@ -114,6 +116,7 @@ struct MatmulRow {
 std::span<const MatmulRow> matmul_rows_scalar();
 std::span<const MatmulRow> matmul_rows_avx2();
 std::span<const MatmulRow> matmul_rows_avx512();
+std::span<const MatmulRow> matmul_rows_avx512bf16();  // its bf16 rows only (isa.h)
 // The tier's rows (scalar for anything below AVX2).
 std::span<const MatmulRow> matmul_rows(Isa isa);
 
@@ -122,8 +125,9 @@ const MatmulKernel* matmul_kernel_for(Isa isa, graph::DType weight);
 // The file-layout kernel of the highest tier up to `isa` that has one (the scalar tier has every
 // weight type the kernel table admits; nullptr for any other type).
 const MatmulKernel* best_matmul_kernel(Isa isa, graph::DType weight);
-// The tier's kernel for the weight type in its repacked layout, as `strategy` walks it at decode;
-// nullptr when the tier has no repacked layout for the type.
+// The tier's kernel for the weight type in its repacked layout, as `strategy` walks it at decode
+// (avx512bf16: the avx512 tier's for any type but bf16); nullptr when the tier has no repacked
+// layout for the type.
 const MatmulKernel* repacked_matmul_kernel(Isa isa, graph::DType weight, DecodeStrategy strategy);
 // The walk name of a row ("" for Any, "spread", "lockstep"), for listings.
 const char* walk_name(Walk w);

@@ -122,7 +122,7 @@ const FusedMatmulKernel& kernel_of(const KernelArgs& a) {
 const FusedMatmulKernel* fused_matmul_kernel(Isa isa, const MatmulKernel* mk) {
   static const std::vector<FusedMatmulKernel> kAll = [] {
     std::vector<FusedMatmulKernel> all;
-    for (const Isa tier : {Isa::Scalar, Isa::Avx2, Isa::Avx512})
+    for (const Isa tier : {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Avx512Bf16})
       for (const MatmulRow& r : matmul_rows(tier)) all.push_back({r.kernel, &vec_ops_for(tier)});
     return all;
   }();

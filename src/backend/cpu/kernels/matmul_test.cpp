@@ -41,6 +41,9 @@ std::vector<double> activation_values(const kernels::MatmulKernel& mk, const flo
       case ActType::BF16:
         v[u] = reinterpret_cast<const float*>(q.data())[i];
         break;
+      case ActType::BF16_BITS:
+        v[u] = formats::bf16_to_f32(reinterpret_cast<const uint16_t*>(q.data())[i]);
+        break;
       case ActType::Q8_0:
       case ActType::Q8_1: {
         const auto& b = reinterpret_cast<const ActQ8*>(q.data())[i / 32];
@@ -244,8 +247,9 @@ TEST(CpuMatmulDecodeSplit, OneTaskPerThreadOfAtLeastFourGroups) {
 
 // Each repacked layout gives back every row of the matrix it was made from, byte for byte: rows of
 // full 16-row groups and of the row-major tail.
-// Layouts per tier: every quantized type, F16 and BF16 with AVX-512; F16, BF16, Q4_0, Q4_1, Q5_0 and
-// Q5_1 with AVX2.
+// Layouts per tier: every quantized type, F16 and BF16 with AVX-512 (BF16 in pairs with avx512bf16);
+// F16, BF16, Q4_0, Q4_1, Q5_0 and Q5_1 with AVX2. F16 and BF16 also at an odd k (the pair layout's
+// last element).
 TEST(CpuMatmulRepack, UnpackRowGivesBackEachRowOfTheFile) {
   for (Isa isa : testing::runnable_isas()) {
     SCOPED_TRACE(std::string(isa_name(isa)));
@@ -257,7 +261,10 @@ TEST(CpuMatmulRepack, UnpackRowGivesBackEachRowOfTheFile) {
       const kernels::MatmulKernel& rk = *repacked;
       ASSERT_NE(rk.unpack_row, nullptr) << rk.layout;
       ++layouts;
-      const int64_t rows = 16 * 3 + 5, k = graph::traits(t).block_size == 256 ? 512 : 96;
+      const int64_t bs = graph::traits(t).block_size, rows = 16 * 3 + 5,
+                    k = bs == 256 ? 512
+                        : bs == 1 ? 67
+                                  : 96;
       const std::vector<uint8_t> w = testing::random_weights(t, rows, k, 17);
       const size_t row_bytes = w.size() / static_cast<size_t>(rows);
       std::vector<std::byte> packed(w.size()), row(row_bytes);
@@ -269,7 +276,7 @@ TEST(CpuMatmulRepack, UnpackRowGivesBackEachRowOfTheFile) {
             << rk.layout << " row " << r;
       }
     }
-    EXPECT_EQ(layouts, isa == Isa::Avx512 ? 12u : isa == Isa::Avx2 ? 6u : 0u);
+    EXPECT_EQ(layouts, isa >= Isa::Avx512 ? 12u : isa == Isa::Avx2 ? 6u : 0u);
   }
 }
 
@@ -316,7 +323,7 @@ TEST(CpuMatmulRepack, GroupsOfSeveralMatricesAsOneList) {
         EXPECT_EQ(std::memcmp(got[p].data(), want[p].data(), want[p].size() * sizeof(float)), 0)
             << rk.layout << " matrix " << p;
     }
-    EXPECT_EQ(walks, isa == Isa::Avx512 ? 10u : isa == Isa::Avx2 ? 4u : 0u);
+    EXPECT_EQ(walks, isa >= Isa::Avx512 ? 10u : isa == Isa::Avx2 ? 4u : 0u);
   }
 }
 
@@ -371,7 +378,7 @@ TEST(CpuMatmulRepack, EveryDecodeStrategyGivesTheSameBits) {
           << spread->layout << ": the multi-matrix walk";
     }
   }
-  EXPECT_EQ(variants, detect_isa() == Isa::Avx512 ? 5u : 0u);
+  EXPECT_EQ(variants, detect_isa() >= Isa::Avx512 ? 5u : 0u);
 }
 
 // A batched decode step (one activation row per sequence, up to kSmallM) computes each row as that
@@ -418,7 +425,7 @@ TEST(CpuMatmulRepack, BatchedDecodeRowsEqualEachRowAlone) {
 // most one repacked layout per weight type (with one row per walk, the walks sharing its repack),
 // and the lookups return its rows: a layout with one walk under either strategy.
 TEST(CpuMatmulTable, OneRowPerWeightLayoutAndWalk) {
-  for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+  for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Avx512Bf16}) {
     SCOPED_TRACE(std::string(isa_name(isa)));
     const std::span<const kernels::MatmulRow> rows = kernels::matmul_rows(isa);
     size_t file = 0;
@@ -442,9 +449,10 @@ TEST(CpuMatmulTable, OneRowPerWeightLayoutAndWalk) {
       EXPECT_EQ(other == r.kernel, r.walk == kernels::Walk::Any) << r.kernel->layout;
       EXPECT_NE(kernels::fused_matmul_kernel(isa, r.kernel), nullptr) << r.kernel->layout;
     }
-    // The scalar tier has all 14 weight types; an x86 build's tiers too (other builds: none).
+    // The scalar tier has all 14 weight types; an x86 build's tiers too (other builds: none), but
+    // avx512bf16, which adds bf16 to the avx512 tier's.
     if (isa == Isa::Scalar || !rows.empty()) {
-      EXPECT_EQ(file, 14u);
+      EXPECT_EQ(file, isa == Isa::Avx512Bf16 ? 1u : 14u);
     }
     EXPECT_EQ(kernels::fused_matmul_kernel(isa, nullptr), nullptr);
   }
@@ -453,6 +461,16 @@ TEST(CpuMatmulTable, OneRowPerWeightLayoutAndWalk) {
             kernels::matmul_kernel_for(Isa::Scalar, DType::Q4_K));
   EXPECT_EQ(kernels::best_matmul_kernel(Isa::Scalar, DType::I32), nullptr);
   EXPECT_EQ(kernels::repacked_matmul_kernel(Isa::Scalar, DType::Q4_0, DecodeStrategy::Lockstep), nullptr);
+  // avx512bf16: its own bf16 kernels, the avx512 tier's for the rest.
+  if (!kernels::matmul_rows(Isa::Avx512Bf16).empty()) {
+    EXPECT_EQ(kernels::best_matmul_kernel(Isa::Avx512Bf16, DType::Q4_K),
+              kernels::matmul_kernel_for(Isa::Avx512, DType::Q4_K));
+    EXPECT_EQ(kernels::repacked_matmul_kernel(Isa::Avx512Bf16, DType::Q4_K, DecodeStrategy::Lockstep),
+              kernels::repacked_matmul_kernel(Isa::Avx512, DType::Q4_K, DecodeStrategy::Lockstep));
+    EXPECT_STREQ(
+        kernels::repacked_matmul_kernel(Isa::Avx512Bf16, DType::BF16, DecodeStrategy::Spread)->layout,
+        "bf16x16p");
+  }
 }
 
 // Every tier's activation converter writes the scalar one's bytes (ties and zero blocks included).
@@ -464,13 +482,24 @@ TEST(CpuMatmulActivations, EveryTierConvertsBitExactly) {
   for (DType t : {DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q4_K}) {
     const kernels::MatmulKernel* ref = kernels::matmul_kernel_for(Isa::Scalar, t);
     for (Isa isa : testing::runnable_isas()) {
-      const kernels::MatmulKernel* mk = kernels::matmul_kernel_for(isa, t);
+      const kernels::MatmulKernel* mk = kernels::best_matmul_kernel(isa, t);
       ASSERT_NE(mk, nullptr);
-      const size_t bytes = kernels::act_row_bytes(mk->act, k);
-      std::vector<std::byte> got(bytes), want(bytes);
+      std::vector<std::byte> got(kernels::act_row_bytes(mk->act, k)),
+          want(kernels::act_row_bytes(ref->act, k));
       mk->quantize(x.data(), got.data(), k);
       ref->quantize(x.data(), want.data(), k);
-      EXPECT_EQ(std::memcmp(got.data(), want.data(), bytes), 0)
+      if (mk->act == ActType::BF16_BITS) {  // the bit patterns of the scalar converter's bf16 values
+        for (int64_t i = 0; i < k; ++i) {
+          uint32_t bits;
+          std::memcpy(&bits, want.data() + 4 * i, 4);
+          uint16_t half;
+          std::memcpy(&half, got.data() + 2 * i, 2);
+          ASSERT_EQ(half, bits >> 16) << isa_name(isa) << " element " << i;
+        }
+        continue;
+      }
+      ASSERT_EQ(got.size(), want.size());
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size()), 0)
           << graph::dtype_name(t) << " " << isa_name(isa);
     }
   }

@@ -93,7 +93,17 @@ const MoeKernel& moe_kernel(Isa isa) {
   static const MoeKernel kScalar{Isa::Scalar, &vec_ops_scalar()};
   static const MoeKernel kAvx2{Isa::Avx2, &vec_ops_avx2()};
   static const MoeKernel kAvx512{Isa::Avx512, &vec_ops_avx512()};
-  return isa == Isa::Avx512 ? kAvx512 : isa == Isa::Avx2 ? kAvx2 : kScalar;
+  static const MoeKernel kAvx512Bf16{Isa::Avx512Bf16, &vec_ops_avx512()};  // its bf16 experts' matmuls
+  switch (isa) {
+    case Isa::Avx512Bf16:
+      return kAvx512Bf16;
+    case Isa::Avx512:
+      return kAvx512;
+    case Isa::Avx2:
+      return kAvx2;
+    default:
+      return kScalar;
+  }
 }
 
 size_t moe_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int,

@@ -12,6 +12,7 @@ const VecOps& vec_ops_scalar() {
 
 const VecOps& vec_ops_for(Isa isa) {
   switch (isa) {
+    case Isa::Avx512Bf16:  // the tier adds bf16 matmuls only
     case Isa::Avx512:
       return vec_ops_avx512();
     case Isa::Avx2:
