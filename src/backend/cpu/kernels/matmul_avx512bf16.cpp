@@ -152,32 +152,62 @@ void pair_groups(int64_t k, const uint16_t* g, size_t group_elems, const uint16_
   (std::make_integer_sequence<int, kActs - 1>{});
 }
 
-// Row-major bf16 weights (the file's layout, and a repacked matrix's row tail): 32 elements of a row
-// against 32 of an activation row per instruction, four weight rows at a time.
+// Row-major bf16 weights (the file's layout, and a repacked matrix's row tail): RW weight rows x RA
+// activation rows, 32 elements of each per instruction (the k tail as masked loads). With few
+// activation rows (decode) the next RW rows are prefetched, a line per row per step.
+template <int RW, int RA>
+void rows_tile(int64_t k, const uint16_t* w, size_t ws, const uint16_t* a, size_t as, float* out, size_t os) {
+  __m512 acc[RW][RA];
+  for (auto& r : acc)
+    for (auto& c : r) c = _mm512_setzero_ps();
+  const auto step = [&](int64_t j, auto load) {
+    __m512bh wv[RW];
+    for (int r = 0; r < RW; ++r) {
+      if constexpr (RA <= 4) _mm_prefetch(reinterpret_cast<const char*>(w + (RW + r) * ws + j), _MM_HINT_T0);
+      wv[r] = load(w + r * ws + j);
+    }
+    for (int c = 0; c < RA; ++c) {
+      const __m512bh av = load(a + c * as + j);
+      for (int r = 0; r < RW; ++r) acc[r][c] = _mm512_dpbf16_ps(acc[r][c], wv[r], av);
+    }
+  };
+  int64_t j = 0;
+  for (; j + 32 <= k; j += 32)
+    step(j, [](const uint16_t* p) { return reinterpret_cast<__m512bh>(_mm512_loadu_si512(p)); });
+  if (j < k) {
+    const auto tail = static_cast<__mmask32>((uint64_t{1} << (k - j)) - 1);
+    step(j,
+         [tail](const uint16_t* p) { return reinterpret_cast<__m512bh>(_mm512_maskz_loadu_epi16(tail, p)); });
+  }
+  for (int r = 0; r < RW; ++r)
+    for (int c = 0; c < RA; ++c) out[c * os + r] = _mm512_reduce_add_ps(acc[r][c]);
+}
+
+// Weight rows [0, RW) against every activation row: tiles of 6, then one of the rest.
+template <int RW>
+void rows_all(int64_t k, const uint16_t* w, size_t ws, const uint16_t* a, size_t as, int64_t n_a, float* out,
+              size_t os) {
+  constexpr int kActs = RW == 1 ? 1 : 6;
+  int64_t c = 0;
+  for (; c + kActs <= n_a; c += kActs) rows_tile<RW, kActs>(k, w, ws, a + c * as, as, out + c * os, os);
+  const uint16_t* ar = a + c * as;
+  float* o = out + c * os;
+  [&]<int... R>(std::integer_sequence<int, R...>) {
+    ((n_a - c == R + 1 ? rows_tile<RW, R + 1>(k, w, ws, ar, as, o, os) : void()), ...);
+  }
+  (std::make_integer_sequence<int, kActs - 1>{});
+}
+
 void gemm_bf16_rows(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w, const std::byte* ab,
                     size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
-  const int64_t full = k / 32 * 32;
-  const auto tail = static_cast<__mmask32>((uint64_t{1} << (k - full)) - 1);
-  const auto load = [&](const std::byte* row, int64_t j, bool last) {
-    const auto* p = reinterpret_cast<const uint16_t*>(row) + j;
-    return reinterpret_cast<__m512bh>(last ? _mm512_maskz_loadu_epi16(tail, p) : _mm512_loadu_si512(p));
-  };
-  for (int64_t m = 0; m < n_a; ++m) {
-    const std::byte* x = ab + static_cast<size_t>(m) * a_stride;
-    float* o = out + static_cast<size_t>(m) * out_stride;
-    int64_t n = 0;
-    for (; n < n_w; n += 4) {
-      const int rows = static_cast<int>(std::min<int64_t>(4, n_w - n));
-      __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-      for (int64_t j = 0; j < k; j += 32) {
-        const bool last = j == full;
-        const __m512bh xv = load(x, j, last);
-        for (int r = 0; r < rows; ++r)
-          acc[r] = _mm512_dpbf16_ps(acc[r], load(wb + static_cast<size_t>(n + r) * w_stride, j, last), xv);
-      }
-      for (int r = 0; r < rows; ++r) o[n + r] = _mm512_reduce_add_ps(acc[r]);
-    }
-  }
+  const auto* w = reinterpret_cast<const uint16_t*>(wb);
+  const auto* a = reinterpret_cast<const uint16_t*>(ab);
+  const size_t ws = w_stride / 2, as = a_stride / 2;
+  int64_t n = 0;
+  if (n_a == 1)  // decode: eight rows' streams and chains in flight
+    for (; n + 8 <= n_w; n += 8) rows_tile<8, 1>(k, w + n * ws, ws, a, as, out + n, out_stride);
+  for (; n + 4 <= n_w; n += 4) rows_all<4>(k, w + n * ws, ws, a, as, n_a, out + n, out_stride);
+  for (; n < n_w; ++n) rows_all<1>(k, w + n * ws, ws, a, as, n_a, out + n, out_stride);
 }
 
 void gemm_bf16x16p(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w, const std::byte* ab,
