@@ -15,10 +15,12 @@
 #include <cstring>
 #include <utility>
 
+#include "backend/cpu/kernels/half_groups.h"
+
 namespace glass::backend::cpu::kernels {
 namespace {
 
-constexpr int64_t kRows = 16;
+constexpr int64_t kRows = kHalfGroupRows;
 
 // Activations: bf16 bit patterns (ActType::BF16_BITS), rounded to nearest even as
 // quantize_row_bf16 rounds (NaN stays NaN), with a zero after an odd k so the last pair is whole.
@@ -57,25 +59,10 @@ inline int64_t pair_pos(int64_t j, int64_t r, int64_t k) {
 }
 
 void repack_bf16x16p(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
-  const auto* s = reinterpret_cast<const uint16_t*>(src);
-  auto* d = reinterpret_cast<uint16_t*>(dst);
-  const int64_t groups = rows / kRows;
-  for (int64_t g = 0; g < groups; ++g)
-    for (int64_t r = 0; r < kRows; ++r)
-      for (int64_t j = 0; j < k; ++j) d[g * kRows * k + pair_pos(j, r, k)] = s[(g * kRows + r) * k + j];
-  const size_t done = static_cast<size_t>(groups * kRows * k) * 2;
-  std::memcpy(dst + done, src + done, static_cast<size_t>(rows * k) * 2 - done);
+  repack_half_groups(src, dst, rows, k, pair_pos);
 }
-
 void unpack_row_bf16x16p(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out) {
-  const auto* s = reinterpret_cast<const uint16_t*>(w);
-  auto* d = reinterpret_cast<uint16_t*>(out);
-  if (row >= rows / kRows * kRows) {
-    std::memcpy(out, s + row * k, static_cast<size_t>(k) * 2);
-    return;
-  }
-  const uint16_t* g = s + row / kRows * kRows * k;
-  for (int64_t j = 0; j < k; ++j) d[j] = g[pair_pos(j, row % kRows, k)];
+  unpack_half_group_row(w, rows, k, row, out, pair_pos);
 }
 
 inline __m512 widen_bf16(__m256i h) {

@@ -14,13 +14,14 @@
 #include <cstring>
 #include <utility>
 
+#include "backend/cpu/kernels/half_groups.h"
 #include "backend/cpu/kernels/matmul.h"
 #include "backend/cpu/kernels/matmul_x86_float.h"
 
 namespace glass::backend::cpu::kernels {
 namespace {
 
-constexpr int64_t kF16x16Rows = 16;
+constexpr int64_t kF16x16Rows = kHalfGroupRows;
 
 // A group's 16 rows as kV vectors of the tier (one zmm with AVX-512, two ymm with AVX2), and how
 // many accumulators a tile keeps in registers (the tier has 32 or 16).
@@ -124,35 +125,13 @@ void gemm_half_x16(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w,
                   out + done, out_stride);
 }
 
-// Rows [0, rows) of a row-major f16 or bf16 matrix into the layout; rows past the last full group copied.
+// k-major: element j of the group's row r at 16 j + r.
+inline int64_t k_major_pos(int64_t j, int64_t r, int64_t /*k*/) { return 16 * j + r; }
 void repack_f16x16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
-  const auto* s = reinterpret_cast<const uint16_t*>(src);
-  auto* d = reinterpret_cast<uint16_t*>(dst);
-  const int64_t groups = rows / kF16x16Rows;
-  constexpr int64_t kCols = 64;  // a 16 x 64 block at a time: both sides stay in L1
-  for (int64_t g = 0; g < groups; ++g) {
-    const uint16_t* gs = s + g * kF16x16Rows * k;
-    uint16_t* gd = d + g * kF16x16Rows * k;
-    for (int64_t j0 = 0; j0 < k; j0 += kCols) {
-      const int64_t j1 = j0 + kCols < k ? j0 + kCols : k;
-      for (int64_t r = 0; r < kF16x16Rows; ++r)
-        for (int64_t j = j0; j < j1; ++j) gd[16 * j + r] = gs[r * k + j];
-    }
-  }
-  const size_t done = static_cast<size_t>(groups * kF16x16Rows * k) * 2;
-  std::memcpy(dst + done, src + done, static_cast<size_t>(rows * k) * 2 - done);
+  repack_half_groups(src, dst, rows, k, k_major_pos);
 }
-
-// Row `row` of a matrix repacked by repack_f16x16, row-major again.
 void unpack_row_f16x16(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out) {
-  const auto* s = reinterpret_cast<const uint16_t*>(w);
-  auto* d = reinterpret_cast<uint16_t*>(out);
-  if (row >= rows / kF16x16Rows * kF16x16Rows) {
-    std::memcpy(out, s + row * k, static_cast<size_t>(k) * 2);
-    return;
-  }
-  const uint16_t* g = s + row / kF16x16Rows * kF16x16Rows * k;
-  for (int64_t j = 0; j < k; ++j) d[j] = g[16 * j + row % kF16x16Rows];
+  unpack_half_group_row(w, rows, k, row, out, k_major_pos);
 }
 
 }  // namespace
