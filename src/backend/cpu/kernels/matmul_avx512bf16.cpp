@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "backend/cpu/kernels/half_groups.h"
+#include "formats/half.h"
 
 namespace glass::backend::cpu::kernels {
 namespace {
@@ -26,10 +27,6 @@ constexpr int64_t kRows = kHalfGroupRows;
 // quantize_row_bf16 rounds (NaN stays NaN), with a zero after an odd k so the last pair is whole.
 void quantize_bf16_bits(const float* x, void* out, int64_t k) {
   auto* y = static_cast<uint16_t*>(out);
-  const auto round = [](uint32_t w) -> uint16_t {
-    const uint32_t r = (w & 0x7fffffffu) > 0x7f800000u ? (w | 0x400000u) : w + 0x7fffu + ((w >> 16) & 1u);
-    return static_cast<uint16_t>(r >> 16);
-  };
   int64_t i = 0;
   for (; i + 16 <= k; i += 16) {
     const __m512i w = _mm512_castps_si512(_mm512_loadu_ps(x + i));
@@ -40,11 +37,7 @@ void quantize_bf16_bits(const float* x, void* out, int64_t k) {
     const __m512i r = _mm512_mask_or_epi32(rounded, nan, w, _mm512_set1_epi32(0x400000));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16)));
   }
-  for (; i < k; ++i) {
-    uint32_t w;
-    std::memcpy(&w, x + i, 4);
-    y[i] = round(w);
-  }
+  for (; i < k; ++i) y[i] = formats::f32_to_bf16(x[i]);
   if (k % 2 != 0) y[k] = 0;
 }
 
@@ -67,12 +60,6 @@ void unpack_row_bf16x16p(const std::byte* w, int64_t rows, int64_t k, int64_t ro
 
 inline __m512 widen_bf16(__m256i h) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-}
-inline float bf16_value(uint16_t h) {
-  const uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
 }
 inline __m512 pair_of(const uint16_t* a, int64_t jp) {
   uint32_t p;
@@ -112,7 +99,8 @@ void pair_tile(int64_t k, const uint16_t* g, size_t group_elems, const uint16_t*
           reinterpret_cast<const __m256i*>(g + static_cast<size_t>(q) * group_elems + 32 * pairs)));
       for (int c = 0; c < RA; ++c)
         acc[0][q][c] = _mm512_fmadd_ps(
-            w, _mm512_set1_ps(bf16_value(a[static_cast<size_t>(c) * as + 2 * pairs])), acc[0][q][c]);
+            w, _mm512_set1_ps(formats::bf16_to_f32(a[static_cast<size_t>(c) * as + 2 * pairs])),
+            acc[0][q][c]);
     }
   for (int q = 0; q < NG; ++q)
     for (int c = 0; c < RA; ++c) {
