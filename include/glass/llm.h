@@ -71,9 +71,11 @@ struct LoadOptions {
   // cpu backend: the kernel tier, "avx512bf16", "avx512", "avx2" or "scalar"; empty = the best this CPU runs.
   // A tier the CPU lacks is an error, not a fallback.
   std::string isa;
-  // cpu backend: how decode walks the AVX-512 k-quant layouts, "spread" or "lockstep"; empty = by the
-  // CPU (lockstep on Intel, spread elsewhere), or the GLASS_DECODE_STRATEGY environment variable
-  // where set. The load line names it; an unknown name is an error.
+  // cpu backend: how decode reads the weights, "spread", "lockstep" or "sequential" (each thread one
+  // sequential stream: 16-row groups one at a time, f32 rows one at a time, Q6_K as the file has it);
+  // empty = by the CPU (lockstep on Intel, sequential on AMD Zen 4, spread elsewhere), or the
+  // GLASS_DECODE_STRATEGY environment variable where set. The load line names it; an unknown name is
+  // an error.
   std::string decode_strategy;
   // cpu backend: copy weights whose kernel has a faster layout into it once, when the first plan
   // is compiled (every quantized type, F16 and BF16 with AVX-512; metered in the plan's rewrite log), and

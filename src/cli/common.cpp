@@ -131,9 +131,9 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
          "cpu backend: kernel tier, avx512bf16, avx512, avx2 or scalar (default: the best this CPU runs)")
       ->check(CLI::IsMember({"avx512bf16", "avx512", "avx2", "scalar"}));
   cmd.add_option("--decode-strategy", o.load.decode_strategy,
-                 "cpu backend: how decode walks the AVX-512 k-quant layouts, spread or lockstep (default: by "
-                 "the CPU, or GLASS_DECODE_STRATEGY; the load line names it)")
-      ->check(CLI::IsMember({"spread", "lockstep"}));
+                 "cpu backend: how decode reads the weights, spread, lockstep or sequential (default: by the "
+                 "CPU, or GLASS_DECODE_STRATEGY; the load line names it)")
+      ->check(CLI::IsMember({"spread", "lockstep", "sequential"}));
   cmd.add_flag("!--no-repack", o.load.repack_weights,
                "cpu backend: multiply every weight in its file layout (no one-time repack into a kernel's "
                "faster layout, e.g. q4_0 in 16-row groups)");

@@ -112,6 +112,8 @@ class CpuPlan final : public Plan {
   Status emit_steps(Layout& l);
   Status check_args(const StepArgs& a, StepStats& stats) const;
   Result<const char*> use_repacked(Step& s, const Node& nd, Isa isa);
+  Result<const char*> use_kernel(Step& s, bool fused, Isa isa, const kernels::MatmulKernel* mk,
+                                 const Node& nd);
   void read_repacked_tables(int threads);
   void label_step(Step& s, const char* layout) const;
   std::vector<int64_t> matmul_groups(const std::vector<KernelChoice>& choice, const std::vector<size_t>& root,
@@ -379,17 +381,27 @@ Status CpuPlan::emit_steps(Layout& l) {
   return {};
 }
 
-// A matmul (or fused matmul) whose weights (parameters in the mapping) have a repacked-layout
-// kernel at its kernel's tier reads the backend's repacked copies with that kernel, walked as the
-// plan's decode strategy says (the matmul table, kernels/matmul.h). Returns the layout's name, or null.
+// A matmul (or fused matmul) runs the kernel the plan's decode strategy names for its weight type
+// at its kernel's tier (the matmul table, kernels/matmul.h): a repacked layout's, reading the
+// backend's repacked copies of its weights (parameters in the mapping), or a file-layout kernel of
+// the strategy's own. Returns the repacked layout's name, or null.
 Result<const char*> CpuPlan::use_repacked(Step& s, const Node& nd, Isa isa) {
   const bool fused = nd.op == Op::MatMulAdd || nd.op == Op::MatMulSwiGlu || nd.op == Op::MatMulGeGlu;
-  if ((nd.op != Op::MatMul && !fused) || repacks_ == nullptr) return static_cast<const char*>(nullptr);
+  if (nd.op != Op::MatMul && !fused) return static_cast<const char*>(nullptr);
   const auto* fk = fused ? static_cast<const kernels::FusedMatmulKernel*>(s.data) : nullptr;
   const kernels::MatmulKernel& mk = fused ? *fk->mk : *static_cast<const kernels::MatmulKernel*>(s.data);
   const size_t n_weights = nd.op == Op::MatMulSwiGlu || nd.op == Op::MatMulGeGlu ? 2 : 1;
-  const kernels::MatmulKernel* walk = kernels::repacked_matmul_kernel(isa, mk.weight, strategy_);
-  if (walk == nullptr) return static_cast<const char*>(nullptr);
+  const kernels::MatmulKernel* walk = kernels::decode_matmul_kernel(isa, mk.weight, strategy_);
+  if (walk == nullptr || walk == &mk) return static_cast<const char*>(nullptr);
+  if (walk->repack == nullptr) {  // the file's layout, the strategy's kernel
+    if (walk->act != mk.act || walk->quantize != mk.quantize)
+      return make_error(ErrorCode::Internal,
+                        fmt::format("cpu: {}: the {} strategy's kernel converts activations "
+                                    "unlike the file layout's",
+                                    kernel_signature(g_, nd), decode_strategy_name(strategy_)));
+    return use_kernel(s, fused, isa, walk, nd);
+  }
+  if (repacks_ == nullptr) return static_cast<const char*>(nullptr);  // --no-repack
   // The F16/BF16 16-row layout sums k in another order than the prefill kernel (batch_invariant).
   if (batch_invariant_ && (mk.weight == graph::DType::F16 || mk.weight == graph::DType::BF16))
     return static_cast<const char*>(nullptr);
@@ -406,18 +418,27 @@ Result<const char*> CpuPlan::use_repacked(Step& s, const Node& nd, Isa isa) {
     if (!copy) return copy.error();
     s.in[j].fixed = *copy;
   }
-  if (fused) {
-    const kernels::FusedMatmulKernel* fw = kernels::fused_matmul_kernel(isa, walk);
-    if (fw == nullptr)
-      return make_error(ErrorCode::Internal,
-                        fmt::format("cpu: {}: the {} kernel is not in the {} matmul table",
-                                    kernel_signature(g_, nd), walk->layout, isa_name(isa)));
-    s.data = fw;
-  } else {
-    s.data = walk;
-  }
+  auto used = use_kernel(s, fused, isa, walk, nd);
+  if (!used) return used.error();
   ++info_.n_repacked;
   return static_cast<const char*>(walk->layout);
+}
+
+// The step runs mk (or its fused kernel, for a fused matmul) from now on.
+Result<const char*> CpuPlan::use_kernel(Step& s, bool fused, Isa isa, const kernels::MatmulKernel* mk,
+                                        const Node& nd) {
+  if (!fused) {
+    s.data = mk;
+    return static_cast<const char*>(nullptr);
+  }
+  const kernels::FusedMatmulKernel* fk = kernels::fused_matmul_kernel(isa, mk);
+  if (fk == nullptr)
+    return make_error(
+        ErrorCode::Internal,
+        fmt::format("cpu: {}: the {} {} kernel is not in the {} matmul table", kernel_signature(g_, nd),
+                    graph::dtype_name(mk->weight), mk->layout, isa_name(isa)));
+  s.data = fk;
+  return static_cast<const char*>(nullptr);
 }
 
 // Row lookups of a table that the backend has repacked for a matmul (a tied embedding, repacked for
@@ -653,8 +674,8 @@ CpuBackend::CpuBackend(const CpuOptions& options)
       repacks_(options.repack_weights ? std::make_shared<WeightRepacks>(options.weight_copied) : nullptr) {}
 
 std::string CpuBackend::describe() const {
-  // The decode strategy only chooses between walks of the AVX-512 k-quant layouts.
-  if (isa_ >= Isa::Avx512)
+  // The decode strategy chooses between walks of the AVX2 and AVX-512 kernels.
+  if (isa_ >= Isa::Avx2)
     return fmt::format("cpu ({}, {} threads, {} decode)", isa_name(isa_), pool_->size(),
                        decode_strategy_name(strategy_));
   return fmt::format("cpu ({}, {} threads)", isa_name(isa_), pool_->size());

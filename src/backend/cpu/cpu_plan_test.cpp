@@ -5,6 +5,10 @@
 // the ref's f32 ones). With fusion (the default) and without (CompileOptions::fuse = false).
 #include <gtest/gtest.h>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
+
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
@@ -280,11 +284,12 @@ TEST(CpuBackendIsa, ParsedByNameAndNeverAboveTheCpu) {
 }
 
 // The decode strategy is the CPU's unless GLASS_DECODE_STRATEGY names one; the backend says which it
-// took (on the AVX-512 tier, the only one with a choice), and an unknown name is an error.
+// took, and an unknown name is an error.
 TEST(CpuBackendIsa, DecodeStrategyByCpuKindTheEnvironmentOrTheOptions) {
   const char* before = std::getenv("GLASS_DECODE_STRATEGY");
   const std::string saved = before != nullptr ? before : "";
-  for (const DecodeStrategy s : {DecodeStrategy::Spread, DecodeStrategy::Lockstep}) {
+  for (const DecodeStrategy s :
+       {DecodeStrategy::Spread, DecodeStrategy::Lockstep, DecodeStrategy::Sequential}) {
     const std::string name(decode_strategy_name(s));
     ASSERT_EQ(setenv("GLASS_DECODE_STRATEGY", name.c_str(), 1), 0);
     auto be = make_backend("cpu", BackendOptions{1, true, {}, "avx512"});
@@ -300,7 +305,8 @@ TEST(CpuBackendIsa, DecodeStrategyByCpuKindTheEnvironmentOrTheOptions) {
             std::string::npos)
       << bad.error().message;
   // A strategy given in the options wins over the environment, and a bad one names the option.
-  for (const DecodeStrategy s : {DecodeStrategy::Spread, DecodeStrategy::Lockstep}) {
+  for (const DecodeStrategy s :
+       {DecodeStrategy::Spread, DecodeStrategy::Lockstep, DecodeStrategy::Sequential}) {
     BackendOptions given{1, true, {}, "avx512", std::string(decode_strategy_name(s))};
     auto be = make_backend("cpu", given);
     if (!be.ok()) break;  // no AVX-512 tier here
@@ -313,8 +319,14 @@ TEST(CpuBackendIsa, DecodeStrategyByCpuKindTheEnvironmentOrTheOptions) {
       << bad_option.error().message;
   ASSERT_EQ(unsetenv("GLASS_DECODE_STRATEGY"), 0);
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  EXPECT_EQ(*detect_decode_strategy(),
-            __builtin_cpu_is("intel") ? DecodeStrategy::Lockstep : DecodeStrategy::Spread);
+  // Zen 4: AMD family 25 (cpuid leaf 1: base family 15 plus extended family 10) with AVX-512.
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  ASSERT_NE(__get_cpuid(1, &eax, &ebx, &ecx, &edx), 0);
+  const bool zen4 = __builtin_cpu_is("amd") && ((eax >> 8) & 0xF) == 0xF && ((eax >> 20) & 0xFF) == 10 &&
+                    __builtin_cpu_supports("avx512f");
+  EXPECT_EQ(*detect_decode_strategy(), __builtin_cpu_is("intel") ? DecodeStrategy::Lockstep
+                                       : zen4                    ? DecodeStrategy::Sequential
+                                                                 : DecodeStrategy::Spread);
 #endif
   if (!saved.empty()) setenv("GLASS_DECODE_STRATEGY", saved.c_str(), 1);
 }

@@ -61,10 +61,13 @@ inline std::vector<Isa> runnable_isas() {
   return v;
 }
 
-// Whether this CPU's best tier copies weights of type t into a kernel layout (repack_weights): the
-// kernel table says, per tier (Q4_0 in 16-row groups on AVX2 and AVX-512, Q8_0 on AVX-512 only).
+// Whether this CPU's best tier copies weights of type t into a kernel layout (repack_weights) under
+// its decode strategy: the kernel table says, per tier and strategy (Q4_0 in 16-row groups on AVX2
+// and AVX-512, Q8_0 on AVX-512 only, Q6_K but under the sequential strategy).
 inline bool repacks(graph::DType t) {
-  return kernels::repacked_matmul_kernel(detect_isa(), t, DecodeStrategy::Spread) != nullptr;
+  const auto strategy = detect_decode_strategy();
+  return kernels::repacked_matmul_kernel(detect_isa(), t, strategy ? *strategy : DecodeStrategy::Spread) !=
+         nullptr;
 }
 
 inline graph::Bindings bindings(int64_t t, int64_t s) {

@@ -4,6 +4,10 @@
 
 #include <cstdlib>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
+
 namespace glass::backend::cpu {
 
 std::string_view isa_name(Isa isa) {
@@ -52,15 +56,41 @@ Result<Isa> parse_isa(std::string_view name) {
 }
 
 std::string_view decode_strategy_name(DecodeStrategy s) {
-  return s == DecodeStrategy::Lockstep ? "lockstep" : "spread";
+  switch (s) {
+    case DecodeStrategy::Lockstep:
+      return "lockstep";
+    case DecodeStrategy::Sequential:
+      return "sequential";
+    case DecodeStrategy::Spread:
+      break;
+  }
+  return "spread";
 }
 
 Result<DecodeStrategy> parse_decode_strategy(std::string_view name, std::string_view what) {
-  for (const DecodeStrategy s : {DecodeStrategy::Spread, DecodeStrategy::Lockstep})
+  for (const DecodeStrategy s :
+       {DecodeStrategy::Spread, DecodeStrategy::Lockstep, DecodeStrategy::Sequential})
     if (decode_strategy_name(s) == name) return s;
-  return make_error(ErrorCode::InvalidArgument,
-                    fmt::format("{}: unknown decode strategy '{}' (spread or lockstep)", what, name));
+  return make_error(
+      ErrorCode::InvalidArgument,
+      fmt::format("{}: unknown decode strategy '{}' (spread, lockstep or sequential)", what, name));
 }
+
+namespace {
+// AMD's family number (base + extended, as the vendor documents it), or 0 elsewhere.
+unsigned amd_family() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  if (!__builtin_cpu_is("amd")) return 0;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return 0;
+  const unsigned base = (eax >> 8) & 0xF;
+  return base == 0xF ? base + ((eax >> 20) & 0xFF) : base;
+#else
+  return 0;
+#endif
+}
+}  // namespace
 
 Result<DecodeStrategy> detect_decode_strategy() {
   if (const char* forced = std::getenv("GLASS_DECODE_STRATEGY"); forced != nullptr && *forced != '\0')
@@ -68,6 +98,8 @@ Result<DecodeStrategy> detect_decode_strategy() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   __builtin_cpu_init();
   if (__builtin_cpu_is("intel")) return DecodeStrategy::Lockstep;
+  // Family 25 (0x19) is Zen 3 and Zen 4; only Zen 4 has AVX-512, run as two 256-bit halves.
+  if (amd_family() == 25 && __builtin_cpu_supports("avx512f")) return DecodeStrategy::Sequential;
 #endif
   return DecodeStrategy::Spread;
 }

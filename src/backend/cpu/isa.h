@@ -26,18 +26,26 @@ Isa detect_isa();
 // A tier by its isa_name(); an error for an unknown name or a tier this CPU does not run.
 Result<Isa> parse_isa(std::string_view name);
 
-// How a decode matvec walks the 16-row groups of the k-quant layouts (q2_kx16 .. q6_kx16, AVX-512):
-// one group at a time with prefetches 4 KiB ahead (Spread), or four groups a quarter of the task
-// apart, block by block, with prefetches 2 KiB ahead (Lockstep). Which reads faster depends on the
-// machine, and results are the same bits either way (each group sums in the same order): on Zen 5
-// Lockstep halved q4_kx16's read rate (57 -> 30 GB/s at 2 threads); on an Intel Xeon (family 6
-// model 167) it decoded the 1B Q4_K_M 17-25% faster (docs/performance.md). The legacy layouts
-// (q4_0x16 .. q8_0x16) walk in lockstep on every machine.
-enum class DecodeStrategy : uint8_t { Spread, Lockstep };
+// How a decode matvec reads its weights; which reads fastest depends on the machine, and results
+// are the same bits under every strategy (each output sums in the same order):
+//  * Spread: the 16-row groups of the k-quant layouts (q2_kx16 .. q6_kx16) one at a time, prefetched
+//    4 KiB ahead; the legacy layouts (q4_0x16 .. q8_0x16) four groups a quarter of the task apart.
+//    AMD Zen 5 and other CPUs (measured on Zen 5: four k-quant streams halved q4_kx16's read rate,
+//    57 -> 30 GB/s at 2 threads).
+//  * Lockstep: every 16-row layout four groups at once, prefetched 2 KiB ahead. Intel CPUs (a Xeon,
+//    family 6 model 167: the 1B Q4_K_M decoded 17-25% faster than Spread).
+//  * Sequential: each thread reads its share as one sequential stream: every 16-row layout one group
+//    at a time, row-major f32 matrices one row at a time, and Q6_K in the file's layout (its 16-row
+//    kernel does more vector work per byte than a double-pumped AVX-512 unit hides behind the
+//    reads). AMD Zen 4 (family 25 with AVX-512), where each of the three read faster than Spread:
+//    1B Q4_0 decode +26% without the lockstep, Q6_K's output head +15-34% and SmolLM2 F32 +40%
+//    (docs/performance.md).
+enum class DecodeStrategy : uint8_t { Spread, Lockstep, Sequential };
 
 std::string_view decode_strategy_name(DecodeStrategy s);
-// The strategy for this CPU: GLASS_DECODE_STRATEGY (spread or lockstep) when set, else Lockstep on
-// Intel CPUs and Spread on the others; an unknown name in the variable is an error.
+// The strategy for this CPU: GLASS_DECODE_STRATEGY (spread, lockstep or sequential) when set, else
+// Lockstep on Intel CPUs, Sequential on AMD Zen 4 and Spread on the others; an unknown name in the
+// variable is an error.
 Result<DecodeStrategy> detect_decode_strategy();
 // `what` names where the name came from in the error ("GLASS_DECODE_STRATEGY", "--decode-strategy").
 Result<DecodeStrategy> parse_decode_strategy(std::string_view name, std::string_view what);

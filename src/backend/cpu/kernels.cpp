@@ -184,14 +184,17 @@ std::vector<std::string> kernel_table_lines() {
     lines.push_back(
         fmt::format("{}({}) {}{}", graph::op_name(e.op), fmt::join(ops, ", "), isa_name(e.isa), e.note));
   }
-  // The matmul table's rows: the layouts a plan repacks weights into at load, and their walks.
+  // The matmul table's rows: the layouts a plan repacks weights into at load, and their walks; the
+  // file-layout kernels a decode strategy runs instead of the default's.
   for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Avx512Bf16})
     for (const k::MatmulRow& r : k::matmul_rows(isa)) {
-      if (r.kernel->repack == nullptr) continue;
-      const char* walk = k::walk_name(r.walk);
-      lines.push_back(fmt::format("matmul(f32, {}) {} repacked to {}{}{}",
-                                  graph::dtype_name(r.kernel->weight), isa_name(isa), r.kernel->layout,
-                                  *walk != '\0' ? ", decode walk " : "", walk));
+      if (r.kernel->repack == nullptr && r.walks == k::kEveryWalk) continue;
+      const std::string walks = k::walks_name(r.walks);
+      lines.push_back(
+          fmt::format("matmul(f32, {}) {} {}{}{}", graph::dtype_name(r.kernel->weight), isa_name(isa),
+                      r.kernel->repack != nullptr ? fmt::format("repacked to {}", r.kernel->layout)
+                                                  : std::string("in the file's layout"),
+                      walks.empty() ? "" : ", decode walk ", walks));
     }
   return lines;
 }

@@ -212,7 +212,7 @@ std::span<const MatmulRow> matmul_rows(Isa isa) {
 
 const MatmulKernel* matmul_kernel_for(Isa isa, graph::DType weight) {
   for (const MatmulRow& r : matmul_rows(isa))
-    if (r.kernel->weight == weight && r.kernel->repack == nullptr) return r.kernel;
+    if (r.kernel->weight == weight && r.kernel->repack == nullptr && r.walks == kEveryWalk) return r.kernel;
   return nullptr;
 }
 
@@ -224,29 +224,32 @@ const MatmulKernel* best_matmul_kernel(Isa isa, graph::DType weight) {
   return nullptr;
 }
 
-const MatmulKernel* repacked_matmul_kernel(Isa isa, graph::DType weight, DecodeStrategy strategy) {
-  const Walk wanted = strategy == DecodeStrategy::Lockstep ? Walk::Lockstep : Walk::Spread;
-  const MatmulKernel* one_walk = nullptr;
+const MatmulKernel* decode_matmul_kernel(Isa isa, graph::DType weight, DecodeStrategy strategy) {
+  const Walks wanted = walks_of(strategy);
+  const MatmulKernel* every = nullptr;
   for (const MatmulRow& r : matmul_rows(isa)) {
-    if (r.kernel->weight != weight || r.kernel->repack == nullptr) continue;
-    if (r.walk == wanted) return r.kernel;
-    if (r.walk == Walk::Any) one_walk = r.kernel;
+    if (r.kernel->weight != weight) continue;
+    if (r.walks != kEveryWalk && (r.walks & wanted) != 0) return r.kernel;
+    if (r.walks == kEveryWalk && r.kernel->repack != nullptr) every = r.kernel;
   }
   // The avx512bf16 tier adds bf16 rows to the avx512 tier's (isa.h).
-  if (one_walk == nullptr && isa == Isa::Avx512Bf16)
-    return repacked_matmul_kernel(Isa::Avx512, weight, strategy);
-  return one_walk;
+  if (every == nullptr && isa == Isa::Avx512Bf16) return decode_matmul_kernel(Isa::Avx512, weight, strategy);
+  return every;
 }
 
-const char* walk_name(Walk w) {
-  switch (w) {
-    case Walk::Spread:
-      return "spread";
-    case Walk::Lockstep:
-      return "lockstep";
-    default:
-      return "";
-  }
+const MatmulKernel* repacked_matmul_kernel(Isa isa, graph::DType weight, DecodeStrategy strategy) {
+  const MatmulKernel* k = decode_matmul_kernel(isa, weight, strategy);
+  return k != nullptr && k->repack != nullptr ? k : nullptr;
+}
+
+std::string walks_name(Walks w) {
+  if (w == kEveryWalk) return "";
+  std::string names;
+  for (const DecodeStrategy s :
+       {DecodeStrategy::Spread, DecodeStrategy::Lockstep, DecodeStrategy::Sequential})
+    if ((w & walks_of(s)) != 0)
+      names += std::string(names.empty() ? "" : ", ") + std::string(decode_strategy_name(s));
+  return names;
 }
 
 }  // namespace glass::backend::cpu::kernels

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "backend/cpu/kernel.h"
 
@@ -102,14 +103,22 @@ struct MatmulKernel {
 };
 
 // The matmul table: every kernel a tier has, one row each. A row is the weight type's kernel in the
-// file's row-major layout (kernel->repack null), or in a layout the cpu plan repacks the weights
-// into at load (kernel->layout names it), walked at decode as `walk` says: a layout with one walk
-// runs it under either decode strategy (DecodeStrategy, isa.h); one with two has a row for each.
+// file's row-major layout (kernel->repack null) or in a layout the cpu plan repacks the weights into
+// at load (kernel->layout names it), with the decode strategies (DecodeStrategy, isa.h) it serves:
+// every one (kEveryWalk: the file layout's default kernel, or a repacked layout with one walk), or
+// those it names. A type's rows that name strategies name each at most once; a row naming a
+// strategy overrides the type's kEveryWalk rows under it: another walk of a repacked layout (the
+// same repack), or a file-layout kernel, which keeps that strategy's weights in the file's layout.
 // The lookups below are the only way from (weight type, tier, layout, strategy) to a kernel.
-enum class Walk : uint8_t { Any, Spread, Lockstep };
+using Walks = uint8_t;  // a set of decode strategies: bit s for DecodeStrategy s
+constexpr Walks walks_of(DecodeStrategy s) { return static_cast<Walks>(1u << static_cast<unsigned>(s)); }
+constexpr Walks kSpread = walks_of(DecodeStrategy::Spread);
+constexpr Walks kLockstep = walks_of(DecodeStrategy::Lockstep);
+constexpr Walks kSequential = walks_of(DecodeStrategy::Sequential);
+constexpr Walks kEveryWalk = kSpread | kLockstep | kSequential;
 struct MatmulRow {
   const MatmulKernel* kernel;
-  Walk walk = Walk::Any;
+  Walks walks = kEveryWalk;
 };
 // Each tier's rows (matmul_scalar.cpp; matmul_x86_impl.h compiled per tier). Empty for a tier the
 // build has no code for (not an x86 build: the tier is never selected).
@@ -125,12 +134,16 @@ const MatmulKernel* matmul_kernel_for(Isa isa, graph::DType weight);
 // The file-layout kernel of the highest tier up to `isa` that has one (the scalar tier has every
 // weight type the kernel table admits; nullptr for any other type).
 const MatmulKernel* best_matmul_kernel(Isa isa, graph::DType weight);
-// The tier's kernel for the weight type in its repacked layout, as `strategy` walks it at decode
-// (avx512bf16: the avx512 tier's for any type but bf16); nullptr when the tier has no repacked
-// layout for the type.
+// The kernel a decode under `strategy` runs for the weight type at this tier: the row naming the
+// strategy, else the type's repacked kEveryWalk row; nullptr where neither exists (the file layout's
+// kernel, matmul_kernel_for, runs). A file-layout kernel (repack null) where the strategy keeps the
+// weights in the file's layout. avx512bf16: the avx512 tier's for any type but bf16.
+const MatmulKernel* decode_matmul_kernel(Isa isa, graph::DType weight, DecodeStrategy strategy);
+// decode_matmul_kernel where it is a repacked layout's kernel, else nullptr.
 const MatmulKernel* repacked_matmul_kernel(Isa isa, graph::DType weight, DecodeStrategy strategy);
-// The walk name of a row ("" for Any, "spread", "lockstep"), for listings.
-const char* walk_name(Walk w);
+// The strategies of a row by name ("" for kEveryWalk; "spread", "lockstep, sequential", ...), for
+// listings.
+std::string walks_name(Walks w);
 
 // Activation converters (scalar; exact emulation of llama.cpp's x86 quantize_row_q8_0/q8_1 and
 // quantize_row_q8_K_ref, and of its f16/bf16 rounding).

@@ -112,7 +112,7 @@ constexpr MatmulKernel kKernels[] = {
 // The scalar tier's rows of the matmul table (matmul.h): the file layout only.
 constexpr auto kRows = [] {
   std::array<MatmulRow, std::size(kKernels)> rows{};
-  for (size_t i = 0; i < rows.size(); ++i) rows[i] = {&kKernels[i], Walk::Any};
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = {&kKernels[i]};
   return rows;
 }();
 

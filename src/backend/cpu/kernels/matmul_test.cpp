@@ -10,6 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <map>
+
 #include "backend/cpu/cpu_test_support.h"
 #include "backend/cpu/kernels/matmul_fused.h"
 #include "backend/ref/ref_backend.h"
@@ -327,58 +330,92 @@ TEST(CpuMatmulRepack, GroupsOfSeveralMatricesAsOneList) {
   }
 }
 
-// Both decode strategies (isa.h) give the same bits for every k-quant layout: one activation row
-// (the decode walk: a lockstep quarter, the groups left and the row-major tail), three (the tile
-// walk, prefetched from another distance) and the multi-matrix walk over ranges that are not a
-// multiple of four groups. The legacy layouts and the tiers below AVX-512 have one walk.
+// Every decode strategy (isa.h) gives the same bits for every repacked layout it walks: one
+// activation row (the decode walk: a lockstep quarter or one group at a time, the groups left and the
+// row-major tail), three (the tile walk, prefetched from another distance) and the multi-matrix walk
+// over ranges that are not a multiple of four groups.
 TEST(CpuMatmulRepack, EveryDecodeStrategyGivesTheSameBits) {
   size_t variants = 0;
   for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
                   DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
     const kernels::MatmulKernel* spread =
         kernels::repacked_matmul_kernel(detect_isa(), t, DecodeStrategy::Spread);
-    const kernels::MatmulKernel* lock =
-        kernels::repacked_matmul_kernel(detect_isa(), t, DecodeStrategy::Lockstep);
     if (spread == nullptr) continue;
-    ASSERT_NE(lock, nullptr);
-    if (lock == spread) continue;
-    ++variants;
-    EXPECT_STREQ(lock->layout, spread->layout);
-    EXPECT_EQ(lock->repack, spread->repack) << spread->layout << ": one copy serves both walks";
-    const int64_t rows = 16 * 9 + 5, k = 768;
-    const std::vector<uint8_t> w = testing::random_weights(t, rows, k, 23);
-    const size_t row_bytes = w.size() / static_cast<size_t>(rows);
-    std::vector<std::byte> packed(w.size());
-    spread->repack(reinterpret_cast<const std::byte*>(w.data()), packed.data(), rows, k);
-    for (const int64_t n_a : {1, 3}) {
-      const std::vector<float> x = test::random_floats(static_cast<size_t>(n_a * k), 37);
-      const size_t a_stride = kernels::act_row_bytes(spread->act, k);
-      std::vector<std::byte> act(a_stride * static_cast<size_t>(n_a));
-      for (int64_t i = 0; i < n_a; ++i)
-        spread->quantize(x.data() + i * k, act.data() + static_cast<size_t>(i) * a_stride, k);
-      std::vector<float> want(static_cast<size_t>(n_a * rows)), got(want.size(), -1.0f);
-      spread->gemm(k, packed.data(), row_bytes, rows, act.data(), a_stride, n_a, want.data(),
-                   static_cast<size_t>(rows));
-      lock->gemm(k, packed.data(), row_bytes, rows, act.data(), a_stride, n_a, got.data(),
-                 static_cast<size_t>(rows));
-      EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
-          << spread->layout << " with " << n_a << " activation rows";
-      if (n_a != 1) continue;
-      kernels::GemvParts gp;
-      gp.n = 1;
-      gp.group_bytes = 16 * row_bytes;
-      gp.w[0] = packed.data();
-      std::vector<float> parts(want.size(), -1.0f);
-      gp.out[0] = parts.data();
-      gp.start[1] = rows / 16;
-      for (auto [g0, g1] : {std::pair<int64_t, int64_t>{0, 3}, {3, 9}})
-        lock->gemv_parts(k, gp, g0, g1, act.data());
-      EXPECT_EQ(std::memcmp(parts.data(), want.data(), static_cast<size_t>(rows / 16 * 16) * sizeof(float)),
-                0)
-          << spread->layout << ": the multi-matrix walk";
+    for (const DecodeStrategy strategy : {DecodeStrategy::Lockstep, DecodeStrategy::Sequential}) {
+      const kernels::MatmulKernel* other = kernels::repacked_matmul_kernel(detect_isa(), t, strategy);
+      if (other == nullptr || other == spread) continue;  // the file's layout, or the same walk
+      ++variants;
+      SCOPED_TRACE(std::string(spread->layout) + " " + std::string(decode_strategy_name(strategy)));
+      EXPECT_STREQ(other->layout, spread->layout);
+      EXPECT_EQ(other->repack, spread->repack) << "one copy serves every walk";
+      const int64_t rows = 16 * 9 + 5, k = 768;
+      const std::vector<uint8_t> w = testing::random_weights(t, rows, k, 23);
+      const size_t row_bytes = w.size() / static_cast<size_t>(rows);
+      std::vector<std::byte> packed(w.size());
+      spread->repack(reinterpret_cast<const std::byte*>(w.data()), packed.data(), rows, k);
+      for (const int64_t n_a : {1, 3}) {
+        const std::vector<float> x = test::random_floats(static_cast<size_t>(n_a * k), 37);
+        const size_t a_stride = kernels::act_row_bytes(spread->act, k);
+        std::vector<std::byte> act(a_stride * static_cast<size_t>(n_a));
+        for (int64_t i = 0; i < n_a; ++i)
+          spread->quantize(x.data() + i * k, act.data() + static_cast<size_t>(i) * a_stride, k);
+        std::vector<float> want(static_cast<size_t>(n_a * rows)), got(want.size(), -1.0f);
+        spread->gemm(k, packed.data(), row_bytes, rows, act.data(), a_stride, n_a, want.data(),
+                     static_cast<size_t>(rows));
+        other->gemm(k, packed.data(), row_bytes, rows, act.data(), a_stride, n_a, got.data(),
+                    static_cast<size_t>(rows));
+        EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
+            << n_a << " activation rows";
+        if (n_a != 1) continue;
+        kernels::GemvParts gp;
+        gp.n = 1;
+        gp.group_bytes = 16 * row_bytes;
+        gp.w[0] = packed.data();
+        std::vector<float> parts(want.size(), -1.0f);
+        gp.out[0] = parts.data();
+        gp.start[1] = rows / 16;
+        for (auto [g0, g1] : {std::pair<int64_t, int64_t>{0, 3}, {3, 9}})
+          other->gemv_parts(k, gp, g0, g1, act.data());
+        EXPECT_EQ(std::memcmp(parts.data(), want.data(), static_cast<size_t>(rows / 16 * 16) * sizeof(float)),
+                  0)
+            << "the multi-matrix walk";
+      }
     }
   }
-  EXPECT_EQ(variants, detect_isa() >= Isa::Avx512 ? 5u : 0u);
+  // AVX-512: five k-quant lockstep walks and five legacy sequential ones; AVX2: four legacy ones.
+  const size_t expected = detect_isa() >= Isa::Avx512 ? 10u : detect_isa() == Isa::Avx2 ? 4u : 0u;
+  EXPECT_EQ(variants, expected);
+}
+
+// The Sequential strategy's f32 kernel reads one row at a time where the default reads groups of
+// rows: the same bits, k tails (masked loads) and row tails included, and other activation counts
+// as the default's.
+TEST(CpuMatmulRepack, SequentialF32RowsGiveTheGroupedBits) {
+  const kernels::MatmulKernel* seq =
+      kernels::decode_matmul_kernel(detect_isa(), DType::F32, DecodeStrategy::Sequential);
+  const kernels::MatmulKernel* plain = kernels::best_matmul_kernel(detect_isa(), DType::F32);
+  if (detect_isa() < Isa::Avx512) {
+    EXPECT_EQ(seq, nullptr);  // AVX2 and scalar: one f32 kernel
+    GTEST_SKIP() << "the sequential f32 kernel is the AVX-512 tier's";
+  }
+  ASSERT_NE(seq, nullptr);
+  ASSERT_NE(seq, plain);
+  EXPECT_EQ(seq->repack, nullptr);
+  for (const int64_t k : {576, 583, 9}) {
+    const int64_t rows = 16 * 3 + 8 + 3;  // the default's 16-, 8- and 1-3-row groups
+    const std::vector<float> w = test::random_floats(static_cast<size_t>(rows * k), 5);
+    for (const int64_t n_a : {1, 2, 5}) {
+      const std::vector<float> x = test::random_floats(static_cast<size_t>(n_a * k), 7);
+      std::vector<float> want(static_cast<size_t>(n_a * rows)), got(want.size(), -1.0f);
+      const auto* wb = reinterpret_cast<const std::byte*>(w.data());
+      const auto* xb = reinterpret_cast<const std::byte*>(x.data());
+      const size_t stride = static_cast<size_t>(k) * sizeof(float);
+      plain->gemm(k, wb, stride, rows, xb, stride, n_a, want.data(), static_cast<size_t>(rows));
+      seq->gemm(k, wb, stride, rows, xb, stride, n_a, got.data(), static_cast<size_t>(rows));
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
+          << "k " << k << ", " << n_a << " activation rows";
+    }
+  }
 }
 
 // A batched decode step (one activation row per sequence, up to kSmallM) computes each row as that
@@ -389,7 +426,8 @@ TEST(CpuMatmulRepack, BatchedDecodeRowsEqualEachRowAlone) {
   size_t checked = 0;
   for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
                   DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
-    for (const DecodeStrategy strategy : {DecodeStrategy::Spread, DecodeStrategy::Lockstep}) {
+    for (const DecodeStrategy strategy :
+         {DecodeStrategy::Spread, DecodeStrategy::Lockstep, DecodeStrategy::Sequential}) {
       const kernels::MatmulKernel* mk = kernels::repacked_matmul_kernel(detect_isa(), t, strategy);
       if (mk == nullptr || mk->quantize == nullptr) continue;
       const int64_t rows = 16 * 13 + 7, k = 512;
@@ -421,33 +459,51 @@ TEST(CpuMatmulRepack, BatchedDecodeRowsEqualEachRowAlone) {
   EXPECT_GE(checked, 3u * 5u);
 }
 
-// The matmul table (matmul.h): every tier has a file-layout kernel for each weight type it lists, at
-// most one repacked layout per weight type (with one row per walk, the walks sharing its repack),
-// and the lookups return its rows: a layout with one walk under either strategy.
+// The matmul table (matmul.h): every tier has one default file-layout kernel for each weight type it
+// lists; a type's rows that name strategies name each at most once; every strategy resolves to one
+// kernel per type, and the repacked ones to one layout and one repack (a copy serves every walk);
+// every row has its fused kernel.
 TEST(CpuMatmulTable, OneRowPerWeightLayoutAndWalk) {
+  constexpr DecodeStrategy kStrategies[] = {DecodeStrategy::Spread, DecodeStrategy::Lockstep,
+                                            DecodeStrategy::Sequential};
   for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Avx512Bf16}) {
     SCOPED_TRACE(std::string(isa_name(isa)));
     const std::span<const kernels::MatmulRow> rows = kernels::matmul_rows(isa);
     size_t file = 0;
+    std::map<DType, kernels::Walks> named;
     for (const kernels::MatmulRow& r : rows) {
       const DType w = r.kernel->weight;
-      if (r.kernel->repack == nullptr) {
+      EXPECT_NE(kernels::fused_matmul_kernel(isa, r.kernel), nullptr) << graph::dtype_name(w);
+      EXPECT_NE(r.walks, 0) << graph::dtype_name(w);
+      if (r.walks != kernels::kEveryWalk) {
+        EXPECT_EQ(named[w] & r.walks, 0) << graph::dtype_name(w) << ": a strategy named twice";
+        named[w] |= r.walks;
+      }
+      if (r.kernel->repack == nullptr && r.walks == kernels::kEveryWalk) {
         ++file;
-        EXPECT_EQ(r.walk, kernels::Walk::Any);
         EXPECT_EQ(kernels::matmul_kernel_for(isa, w), r.kernel) << graph::dtype_name(w);
         continue;
       }
-      EXPECT_NE(kernels::matmul_kernel_for(isa, w), nullptr) << r.kernel->layout << " without a file layout";
-      const DecodeStrategy s =
-          r.walk == kernels::Walk::Lockstep ? DecodeStrategy::Lockstep : DecodeStrategy::Spread;
-      EXPECT_EQ(kernels::repacked_matmul_kernel(isa, w, s), r.kernel) << r.kernel->layout;
-      const kernels::MatmulKernel* other = kernels::repacked_matmul_kernel(
-          isa, w, s == DecodeStrategy::Lockstep ? DecodeStrategy::Spread : DecodeStrategy::Lockstep);
-      ASSERT_NE(other, nullptr) << r.kernel->layout;
-      EXPECT_STREQ(other->layout, r.kernel->layout);
-      EXPECT_EQ(other->repack, r.kernel->repack) << r.kernel->layout;
-      EXPECT_EQ(other == r.kernel, r.walk == kernels::Walk::Any) << r.kernel->layout;
-      EXPECT_NE(kernels::fused_matmul_kernel(isa, r.kernel), nullptr) << r.kernel->layout;
+      EXPECT_NE(kernels::matmul_kernel_for(isa, w), nullptr)
+          << graph::dtype_name(w) << " without a file layout";
+      for (const DecodeStrategy s : kStrategies) {
+        if (r.walks != kernels::kEveryWalk && (r.walks & kernels::walks_of(s)) == 0) continue;
+        const kernels::MatmulKernel* got = kernels::decode_matmul_kernel(isa, w, s);
+        ASSERT_NE(got, nullptr) << graph::dtype_name(w);
+        if (r.walks != kernels::kEveryWalk) {
+          EXPECT_EQ(got, r.kernel) << graph::dtype_name(w);
+        }
+      }
+    }
+    for (const auto& [w, walks] : named) {
+      const kernels::MatmulKernel* layout = nullptr;
+      for (const DecodeStrategy s : kStrategies) {
+        const kernels::MatmulKernel* k = kernels::repacked_matmul_kernel(isa, w, s);
+        if (k == nullptr) continue;
+        if (layout == nullptr) layout = k;
+        EXPECT_STREQ(k->layout, layout->layout) << graph::dtype_name(w);
+        EXPECT_EQ(k->repack, layout->repack) << graph::dtype_name(w);
+      }
     }
     // The scalar tier has all 14 weight types; an x86 build's tiers too (other builds: none), but
     // avx512bf16, which adds bf16 to the avx512 tier's.
@@ -455,6 +511,17 @@ TEST(CpuMatmulTable, OneRowPerWeightLayoutAndWalk) {
       EXPECT_EQ(file, isa == Isa::Avx512Bf16 ? 1u : 14u);
     }
     EXPECT_EQ(kernels::fused_matmul_kernel(isa, nullptr), nullptr);
+  }
+  // Sequential keeps Q6_K in the file's layout on the AVX-512 tiers, and walks Q4_0 one group at a time.
+  if (!kernels::matmul_rows(Isa::Avx512).empty()) {
+    EXPECT_EQ(kernels::decode_matmul_kernel(Isa::Avx512, DType::Q6_K, DecodeStrategy::Sequential),
+              kernels::matmul_kernel_for(Isa::Avx512, DType::Q6_K));
+    EXPECT_EQ(kernels::repacked_matmul_kernel(Isa::Avx512Bf16, DType::Q6_K, DecodeStrategy::Sequential),
+              nullptr);
+    EXPECT_STREQ(kernels::repacked_matmul_kernel(Isa::Avx512, DType::Q6_K, DecodeStrategy::Spread)->layout,
+                 "q6_kx16");
+    EXPECT_NE(kernels::repacked_matmul_kernel(Isa::Avx512, DType::Q4_0, DecodeStrategy::Sequential),
+              kernels::repacked_matmul_kernel(Isa::Avx512, DType::Q4_0, DecodeStrategy::Spread));
   }
   // The best tier up to an ISA: scalar below AVX2.
   EXPECT_EQ(kernels::best_matmul_kernel(Isa::Scalar, DType::Q4_K),

@@ -398,6 +398,9 @@ constexpr MatmulKernel x16_kernel(DType weight, ActType act, QuantizeFn quantize
 
 // The file-layout kernels: every weight type, row-major as the file stores it.
 constexpr MatmulKernel kF32 = {DType::F32, ActType::F32, nullptr, float_gemm<F32W>};
+#if defined(__AVX512F__)
+constexpr MatmulKernel kF32Sequential = {DType::F32, ActType::F32, nullptr, float_gemm_sequential<F32W>};
+#endif
 constexpr MatmulKernel kF16 = {DType::F16, ActType::F16, quantize_f16_x86, float_gemm<F16W>};
 constexpr MatmulKernel kBF16 = {DType::BF16, ActType::BF16, quantize_bf16_x86, float_gemm<BF16W>};
 constexpr MatmulKernel kQ4_0 = packed<PQ4_0>({DType::Q4_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q4_0P>});
@@ -425,16 +428,27 @@ constexpr MatmulKernel kBF16x16 = {DType::BF16, ActType::BF16, quantize_bf16_x86
 // decoded slower than the row-major kernel (1B Q8_0 tg32 25-26 against 32 t/s; without dpbusd a
 // block takes as many instructions per weight as a row's, the sign trick included). The k-quant
 // layouts have no AVX2 blocks yet.
+// Each walked in lockstep (the Spread and Lockstep strategies) or as SequentialWalk's.
 constexpr MatmulKernel kQ4_0x16 = x16_kernel<Q4_0x16Layout, PQ4_0, kLegacy<Q4_0P>>(
+    DType::Q4_0, ActType::Q8_0, quantize_q8_0_x86, "q4_0x16");
+constexpr MatmulKernel kQ4_0x16Sequential = x16_kernel<SequentialWalk<Q4_0x16Layout>, PQ4_0, kLegacy<Q4_0P>>(
     DType::Q4_0, ActType::Q8_0, quantize_q8_0_x86, "q4_0x16");
 constexpr MatmulKernel kQ4_1x16 =
     x16_kernel<Q4_1x16, PQ4_1, kLegacy<Q4_1P>>(DType::Q4_1, ActType::Q8_1, quantize_q8_1_x86, "q4_1x16");
+constexpr MatmulKernel kQ4_1x16Sequential = x16_kernel<SequentialWalk<Q4_1x16>, PQ4_1, kLegacy<Q4_1P>>(
+    DType::Q4_1, ActType::Q8_1, quantize_q8_1_x86, "q4_1x16");
 constexpr MatmulKernel kQ5_0x16 =
     x16_kernel<Q5_0x16, PQ5_0, kLegacy<Q5_0P>>(DType::Q5_0, ActType::Q8_0, quantize_q8_0_x86, "q5_0x16");
+constexpr MatmulKernel kQ5_0x16Sequential = x16_kernel<SequentialWalk<Q5_0x16>, PQ5_0, kLegacy<Q5_0P>>(
+    DType::Q5_0, ActType::Q8_0, quantize_q8_0_x86, "q5_0x16");
 constexpr MatmulKernel kQ5_1x16 =
     x16_kernel<Q5_1x16, PQ5_1, kLegacy<Q5_1P>>(DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, "q5_1x16");
+constexpr MatmulKernel kQ5_1x16Sequential = x16_kernel<SequentialWalk<Q5_1x16>, PQ5_1, kLegacy<Q5_1P>>(
+    DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, "q5_1x16");
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
 constexpr MatmulKernel kQ8_0x16 = x16_kernel<Q8_0x16Layout, PQ8_0, kLegacy<Q8_0P>>(
+    DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, "q8_0x16");
+constexpr MatmulKernel kQ8_0x16Sequential = x16_kernel<SequentialWalk<Q8_0x16Layout>, PQ8_0, kLegacy<Q8_0P>>(
     DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, "q8_0x16");
 // A k-quant layout L with both decode walks (DecodeStrategy, isa.h): L's own (Spread) and
 // LockstepWalk<L>.
@@ -479,23 +493,32 @@ constexpr MatmulRow kX86Rows[] = {
     // Repacked at load, one decode walk.
     {&kF16x16},
     {&kBF16x16},
-    {&kQ4_0x16},
-    {&kQ4_1x16},
-    {&kQ5_0x16},
-    {&kQ5_1x16},
-#if defined(__AVX512F__) && defined(__AVX512VNNI__)
-    {&kQ8_0x16},
     // Repacked at load, walked as the machine's decode strategy says.
-    {&kQ2_Kx16, Walk::Spread},
-    {&kQ2_Kx16Lockstep, Walk::Lockstep},
-    {&kQ3_Kx16, Walk::Spread},
-    {&kQ3_Kx16Lockstep, Walk::Lockstep},
-    {&kQ4_Kx16, Walk::Spread},
-    {&kQ4_Kx16Lockstep, Walk::Lockstep},
-    {&kQ5_Kx16, Walk::Spread},
-    {&kQ5_Kx16Lockstep, Walk::Lockstep},
-    {&kQ6_Kx16, Walk::Spread},
-    {&kQ6_Kx16Lockstep, Walk::Lockstep},
+    {&kQ4_0x16, kSpread | kLockstep},
+    {&kQ4_0x16Sequential, kSequential},
+    {&kQ4_1x16, kSpread | kLockstep},
+    {&kQ4_1x16Sequential, kSequential},
+    {&kQ5_0x16, kSpread | kLockstep},
+    {&kQ5_0x16Sequential, kSequential},
+    {&kQ5_1x16, kSpread | kLockstep},
+    {&kQ5_1x16Sequential, kSequential},
+#if defined(__AVX512F__) && defined(__AVX512VNNI__)
+    {&kQ8_0x16, kSpread | kLockstep},
+    {&kQ8_0x16Sequential, kSequential},
+    {&kQ2_Kx16, kSpread | kSequential},
+    {&kQ2_Kx16Lockstep, kLockstep},
+    {&kQ3_Kx16, kSpread | kSequential},
+    {&kQ3_Kx16Lockstep, kLockstep},
+    {&kQ4_Kx16, kSpread | kSequential},
+    {&kQ4_Kx16Lockstep, kLockstep},
+    {&kQ5_Kx16, kSpread | kSequential},
+    {&kQ5_Kx16Lockstep, kLockstep},
+    {&kQ6_Kx16, kSpread},
+    {&kQ6_Kx16Lockstep, kLockstep},
+    // The file's layout under a strategy: Sequential reads f32 one row at a time and keeps Q6_K as
+    // the file has it (isa.h; on Zen 4 q6_kx16 read 21-23 GB/s where the row-major kernel read 33-36).
+    {&kF32Sequential, kSequential},
+    {&kQ6_K, kSequential},
 #endif
 };
 
