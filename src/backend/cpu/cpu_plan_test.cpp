@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -281,6 +282,24 @@ TEST(CpuBackendIsa, ParsedByNameAndNeverAboveTheCpu) {
   ASSERT_TRUE(best.ok());
   EXPECT_EQ((*best)->describe().rfind("cpu (" + std::string(isa_name(detect_isa())) + ", 1 threads", 0), 0u)
       << (*best)->describe();
+}
+
+// The kernel table's listing names each repacked layout with the strategies that walk it, and the
+// file-layout kernels a strategy runs instead of the default: one line per matmul table row.
+TEST(CpuBackendIsa, KernelTableListsLayoutsAndStrategies) {
+  const CpuBackend be({1, {}, true});
+  const std::vector<std::string> lines = be.kernel_table();
+  const auto has = [&](const std::string& line) {
+    return std::find(lines.begin(), lines.end(), line) != lines.end();
+  };
+  EXPECT_TRUE(has("matmul(f32, q4_0) scalar")) << lines.size() << " lines";
+  if (kernels::matmul_rows(Isa::Avx512).empty()) GTEST_SKIP() << "not an x86 build";
+  EXPECT_TRUE(has("matmul(f32, q4_0) avx512 repacked to q4_0x16, decode walk spread, lockstep"));
+  EXPECT_TRUE(has("matmul(f32, q4_0) avx512 repacked to q4_0x16, decode walk sequential"));
+  EXPECT_TRUE(has("matmul(f32, q4_k) avx512 repacked to q4_kx16, decode walk spread, sequential"));
+  EXPECT_TRUE(has("matmul(f32, q6_k) avx512 in the file's layout, decode walk sequential"));
+  EXPECT_TRUE(has("matmul(f32, f32) avx512 in the file's layout, decode walk sequential"));
+  EXPECT_TRUE(has("matmul(f32, f16) avx512 repacked to f16x16"));
 }
 
 // The decode strategy is the CPU's unless GLASS_DECODE_STRATEGY names one; the backend says which it
