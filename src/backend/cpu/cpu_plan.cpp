@@ -111,9 +111,8 @@ class CpuPlan final : public Plan {
   void plan_buffers(Layout& l);
   Status emit_steps(Layout& l);
   Status check_args(const StepArgs& a, StepStats& stats) const;
-  Result<const char*> use_repacked(Step& s, const Node& nd, Isa isa);
-  Result<const char*> use_kernel(Step& s, bool fused, Isa isa, const kernels::MatmulKernel* mk,
-                                 const Node& nd);
+  Result<const char*> use_decode_kernel(Step& s, const Node& nd, Isa isa);
+  Status use_kernel(Step& s, bool fused, Isa isa, const kernels::MatmulKernel* mk, const Node& nd);
   void read_repacked_tables(int threads);
   void label_step(Step& s, const char* layout) const;
   std::vector<int64_t> matmul_groups(const std::vector<KernelChoice>& choice, const std::vector<size_t>& root,
@@ -334,7 +333,7 @@ Status CpuPlan::emit_steps(Layout& l) {
       s.in_node[k] = &g_.node(nd.inputs[k]);
     }
     s.data = l.choice[i].data;
-    auto layout = use_repacked(s, nd, l.choice[i].isa);
+    auto layout = use_decode_kernel(s, nd, l.choice[i].isa);
     if (!layout) return layout.error();
     if (*layout != nullptr) repacked_layouts.insert(*layout);
     s.state = l.written_state[i];
@@ -385,7 +384,7 @@ Status CpuPlan::emit_steps(Layout& l) {
 // at its kernel's tier (the matmul table, kernels/matmul.h): a repacked layout's, reading the
 // backend's repacked copies of its weights (parameters in the mapping), or a file-layout kernel of
 // the strategy's own. Returns the repacked layout's name, or null.
-Result<const char*> CpuPlan::use_repacked(Step& s, const Node& nd, Isa isa) {
+Result<const char*> CpuPlan::use_decode_kernel(Step& s, const Node& nd, Isa isa) {
   const bool fused = nd.op == Op::MatMulAdd || nd.op == Op::MatMulSwiGlu || nd.op == Op::MatMulGeGlu;
   if (nd.op != Op::MatMul && !fused) return static_cast<const char*>(nullptr);
   const auto* fk = fused ? static_cast<const kernels::FusedMatmulKernel*>(s.data) : nullptr;
@@ -399,7 +398,8 @@ Result<const char*> CpuPlan::use_repacked(Step& s, const Node& nd, Isa isa) {
                         fmt::format("cpu: {}: the {} strategy's kernel converts activations "
                                     "unlike the file layout's",
                                     kernel_signature(g_, nd), decode_strategy_name(strategy_)));
-    return use_kernel(s, fused, isa, walk, nd);
+    if (Status st = use_kernel(s, fused, isa, walk, nd); !st.ok()) return st.error();
+    return static_cast<const char*>(nullptr);
   }
   if (repacks_ == nullptr) return static_cast<const char*>(nullptr);  // --no-repack
   // The F16/BF16 16-row layout sums k in another order than the prefill kernel (batch_invariant).
@@ -418,18 +418,16 @@ Result<const char*> CpuPlan::use_repacked(Step& s, const Node& nd, Isa isa) {
     if (!copy) return copy.error();
     s.in[j].fixed = *copy;
   }
-  auto used = use_kernel(s, fused, isa, walk, nd);
-  if (!used) return used.error();
+  if (Status st = use_kernel(s, fused, isa, walk, nd); !st.ok()) return st.error();
   ++info_.n_repacked;
   return static_cast<const char*>(walk->layout);
 }
 
 // The step runs mk (or its fused kernel, for a fused matmul) from now on.
-Result<const char*> CpuPlan::use_kernel(Step& s, bool fused, Isa isa, const kernels::MatmulKernel* mk,
-                                        const Node& nd) {
+Status CpuPlan::use_kernel(Step& s, bool fused, Isa isa, const kernels::MatmulKernel* mk, const Node& nd) {
   if (!fused) {
     s.data = mk;
-    return static_cast<const char*>(nullptr);
+    return {};
   }
   const kernels::FusedMatmulKernel* fk = kernels::fused_matmul_kernel(isa, mk);
   if (fk == nullptr)
@@ -438,7 +436,7 @@ Result<const char*> CpuPlan::use_kernel(Step& s, bool fused, Isa isa, const kern
         fmt::format("cpu: {}: the {} {} kernel is not in the {} matmul table", kernel_signature(g_, nd),
                     graph::dtype_name(mk->weight), mk->layout, isa_name(isa)));
   s.data = fk;
-  return static_cast<const char*>(nullptr);
+  return {};
 }
 
 // Row lookups of a table that the backend has repacked for a matmul (a tied embedding, repacked for

@@ -28,11 +28,17 @@ std::string_view isa_name(Isa isa) {
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 namespace {
-// F16C from cpuid (leaf 1, ECX bit 29): clang 14's __builtin_cpu_supports does not know the name.
-bool has_f16c() {
+// cpuid leaf 1: EAX (family, model) and ECX (feature bits); zeros where it fails.
+struct Leaf1 {
+  unsigned eax = 0, ecx = 0;
+};
+Leaf1 cpuid_leaf1() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return {};
+  return {eax, ecx};
 }
+// F16C (leaf 1, ECX bit 29): clang 14's __builtin_cpu_supports does not know the name.
+bool has_f16c() { return (cpuid_leaf1().ecx & (1u << 29)) != 0; }
 }  // namespace
 #endif
 
@@ -91,8 +97,7 @@ unsigned amd_family() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   __builtin_cpu_init();
   if (!__builtin_cpu_is("amd")) return 0;
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return 0;
+  const unsigned eax = cpuid_leaf1().eax;
   const unsigned base = (eax >> 8) & 0xF;
   return base == 0xF ? base + ((eax >> 20) & 0xFF) : base;
 #else
