@@ -296,10 +296,13 @@ TEST(CpuBackendIsa, KernelTableListsLayoutsAndStrategies) {
   if (kernels::matmul_rows(Isa::Avx512).empty()) GTEST_SKIP() << "not an x86 build";
   EXPECT_TRUE(has("matmul(f32, q4_0) avx512 repacked to q4_0x16, decode walk spread, lockstep"));
   EXPECT_TRUE(has("matmul(f32, q4_0) avx512 repacked to q4_0x16, decode walk sequential"));
-  EXPECT_TRUE(has("matmul(f32, q4_k) avx512 repacked to q4_kx16, decode walk spread, sequential"));
+  EXPECT_TRUE(has("matmul(f32, q4_k) avx512 repacked to q4_kx16, decode walk spread"));
+  EXPECT_TRUE(has("matmul(f32, q4_k) avx512 repacked to q4_kx16, decode walk sequential"));
   EXPECT_TRUE(has("matmul(f32, q6_k) avx512 in the file's layout, decode walk sequential"));
   EXPECT_TRUE(has("matmul(f32, f32) avx512 in the file's layout, decode walk sequential"));
-  EXPECT_TRUE(has("matmul(f32, f16) avx512 repacked to f16x16"));
+  EXPECT_TRUE(has("matmul(f32, f16) avx512 repacked to f16x16, decode walk spread, lockstep"));
+  EXPECT_TRUE(has("matmul(f32, f16) avx512 repacked to f16x16, decode walk sequential"));
+  EXPECT_TRUE(has("matmul(f32, q6_k) avx512 repacked to q6_kx16, decode walk spread"));
 }
 
 // The decode strategy is the CPU's unless GLASS_DECODE_STRATEGY names one; the backend says which it

@@ -29,8 +29,9 @@ constexpr int kV = 16 / FVec::kN;
 constexpr int kTileAccs = FVec::kN == 16 ? 24 : 8;
 
 // NG groups (16 * NG rows) x RA activation rows over all of k; U accumulators per output vector
-// along k (for few activation rows, where one chain per output would wait on FMA latency).
-template <class W, int NG, int RA, int U>
+// along k (for few activation rows, where one chain per output would wait on FMA latency). With
+// few rows (a decode) the tile prefetches each group 2 KiB ahead unless Prefetch is false.
+template <class W, int NG, int RA, int U, bool Prefetch = true>
 inline void f16x16_tile(int64_t k, const uint16_t* g, size_t group_elems, const float* a, size_t as,
                         float* out, size_t os) {
   using V = FVec::V;
@@ -44,7 +45,8 @@ inline void f16x16_tile(int64_t k, const uint16_t* g, size_t group_elems, const 
     V w[NG][kV];
     for (int q = 0; q < NG; ++q) {
       const uint16_t* p = g + static_cast<size_t>(q) * group_elems + 16 * jj;
-      if constexpr (RA <= 4) _mm_prefetch(reinterpret_cast<const char*>(p + 16 * 64), _MM_HINT_T0);
+      if constexpr (RA <= 4 && Prefetch)
+        _mm_prefetch(reinterpret_cast<const char*>(p + 16 * 64), _MM_HINT_T0);
       for (int h = 0; h < kV; ++h) w[q][h] = W::load(p + FVec::kN * h);
     }
     for (int c = 0; c < RA; ++c) {
@@ -83,7 +85,38 @@ inline void f16x16_groups(int64_t k, const uint16_t* g, size_t group_elems, cons
   (std::make_integer_sequence<int, kActs - 1>{});
 }
 
-template <class W>
+// A decode's rows (n_a <= 4) against the groups [0, q), DG groups' streams at a time; returns q, the
+// groups done (a multiple of DG). Each output's sum runs in the same order whatever DG and Prefetch.
+template <class W, int DG, bool Prefetch>
+int64_t f16x16_decode(int64_t k, const uint16_t* w, size_t group_elems, int64_t groups, const float* a,
+                      size_t as, int64_t n_a, float* out, size_t os) {
+  int64_t q = 0;
+  for (; q + DG <= groups; q += DG) {
+    const uint16_t* g = w + static_cast<size_t>(q) * group_elems;
+    float* o = out + q * kF16x16Rows;
+    switch (n_a) {
+      case 1:
+        f16x16_tile<W, DG, 1, 2, Prefetch>(k, g, group_elems, a, as, o, os);
+        break;
+      case 2:
+        f16x16_tile<W, DG, 2, 1, Prefetch>(k, g, group_elems, a, as, o, os);
+        break;
+      case 3:
+        f16x16_tile<W, DG, 3, 1, Prefetch>(k, g, group_elems, a, as, o, os);
+        break;
+      default:
+        f16x16_tile<W, DG, 4, 1, Prefetch>(k, g, group_elems, a, as, o, os);
+        break;
+    }
+  }
+  return q;
+}
+
+// The kernel of f16x16 and bf16x16. A decode reads four groups' streams in lockstep with AVX-512 (8
+// accumulators for one row; two groups with AVX2), each prefetched 2 KiB ahead; under the Sequential
+// strategy (isa.h) one group at a time with no software prefetch, the same bits (on Zen 4 it read
+// faster: docs/performance.md).
+template <class W, bool Sequential = false>
 void gemm_half_x16(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w, const std::byte* ab,
                    size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
   const auto* w = reinterpret_cast<const uint16_t*>(wb);
@@ -92,27 +125,13 @@ void gemm_half_x16(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w,
   const int64_t groups = n_w / kF16x16Rows;
   int64_t q = 0;
   if (n_a <= 4) {
-    // Decode: DG groups' streams in flight (8 accumulators for one row: four groups with AVX-512,
-    // two with AVX2).
+    // The groups past the last four (AVX2: two) take the tiles below under either walk, as their
+    // accumulators differ from the decode tile's for 2 and 3 rows.
     constexpr int DG = 4 / kV;
-    for (; q + DG <= groups; q += DG) {
-      const uint16_t* g = w + static_cast<size_t>(q) * group_elems;
-      float* o = out + q * kF16x16Rows;
-      switch (n_a) {
-        case 1:
-          f16x16_tile<W, DG, 1, 2>(k, g, group_elems, a, as, o, out_stride);
-          break;
-        case 2:
-          f16x16_tile<W, DG, 2, 1>(k, g, group_elems, a, as, o, out_stride);
-          break;
-        case 3:
-          f16x16_tile<W, DG, 3, 1>(k, g, group_elems, a, as, o, out_stride);
-          break;
-        default:
-          f16x16_tile<W, DG, 4, 1>(k, g, group_elems, a, as, o, out_stride);
-          break;
-      }
-    }
+    if constexpr (Sequential)
+      q = f16x16_decode<W, 1, false>(k, w, group_elems, groups / DG * DG, a, as, n_a, out, out_stride);
+    else
+      q = f16x16_decode<W, DG, true>(k, w, group_elems, groups, a, as, n_a, out, out_stride);
   }
   for (; q + 2 <= groups; q += 2)
     f16x16_groups<W, 2>(k, w + static_cast<size_t>(q) * group_elems, group_elems, a, as, n_a,

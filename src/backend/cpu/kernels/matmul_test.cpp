@@ -333,57 +333,62 @@ TEST(CpuMatmulRepack, GroupsOfSeveralMatricesAsOneList) {
 // Every decode strategy (isa.h) gives the same bits for every repacked layout it walks: one
 // activation row (the decode walk: a lockstep quarter or one group at a time, the groups left and the
 // row-major tail), three (the tile walk, prefetched from another distance) and the multi-matrix walk
-// over ranges that are not a multiple of four groups.
+// over ranges that are not a multiple of four groups. On every tier this CPU runs.
 TEST(CpuMatmulRepack, EveryDecodeStrategyGivesTheSameBits) {
-  size_t variants = 0;
-  for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
-                  DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
-    const kernels::MatmulKernel* spread =
-        kernels::repacked_matmul_kernel(detect_isa(), t, DecodeStrategy::Spread);
-    if (spread == nullptr) continue;
-    for (const DecodeStrategy strategy : {DecodeStrategy::Lockstep, DecodeStrategy::Sequential}) {
-      const kernels::MatmulKernel* other = kernels::repacked_matmul_kernel(detect_isa(), t, strategy);
-      if (other == nullptr || other == spread) continue;  // the file's layout, or the same walk
-      ++variants;
-      SCOPED_TRACE(std::string(spread->layout) + " " + std::string(decode_strategy_name(strategy)));
-      EXPECT_STREQ(other->layout, spread->layout);
-      EXPECT_EQ(other->repack, spread->repack) << "one copy serves every walk";
-      const int64_t rows = 16 * 9 + 5, k = 768;
-      const std::vector<uint8_t> w = testing::random_weights(t, rows, k, 23);
-      const size_t row_bytes = w.size() / static_cast<size_t>(rows);
-      std::vector<std::byte> packed(w.size());
-      spread->repack(reinterpret_cast<const std::byte*>(w.data()), packed.data(), rows, k);
-      for (const int64_t n_a : {1, 3}) {
-        const std::vector<float> x = test::random_floats(static_cast<size_t>(n_a * k), 37);
-        const size_t a_stride = kernels::act_row_bytes(spread->act, k);
-        std::vector<std::byte> act(a_stride * static_cast<size_t>(n_a));
-        for (int64_t i = 0; i < n_a; ++i)
-          spread->quantize(x.data() + i * k, act.data() + static_cast<size_t>(i) * a_stride, k);
-        std::vector<float> want(static_cast<size_t>(n_a * rows)), got(want.size(), -1.0f);
-        spread->gemm(k, packed.data(), row_bytes, rows, act.data(), a_stride, n_a, want.data(),
-                     static_cast<size_t>(rows));
-        other->gemm(k, packed.data(), row_bytes, rows, act.data(), a_stride, n_a, got.data(),
-                    static_cast<size_t>(rows));
-        EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
-            << n_a << " activation rows";
-        if (n_a != 1) continue;
-        kernels::GemvParts gp;
-        gp.n = 1;
-        gp.group_bytes = 16 * row_bytes;
-        gp.w[0] = packed.data();
-        std::vector<float> parts(want.size(), -1.0f);
-        gp.out[0] = parts.data();
-        gp.start[1] = rows / 16;
-        for (auto [g0, g1] : {std::pair<int64_t, int64_t>{0, 3}, {3, 9}})
-          other->gemv_parts(k, gp, g0, g1, act.data());
-        EXPECT_EQ(std::memcmp(parts.data(), want.data(), static_cast<size_t>(rows / 16 * 16) * sizeof(float)),
-                  0)
-            << "the multi-matrix walk";
+  size_t variants = 0, expected = 0;
+  for (const Isa isa : {Isa::Avx2, Isa::Avx512, Isa::Avx512Bf16}) {
+    if (isa > detect_isa()) continue;
+    // AVX-512: five k-quant lockstep walks, two k-quant (Q4_K, Q5_K) and five legacy sequential ones,
+    // f16x16's and bf16x16's (bf16x16p, the avx512bf16 tier's BF16 layout, has one walk); AVX2: four legacy
+    // sequential walks, f16x16's and bf16x16's.
+    expected += isa == Isa::Avx512Bf16 ? 13u : isa == Isa::Avx512 ? 14u : 6u;
+    for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
+                    DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::F16, DType::BF16}) {
+      const kernels::MatmulKernel* spread = kernels::repacked_matmul_kernel(isa, t, DecodeStrategy::Spread);
+      if (spread == nullptr) continue;
+      for (const DecodeStrategy strategy : {DecodeStrategy::Lockstep, DecodeStrategy::Sequential}) {
+        const kernels::MatmulKernel* other = kernels::repacked_matmul_kernel(isa, t, strategy);
+        if (other == nullptr || other == spread) continue;  // the file's layout, or the same walk
+        ++variants;
+        SCOPED_TRACE(std::string(isa_name(isa)) + " " + std::string(spread->layout) + " " +
+                     std::string(decode_strategy_name(strategy)));
+        EXPECT_STREQ(other->layout, spread->layout);
+        EXPECT_EQ(other->repack, spread->repack) << "one copy serves every walk";
+        const int64_t rows = 16 * 9 + 5, k = 768;
+        const std::vector<uint8_t> w = testing::random_weights(t, rows, k, 23);
+        const size_t row_bytes = w.size() / static_cast<size_t>(rows);
+        std::vector<std::byte> packed(w.size());
+        spread->repack(reinterpret_cast<const std::byte*>(w.data()), packed.data(), rows, k);
+        for (const int64_t n_a : {1, 2, 3, 4, 6}) {
+          const std::vector<float> x = test::random_floats(static_cast<size_t>(n_a * k), 37);
+          const size_t a_stride = kernels::act_row_bytes(spread->act, k);
+          std::vector<std::byte> act(a_stride * static_cast<size_t>(n_a));
+          for (int64_t i = 0; i < n_a; ++i)
+            spread->quantize(x.data() + i * k, act.data() + static_cast<size_t>(i) * a_stride, k);
+          std::vector<float> want(static_cast<size_t>(n_a * rows)), got(want.size(), -1.0f);
+          spread->gemm(k, packed.data(), row_bytes, rows, act.data(), a_stride, n_a, want.data(),
+                       static_cast<size_t>(rows));
+          other->gemm(k, packed.data(), row_bytes, rows, act.data(), a_stride, n_a, got.data(),
+                      static_cast<size_t>(rows));
+          EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
+              << n_a << " activation rows";
+          if (n_a != 1 || other->gemv_parts == nullptr) continue;
+          kernels::GemvParts gp;
+          gp.n = 1;
+          gp.group_bytes = 16 * row_bytes;
+          gp.w[0] = packed.data();
+          std::vector<float> parts(want.size(), -1.0f);
+          gp.out[0] = parts.data();
+          gp.start[1] = rows / 16;
+          for (auto [g0, g1] : {std::pair<int64_t, int64_t>{0, 3}, {3, 9}})
+            other->gemv_parts(k, gp, g0, g1, act.data());
+          EXPECT_EQ(
+              std::memcmp(parts.data(), want.data(), static_cast<size_t>(rows / 16 * 16) * sizeof(float)), 0)
+              << "the multi-matrix walk";
+        }
       }
     }
   }
-  // AVX-512: five k-quant lockstep walks and five legacy sequential ones; AVX2: four legacy ones.
-  const size_t expected = detect_isa() >= Isa::Avx512 ? 10u : detect_isa() == Isa::Avx2 ? 4u : 0u;
   EXPECT_EQ(variants, expected);
 }
 

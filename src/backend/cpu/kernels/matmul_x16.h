@@ -67,11 +67,13 @@ struct LockstepWalk : L {
 };
 
 // Layout L as the Sequential decode strategy (isa.h) walks it: one group at a time, so each thread
-// reads one sequential stream (the legacy layouts' own walk is four groups in lockstep). On Zen 4,
-// 1B Q4_0 tg64 at 2 threads, alternating: 51.0 t/s median against 40.4 for the lockstep walk;
-// SmolLM2 Q4_0 360 against 274 (docs/performance.md).
+// reads one sequential stream (the legacy layouts' own walk is four groups in lockstep), and no
+// software prefetch (the hardware's follows one stream). On Zen 4, 1B Q4_0 tg64 at 2 threads,
+// alternating: 51.0 t/s median against 40.4 for the lockstep walk; SmolLM2 Q4_0 360 against 274;
+// then without the prefetch 58.9 against 50.4, and 1B Q4_K_M 40.1 against 37.4 (docs/performance.md).
 template <class L>
 struct SequentialWalk : L {
+  static constexpr size_t kPrefetchAhead = 0;
   static constexpr bool kLockstep = false;
 };
 

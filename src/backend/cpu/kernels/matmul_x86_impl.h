@@ -423,6 +423,12 @@ constexpr MatmulKernel kF16x16 = {DType::F16, ActType::F16, quantize_f16_x86, ge
 constexpr MatmulKernel kBF16x16 = {DType::BF16, ActType::BF16, quantize_bf16_x86, gemm_half_x16<BF16W>,
                                    nullptr,     nullptr,       nullptr,           repack_f16x16,
                                    "bf16x16",   kF16x16Rows,   unpack_row_f16x16};
+constexpr MatmulKernel kF16x16Sequential = {
+    DType::F16,    ActType::F16, quantize_f16_x86, gemm_half_x16<F16W, true>, nullptr, nullptr, nullptr,
+    repack_f16x16, "f16x16",     kF16x16Rows,      unpack_row_f16x16};
+constexpr MatmulKernel kBF16x16Sequential = {
+    DType::BF16,   ActType::BF16, quantize_bf16_x86, gemm_half_x16<BF16W, true>, nullptr, nullptr, nullptr,
+    repack_f16x16, "bf16x16",     kF16x16Rows,       unpack_row_f16x16};
 // Q4_0, Q4_1, Q5_0 and Q5_1 in 16-row groups on both tiers (AVX2 and AVX-512 VNNI blocks in
 // matmul_q4_0x16.h and matmul_legacy_x16.h). Q8_0's has no AVX2 kernel: written as q4_0x16's, it
 // decoded slower than the row-major kernel (1B Q8_0 tg32 25-26 against 32 t/s; without dpbusd a
@@ -450,8 +456,10 @@ constexpr MatmulKernel kQ8_0x16 = x16_kernel<Q8_0x16Layout, PQ8_0, kLegacy<Q8_0P
     DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, "q8_0x16");
 constexpr MatmulKernel kQ8_0x16Sequential = x16_kernel<SequentialWalk<Q8_0x16Layout>, PQ8_0, kLegacy<Q8_0P>>(
     DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, "q8_0x16");
-// A k-quant layout L with both decode walks (DecodeStrategy, isa.h): L's own (Spread) and
-// LockstepWalk<L>.
+// A k-quant layout L with its decode walks (DecodeStrategy, isa.h): L's own (one group at a time,
+// prefetched), LockstepWalk<L> and, for Q4_K and Q5_K, SequentialWalk<L> (one group at a time, no
+// prefetch). On Zen 4 (1B tg64, alternating, 4 rounds) the prefetch-free walk read Q4_K_M 3 rounds in
+// 4 and Q5_K_M 4 in 4 faster (+7%), but Q3_K_M 41% and Q2_K 11% slower: those two keep their prefetch.
 template <class L, class P, GemmFn Tail>
 constexpr MatmulKernel kquant_x16(DType weight, const char* layout) {
   return x16_kernel<L, P, Tail>(weight, ActType::Q8_K, quantize_q8_k_x86, layout);
@@ -465,9 +473,13 @@ constexpr MatmulKernel kQ3_Kx16Lockstep =
 constexpr MatmulKernel kQ4_Kx16 = kquant_x16<Q4_Kx16, PQ4_K, kKQuant<Q4_KP>>(DType::Q4_K, "q4_kx16");
 constexpr MatmulKernel kQ4_Kx16Lockstep =
     kquant_x16<LockstepWalk<Q4_Kx16>, PQ4_K, kKQuant<Q4_KP>>(DType::Q4_K, "q4_kx16");
+constexpr MatmulKernel kQ4_Kx16Sequential =
+    kquant_x16<SequentialWalk<Q4_Kx16>, PQ4_K, kKQuant<Q4_KP>>(DType::Q4_K, "q4_kx16");
 constexpr MatmulKernel kQ5_Kx16 = kquant_x16<Q5_Kx16, PQ5_K, kKQuant<Q5_KP>>(DType::Q5_K, "q5_kx16");
 constexpr MatmulKernel kQ5_Kx16Lockstep =
     kquant_x16<LockstepWalk<Q5_Kx16>, PQ5_K, kKQuant<Q5_KP>>(DType::Q5_K, "q5_kx16");
+constexpr MatmulKernel kQ5_Kx16Sequential =
+    kquant_x16<SequentialWalk<Q5_Kx16>, PQ5_K, kKQuant<Q5_KP>>(DType::Q5_K, "q5_kx16");
 constexpr MatmulKernel kQ6_Kx16 = kquant_x16<Q6_Kx16, PQ6_K, kKQuant<Q6_KP>>(DType::Q6_K, "q6_kx16");
 constexpr MatmulKernel kQ6_Kx16Lockstep =
     kquant_x16<LockstepWalk<Q6_Kx16>, PQ6_K, kKQuant<Q6_KP>>(DType::Q6_K, "q6_kx16");
@@ -490,10 +502,11 @@ constexpr MatmulRow kX86Rows[] = {
     {&kQ4_K},
     {&kQ5_K},
     {&kQ6_K},
-    // Repacked at load, one decode walk.
-    {&kF16x16},
-    {&kBF16x16},
     // Repacked at load, walked as the machine's decode strategy says.
+    {&kF16x16, kSpread | kLockstep},
+    {&kF16x16Sequential, kSequential},
+    {&kBF16x16, kSpread | kLockstep},
+    {&kBF16x16Sequential, kSequential},
     {&kQ4_0x16, kSpread | kLockstep},
     {&kQ4_0x16Sequential, kSequential},
     {&kQ4_1x16, kSpread | kLockstep},
@@ -509,10 +522,12 @@ constexpr MatmulRow kX86Rows[] = {
     {&kQ2_Kx16Lockstep, kLockstep},
     {&kQ3_Kx16, kSpread | kSequential},
     {&kQ3_Kx16Lockstep, kLockstep},
-    {&kQ4_Kx16, kSpread | kSequential},
+    {&kQ4_Kx16, kSpread},
     {&kQ4_Kx16Lockstep, kLockstep},
-    {&kQ5_Kx16, kSpread | kSequential},
+    {&kQ4_Kx16Sequential, kSequential},
+    {&kQ5_Kx16, kSpread},
     {&kQ5_Kx16Lockstep, kLockstep},
+    {&kQ5_Kx16Sequential, kSequential},
     {&kQ6_Kx16, kSpread},
     {&kQ6_Kx16Lockstep, kLockstep},
     // The file's layout under a strategy: Sequential reads f32 one row at a time and keeps Q6_K as
