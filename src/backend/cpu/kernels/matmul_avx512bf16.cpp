@@ -68,8 +68,9 @@ inline __m512 pair_of(const uint16_t* a, int64_t jp) {
 }
 
 // NG groups x RA activation rows over all of k, U accumulators per output along k (for decode,
-// where one chain per output would wait on the instruction's latency).
-template <int NG, int RA, int U>
+// where one chain per output would wait on the instruction's latency). With few rows (a decode) the
+// tile prefetches each group 2 KiB ahead unless Prefetch is false.
+template <int NG, int RA, int U, bool Prefetch = true>
 void pair_tile(int64_t k, const uint16_t* g, size_t group_elems, const uint16_t* a, size_t as, float* out,
                size_t os) {
   __m512 acc[U][NG][RA];
@@ -81,7 +82,7 @@ void pair_tile(int64_t k, const uint16_t* g, size_t group_elems, const uint16_t*
     __m512bh w[NG];
     for (int q = 0; q < NG; ++q) {
       const uint16_t* p = g + static_cast<size_t>(q) * group_elems + 32 * jp;
-      if constexpr (RA <= 4) _mm_prefetch(reinterpret_cast<const char*>(p) + 2048, _MM_HINT_T0);
+      if constexpr (RA <= 4 && Prefetch) _mm_prefetch(reinterpret_cast<const char*>(p) + 2048, _MM_HINT_T0);
       w[q] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(p));
     }
     for (int c = 0; c < RA; ++c) {
@@ -185,6 +186,37 @@ void gemm_bf16_rows(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w
   for (; n < n_w; ++n) rows_all<1>(k, w + n * ws, ws, a, as, n_a, out + n, out_stride);
 }
 
+// A decode's rows (n_a <= 4) against the groups [0, groups), DG groups' streams at a time; returns the
+// groups done (a multiple of DG). Each output's sum runs in the same order whatever DG and Prefetch.
+template <int DG, bool Prefetch>
+int64_t pair_decode(int64_t k, const uint16_t* w, size_t group_elems, int64_t groups, const uint16_t* a,
+                    size_t as, int64_t n_a, float* out, size_t os) {
+  int64_t q = 0;
+  for (; q + DG <= groups; q += DG) {
+    const uint16_t* g = w + static_cast<size_t>(q) * group_elems;
+    float* o = out + q * kRows;
+    switch (n_a) {
+      case 1:
+        pair_tile<DG, 1, 2, Prefetch>(k, g, group_elems, a, as, o, os);
+        break;
+      case 2:
+        pair_tile<DG, 2, 1, Prefetch>(k, g, group_elems, a, as, o, os);
+        break;
+      case 3:
+        pair_tile<DG, 3, 1, Prefetch>(k, g, group_elems, a, as, o, os);
+        break;
+      default:
+        pair_tile<DG, 4, 1, Prefetch>(k, g, group_elems, a, as, o, os);
+        break;
+    }
+  }
+  return q;
+}
+
+// A decode reads four groups' streams in lockstep (two accumulators each for one activation row),
+// each prefetched 2 KiB ahead; under the Sequential strategy (isa.h) one group at a time with no
+// software prefetch, the same bits (the groups past the last four take the tiles below either way).
+template <bool Sequential>
 void gemm_bf16x16p(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w, const std::byte* ab,
                    size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
   const auto* w = reinterpret_cast<const uint16_t*>(wb);
@@ -193,25 +225,10 @@ void gemm_bf16x16p(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w,
   const int64_t groups = n_w / kRows;
   int64_t q = 0;
   if (n_a <= 4) {
-    // Decode: four groups' streams in flight, two accumulators each for one activation row.
-    for (; q + 4 <= groups; q += 4) {
-      const uint16_t* g = w + static_cast<size_t>(q) * group_elems;
-      float* o = out + q * kRows;
-      switch (n_a) {
-        case 1:
-          pair_tile<4, 1, 2>(k, g, group_elems, a, as, o, out_stride);
-          break;
-        case 2:
-          pair_tile<4, 2, 1>(k, g, group_elems, a, as, o, out_stride);
-          break;
-        case 3:
-          pair_tile<4, 3, 1>(k, g, group_elems, a, as, o, out_stride);
-          break;
-        default:
-          pair_tile<4, 4, 1>(k, g, group_elems, a, as, o, out_stride);
-          break;
-      }
-    }
+    if constexpr (Sequential)
+      q = pair_decode<1, false>(k, w, group_elems, groups / 4 * 4, a, as, n_a, out, out_stride);
+    else
+      q = pair_decode<4, true>(k, w, group_elems, groups, a, as, n_a, out, out_stride);
   }
   for (; q + 2 <= groups; q += 2)
     pair_groups<2>(k, w + static_cast<size_t>(q) * group_elems, group_elems, a, as, n_a, out + q * kRows,
@@ -226,18 +243,25 @@ void gemm_bf16x16p(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w,
 
 constexpr MatmulKernel kBF16Dot = {graph::DType::BF16, ActType::BF16_BITS, quantize_bf16_bits,
                                    gemm_bf16_rows};
-constexpr MatmulKernel kBF16x16Dot = {graph::DType::BF16,
-                                      ActType::BF16_BITS,
-                                      quantize_bf16_bits,
-                                      gemm_bf16x16p,
-                                      nullptr,
-                                      nullptr,
-                                      nullptr,
-                                      repack_bf16x16p,
-                                      "bf16x16p",
-                                      kRows,
-                                      unpack_row_bf16x16p};
-constexpr MatmulRow kRowsOfTier[] = {{&kBF16Dot}, {&kBF16x16Dot}};
+// The pair layout's kernel under a decode walk (DecodeStrategy, isa.h).
+template <bool Sequential>
+constexpr MatmulKernel bf16x16_dot() {
+  return {graph::DType::BF16,
+          ActType::BF16_BITS,
+          quantize_bf16_bits,
+          gemm_bf16x16p<Sequential>,
+          nullptr,
+          nullptr,
+          nullptr,
+          repack_bf16x16p,
+          "bf16x16p",
+          kRows,
+          unpack_row_bf16x16p};
+}
+constexpr MatmulKernel kBF16x16Dot = bf16x16_dot<false>();
+constexpr MatmulKernel kBF16x16DotSequential = bf16x16_dot<true>();
+constexpr MatmulRow kRowsOfTier[] = {
+    {&kBF16Dot}, {&kBF16x16Dot, kSpread | kLockstep}, {&kBF16x16DotSequential, kSequential}};
 
 }  // namespace
 
