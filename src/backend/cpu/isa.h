@@ -37,9 +37,10 @@ Result<Isa> parse_isa(std::string_view name);
 //  * Sequential: each thread reads its share as one sequential stream: every 16-row layout one group
 //    at a time, row-major f32 matrices one row at a time, and Q6_K in the file's layout (its 16-row
 //    kernel does more vector work per byte than a double-pumped AVX-512 unit hides behind the
-//    reads). AMD Zen 4 (family 25 with AVX-512), where each of the three read faster than Spread:
-//    1B Q4_0 decode +26% without the lockstep, Q6_K's output head +15-34% and SmolLM2 F32 +40%
-//    (docs/performance.md).
+//    reads); no software prefetch but for q2_kx16, q3_kx16 and Q6_K (the hardware's follows one
+//    stream). AMD Zen 4 (family 25 with AVX-512), where each read faster than Spread: 1B Q4_0
+//    decode +26% without the lockstep and +17% more without the prefetch, Q6_K's output head
+//    +15-34%, SmolLM2 F32 +40%, 1B F16 at 96% of the read bandwidth (docs/performance.md).
 enum class DecodeStrategy : uint8_t { Spread, Lockstep, Sequential };
 
 std::string_view decode_strategy_name(DecodeStrategy s);
