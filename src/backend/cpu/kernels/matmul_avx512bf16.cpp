@@ -214,8 +214,9 @@ int64_t pair_decode(int64_t k, const uint16_t* w, size_t group_elems, int64_t gr
 }
 
 // A decode reads four groups' streams in lockstep (two accumulators each for one activation row),
-// each prefetched 2 KiB ahead; under the Sequential strategy (isa.h) one group at a time with no
-// software prefetch, the same bits (the groups past the last four take the tiles below either way).
+// each prefetched 2 KiB ahead; one row under the Sequential strategy (isa.h) reads one group at a time
+// with no software prefetch, the same bits (the groups past the last four take the tiles below either
+// way).
 template <bool Sequential>
 void gemm_bf16x16p(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w, const std::byte* ab,
                    size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
@@ -225,7 +226,7 @@ void gemm_bf16x16p(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w,
   const int64_t groups = n_w / kRows;
   int64_t q = 0;
   if (n_a <= 4) {
-    if constexpr (Sequential)
+    if (Sequential && n_a == 1)
       q = pair_decode<1, false>(k, w, group_elems, groups / 4 * 4, a, as, n_a, out, out_stride);
     else
       q = pair_decode<4, true>(k, w, group_elems, groups, a, as, n_a, out, out_stride);

@@ -113,9 +113,9 @@ int64_t f16x16_decode(int64_t k, const uint16_t* w, size_t group_elems, int64_t 
 }
 
 // The kernel of f16x16 and bf16x16. A decode reads four groups' streams in lockstep with AVX-512 (8
-// accumulators for one row; two groups with AVX2), each prefetched 2 KiB ahead; under the Sequential
-// strategy (isa.h) one group at a time with no software prefetch, the same bits (on Zen 4 it read
-// faster: docs/performance.md).
+// accumulators for one row; two groups with AVX2), each prefetched 2 KiB ahead; one row under the
+// Sequential strategy (isa.h) reads one group at a time with no software prefetch, the same bits (on
+// Zen 4 it read faster: docs/performance.md).
 template <class W, bool Sequential = false>
 void gemm_half_x16(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w, const std::byte* ab,
                    size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
@@ -128,7 +128,7 @@ void gemm_half_x16(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w,
     // The groups past the last four (AVX2: two) take the tiles below under either walk, as their
     // accumulators differ from the decode tile's for 2 and 3 rows.
     constexpr int DG = 4 / kV;
-    if constexpr (Sequential)
+    if (Sequential && n_a == 1)
       q = f16x16_decode<W, 1, false>(k, w, group_elems, groups / DG * DG, a, as, n_a, out, out_stride);
     else
       q = f16x16_decode<W, DG, true>(k, w, group_elems, groups, a, as, n_a, out, out_stride);

@@ -464,6 +464,40 @@ TEST(CpuMatmulRepack, BatchedDecodeRowsEqualEachRowAlone) {
   EXPECT_GE(checked, 3u * 5u);
 }
 
+// The k-quant kernels in the file's layout (the Sequential strategy's Q6_K, and every k-quant under
+// --no-repack) serve a batched decode in tiles of 8 (AVX-512), then 4 activation rows, then one: each row
+// comes out as that row alone, bit for bit, whatever tile it fell in.
+TEST(CpuMatmulRepack, FileLayoutKQuantRowsInAnyTileEqualEachRowAlone) {
+  size_t checked = 0;
+  for (DType t : {DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    const kernels::MatmulKernel* mk = kernels::best_matmul_kernel(detect_isa(), t);
+    ASSERT_NE(mk, nullptr);
+    const int64_t rows = 7, k = 512;
+    const std::vector<uint8_t> w = testing::random_weights(t, rows, k, 31);
+    const size_t row_bytes = w.size() / static_cast<size_t>(rows);
+    const size_t a_stride = kernels::act_row_bytes(mk->act, k);
+    for (const int64_t n_a : {5, 8, 13, 17}) {
+      const std::vector<float> x = test::random_floats(static_cast<size_t>(n_a * k), 43 + n_a);
+      std::vector<std::byte> act(a_stride * static_cast<size_t>(n_a));
+      for (int64_t i = 0; i < n_a; ++i)
+        mk->quantize(x.data() + i * k, act.data() + static_cast<size_t>(i) * a_stride, k);
+      std::vector<float> together(static_cast<size_t>(n_a * rows), -1.0f);
+      mk->gemm(k, reinterpret_cast<const std::byte*>(w.data()), row_bytes, rows, act.data(), a_stride, n_a,
+               together.data(), static_cast<size_t>(rows));
+      for (int64_t i = 0; i < n_a; ++i) {
+        std::vector<float> alone(static_cast<size_t>(rows), -2.0f);
+        mk->gemm(k, reinterpret_cast<const std::byte*>(w.data()), row_bytes, rows,
+                 act.data() + static_cast<size_t>(i) * a_stride, a_stride, 1, alone.data(),
+                 static_cast<size_t>(rows));
+        EXPECT_EQ(std::memcmp(together.data() + i * rows, alone.data(), alone.size() * sizeof(float)), 0)
+            << graph::dtype_name(t) << ": row " << i << " of " << n_a;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 5u * 4u);
+}
+
 // The matmul table (matmul.h): every tier has one default file-layout kernel for each weight type it
 // lists; a type's rows that name strategies name each at most once; every strategy resolves to one
 // kernel per type, and the repacked ones to one layout and one repack (a copy serves every walk);

@@ -68,14 +68,24 @@ struct LockstepWalk : L {
 
 // Layout L as the Sequential decode strategy (isa.h) walks it: one group at a time, so each thread
 // reads one sequential stream (the legacy layouts' own walk is four groups in lockstep), and no
-// software prefetch (the hardware's follows one stream). On Zen 4, 1B Q4_0 tg64 at 2 threads,
-// alternating: 51.0 t/s median against 40.4 for the lockstep walk; SmolLM2 Q4_0 360 against 274;
-// then without the prefetch 58.9 against 50.4, and 1B Q4_K_M 40.1 against 37.4 (docs/performance.md).
+// software prefetch in the one-row walk (the hardware's follows one stream; tiles of several rows
+// keep L's). On Zen 4, 1B Q4_0 tg64 at 2 threads, alternating: 51.0 t/s median against 40.4 for the
+// lockstep walk; SmolLM2 Q4_0 360 against 274; then without the prefetch 58.9 against 50.4, and 1B
+// Q4_K_M 40.1 against 37.4 (docs/performance.md).
 template <class L>
 struct SequentialWalk : L {
-  static constexpr size_t kPrefetchAhead = 0;
   static constexpr bool kLockstep = false;
+  static constexpr bool kDecodePrefetch = false;
 };
+
+// Whether L's one-row walk prefetches: L::kDecodePrefetch where L says, else whenever its tiles do.
+template <class L>
+constexpr bool decode_prefetch() {
+  if constexpr (requires { L::kDecodePrefetch; })
+    return L::kDecodePrefetch && L::kPrefetchAhead > 0;
+  else
+    return L::kPrefetchAhead > 0;
+}
 
 // 16 rows x RA activation rows: out[i * out_stride + r].
 template <class L, int RA>
@@ -104,7 +114,7 @@ inline void x16_lockstep(int64_t nb, const std::byte* const* g, const std::byte*
   for (int64_t b = 0; b < nb; ++b)
     for (int q = 0; q < NG; ++q) {
       const std::byte* blk = g[q] + static_cast<size_t>(b) * L::kBlockBytes;
-      if constexpr (L::kPrefetchAhead > 0) prefetch_ahead<L::kPrefetchAhead>(blk, L::kBlockBytes);
+      if constexpr (decode_prefetch<L>()) prefetch_ahead<L::kPrefetchAhead>(blk, L::kBlockBytes);
       const typename L::Act* xb[1] = {x + b};
       L::template block<1>(blk, xb, &acc[q]);
     }

@@ -375,8 +375,34 @@ void kquant(int64_t k, const std::byte* w, const std::byte* a, size_t a_stride, 
 
 template <class P>
 constexpr GemmFn kLegacy = gemm<legacy<P, 1>, legacy<P, kRA>>;
+// k-quant rows: with AVX-512's 32 registers a block's unpack also serves 8 activation rows at a time
+// (a batched decode; a prefill takes the packed path), then 4, then one; each row sums alike in any
+// tile. On Zen 4 the Sequential strategy's row-major Q6_K made 1B Q4_K_M's 8-sequence decode 12% slower
+// than q6_kx16 with 4-row tiles, and level with it with 8 (docs/performance.md).
+#if defined(__AVX512F__)
+constexpr int kKQuantWideRows = 8;
+#else
+constexpr int kKQuantWideRows = kRA;
+#endif
 template <class P>
-constexpr GemmFn kKQuant = gemm<kquant<P, 1>, kquant<P, kRA>>;
+void kquant_gemm(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const std::byte* a,
+                 size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
+  for (int64_t r = 0; r < n_w; ++r) {
+    const std::byte* wr = w + static_cast<size_t>(r) * w_stride;
+    int64_t i = 0;
+    for (; i + kKQuantWideRows <= n_a; i += kKQuantWideRows)
+      kquant<P, kKQuantWideRows>(k, wr, a + static_cast<size_t>(i) * a_stride, a_stride,
+                                 out + static_cast<size_t>(i) * out_stride + r, out_stride);
+    for (; i + kRA <= n_a; i += kRA)
+      kquant<P, kRA>(k, wr, a + static_cast<size_t>(i) * a_stride, a_stride,
+                     out + static_cast<size_t>(i) * out_stride + r, out_stride);
+    for (; i < n_a; ++i)
+      kquant<P, 1>(k, wr, a + static_cast<size_t>(i) * a_stride, a_stride,
+                   out + static_cast<size_t>(i) * out_stride + r, out_stride);
+  }
+}
+template <class P>
+constexpr GemmFn kKQuant = kquant_gemm<P>;
 
 using graph::DType;
 // k with the packed prefill path of pack policy P (matmul_x86_packed.h: AVX-512 VNNI or AVX2 code).
