@@ -21,7 +21,7 @@
 #include "backend/cpu/kernel.h"
 #include "backend/cpu/kernels/kernels.h"
 #include "backend/cpu/kernels/matmul.h"
-#include "backend/cpu/kernels/matmul_fused.h"
+#include "backend/cpu/matmul_choice.h"
 #include "backend/cpu/memory_planner.h"
 #include "graph/fuse.h"
 
@@ -112,7 +112,6 @@ class CpuPlan final : public Plan {
   Status emit_steps(Layout& l);
   Status check_args(const StepArgs& a, StepStats& stats) const;
   Result<const char*> use_decode_kernel(Step& s, const Node& nd, Isa isa);
-  Status use_kernel(Step& s, bool fused, Isa isa, const kernels::MatmulKernel* mk, const Node& nd);
   void read_repacked_tables(int threads);
   void label_step(Step& s, const char* layout) const;
   std::vector<int64_t> matmul_groups(const std::vector<KernelChoice>& choice, const std::vector<size_t>& root,
@@ -380,63 +379,33 @@ Status CpuPlan::emit_steps(Layout& l) {
   return {};
 }
 
-// A matmul (or fused matmul) runs the kernel the plan's decode strategy names for its weight type
-// at its kernel's tier (the matmul table, kernels/matmul.h): a repacked layout's, reading the
-// backend's repacked copies of its weights (parameters in the mapping), or a file-layout kernel of
-// the strategy's own. Returns the repacked layout's name, or null.
+// A matmul (or fused matmul) runs the kernel choose_matmul_kernel (matmul_choice.h) picks for the
+// plan's decode strategy, reading the copies of its weights it names. Returns the repacked layout's
+// name, or null.
 Result<const char*> CpuPlan::use_decode_kernel(Step& s, const Node& nd, Isa isa) {
   const bool fused = nd.op == Op::MatMulAdd || nd.op == Op::MatMulSwiGlu || nd.op == Op::MatMulGeGlu;
   if (nd.op != Op::MatMul && !fused) return static_cast<const char*>(nullptr);
-  const auto* fk = fused ? static_cast<const kernels::FusedMatmulKernel*>(s.data) : nullptr;
-  const kernels::MatmulKernel& mk = fused ? *fk->mk : *static_cast<const kernels::MatmulKernel*>(s.data);
-  const size_t n_weights = nd.op == Op::MatMulSwiGlu || nd.op == Op::MatMulGeGlu ? 2 : 1;
-  const kernels::MatmulKernel* walk = kernels::decode_matmul_kernel(isa, mk.weight, strategy_);
-  if (walk == nullptr || walk == &mk) return static_cast<const char*>(nullptr);
-  if (walk->repack == nullptr) {  // the file's layout, the strategy's kernel
-    if (walk->act != mk.act || walk->quantize != mk.quantize)
-      return make_error(ErrorCode::Internal,
-                        fmt::format("cpu: {}: the {} strategy's kernel converts activations "
-                                    "unlike the file layout's",
-                                    kernel_signature(g_, nd), decode_strategy_name(strategy_)));
-    if (Status st = use_kernel(s, fused, isa, walk, nd); !st.ok()) return st.error();
-    return static_cast<const char*>(nullptr);
-  }
-  if (repacks_ == nullptr) return static_cast<const char*>(nullptr);  // --no-repack
-  // The F16/BF16 16-row layout sums k in another order than the prefill kernel (batch_invariant).
-  if (batch_invariant_ && (mk.weight == graph::DType::F16 || mk.weight == graph::DType::BF16))
-    return static_cast<const char*>(nullptr);
-  for (size_t j = 1; j <= n_weights; ++j) {
+  MatmulStep m;
+  m.kernel = s.data;
+  m.fused = fused;
+  m.n_weights = nd.op == Op::MatMulSwiGlu || nd.op == Op::MatMulGeGlu ? 2 : 1;
+  for (size_t j = 1; j <= m.n_weights; ++j) {
     const Node& w = *s.in_node[j];
-    if (s.in[j].kind != Location::Fixed || w.op != Op::Parameter || w.shape.size() != 2)
-      return static_cast<const char*>(nullptr);
+    MatmulWeight& mw = m.weights[j - 1];
+    mw.dtype = w.dtype;
+    if (s.in[j].kind != Location::Fixed || w.op != Op::Parameter || w.shape.size() != 2) continue;
+    mw.data = s.in[j].fixed;
+    mw.rows = w.shape[0].value;
+    mw.k = w.shape[1].value;
   }
-  for (size_t j = 1; j <= n_weights; ++j) {
-    const Node& w = *s.in_node[j];
-    const int64_t rows = w.shape[0].value, k = w.shape[1].value;
-    const size_t bytes = *graph::dtype_bytes(w.dtype, static_cast<uint64_t>(rows * k));
-    auto copy = repacks_->get(s.in[j].fixed, bytes, rows, k, *walk, *pool_);
-    if (!copy) return copy.error();
-    s.in[j].fixed = *copy;
-  }
-  if (Status st = use_kernel(s, fused, isa, walk, nd); !st.ok()) return st.error();
-  ++info_.n_repacked;
-  return static_cast<const char*>(walk->layout);
-}
-
-// The step runs mk (or its fused kernel, for a fused matmul) from now on.
-Status CpuPlan::use_kernel(Step& s, bool fused, Isa isa, const kernels::MatmulKernel* mk, const Node& nd) {
-  if (!fused) {
-    s.data = mk;
-    return {};
-  }
-  const kernels::FusedMatmulKernel* fk = kernels::fused_matmul_kernel(isa, mk);
-  if (fk == nullptr)
-    return make_error(
-        ErrorCode::Internal,
-        fmt::format("cpu: {}: the {} {} kernel is not in the {} matmul table", kernel_signature(g_, nd),
-                    graph::dtype_name(mk->weight), mk->layout, isa_name(isa)));
-  s.data = fk;
-  return {};
+  auto c = choose_matmul_kernel(m, {isa, strategy_, batch_invariant_, repacks_.get(), pool_.get()},
+                                kernel_signature(g_, nd));
+  if (!c) return c.error();
+  s.data = c->kernel;
+  for (size_t j = 1; j <= m.n_weights; ++j)
+    if (m.weights[j - 1].data != nullptr) s.in[j].fixed = c->weights[j - 1];
+  if (c->layout != nullptr) ++info_.n_repacked;
+  return c->layout;
 }
 
 // Row lookups of a table that the backend has repacked for a matmul (a tied embedding, repacked for
