@@ -11,6 +11,32 @@ namespace glass::backend::cpu::kernels {
 
 inline constexpr int64_t kHalfGroupRows = 16;
 
+// A decode's rows (n_a <= 4) against groups [0, groups), DG at a time: tile.template operator()<RA,
+// U>(q) for groups [q, q + DG), RA = n_a activation rows with U accumulators per output along k (two
+// for one row, where one chain would wait on the instruction's latency; else one). Returns the
+// groups done, a multiple of DG.
+template <int DG, class Tile>
+int64_t half_groups_decode(int64_t groups, int64_t n_a, const Tile& tile) {
+  int64_t q = 0;
+  for (; q + DG <= groups; q += DG) {
+    switch (n_a) {
+      case 1:
+        tile.template operator()<1, 2>(q);
+        break;
+      case 2:
+        tile.template operator()<2, 1>(q);
+        break;
+      case 3:
+        tile.template operator()<3, 1>(q);
+        break;
+      default:
+        tile.template operator()<4, 1>(q);
+        break;
+    }
+  }
+  return q;
+}
+
 // Rows [0, rows) of a row-major matrix of 16-bit elements into the layout, a 16 x 64 block at a time
 // (both sides stay in L1); rows past the last full group copied.
 template <class Pos>

@@ -186,31 +186,15 @@ void gemm_bf16_rows(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w
   for (; n < n_w; ++n) rows_all<1>(k, w + n * ws, ws, a, as, n_a, out + n, out_stride);
 }
 
-// A decode's rows (n_a <= 4) against the groups [0, groups), DG groups' streams at a time; returns the
-// groups done (a multiple of DG). Each output's sum runs in the same order whatever DG and Prefetch.
+// A decode's rows (n_a <= 4) against groups [0, groups), DG groups' streams at a time; returns the
+// groups done. Each output's sum runs in the same order whatever DG and Prefetch.
 template <int DG, bool Prefetch>
 int64_t pair_decode(int64_t k, const uint16_t* w, size_t group_elems, int64_t groups, const uint16_t* a,
                     size_t as, int64_t n_a, float* out, size_t os) {
-  int64_t q = 0;
-  for (; q + DG <= groups; q += DG) {
-    const uint16_t* g = w + static_cast<size_t>(q) * group_elems;
-    float* o = out + q * kRows;
-    switch (n_a) {
-      case 1:
-        pair_tile<DG, 1, 2, Prefetch>(k, g, group_elems, a, as, o, os);
-        break;
-      case 2:
-        pair_tile<DG, 2, 1, Prefetch>(k, g, group_elems, a, as, o, os);
-        break;
-      case 3:
-        pair_tile<DG, 3, 1, Prefetch>(k, g, group_elems, a, as, o, os);
-        break;
-      default:
-        pair_tile<DG, 4, 1, Prefetch>(k, g, group_elems, a, as, o, os);
-        break;
-    }
-  }
-  return q;
+  return half_groups_decode<DG>(groups, n_a, [&]<int RA, int U>(int64_t q) {
+    pair_tile<DG, RA, U, Prefetch>(k, w + static_cast<size_t>(q) * group_elems, group_elems, a, as,
+                                   out + q * kRows, os);
+  });
 }
 
 // A decode reads four groups' streams in lockstep (two accumulators each for one activation row),

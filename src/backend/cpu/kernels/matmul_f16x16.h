@@ -85,31 +85,15 @@ inline void f16x16_groups(int64_t k, const uint16_t* g, size_t group_elems, cons
   (std::make_integer_sequence<int, kActs - 1>{});
 }
 
-// A decode's rows (n_a <= 4) against the groups [0, q), DG groups' streams at a time; returns q, the
-// groups done (a multiple of DG). Each output's sum runs in the same order whatever DG and Prefetch.
+// A decode's rows (n_a <= 4) against groups [0, groups), DG groups' streams at a time; returns the
+// groups done. Each output's sum runs in the same order whatever DG and Prefetch.
 template <class W, int DG, bool Prefetch>
 int64_t f16x16_decode(int64_t k, const uint16_t* w, size_t group_elems, int64_t groups, const float* a,
                       size_t as, int64_t n_a, float* out, size_t os) {
-  int64_t q = 0;
-  for (; q + DG <= groups; q += DG) {
-    const uint16_t* g = w + static_cast<size_t>(q) * group_elems;
-    float* o = out + q * kF16x16Rows;
-    switch (n_a) {
-      case 1:
-        f16x16_tile<W, DG, 1, 2, Prefetch>(k, g, group_elems, a, as, o, os);
-        break;
-      case 2:
-        f16x16_tile<W, DG, 2, 1, Prefetch>(k, g, group_elems, a, as, o, os);
-        break;
-      case 3:
-        f16x16_tile<W, DG, 3, 1, Prefetch>(k, g, group_elems, a, as, o, os);
-        break;
-      default:
-        f16x16_tile<W, DG, 4, 1, Prefetch>(k, g, group_elems, a, as, o, os);
-        break;
-    }
-  }
-  return q;
+  return half_groups_decode<DG>(groups, n_a, [&]<int RA, int U>(int64_t q) {
+    f16x16_tile<W, DG, RA, U, Prefetch>(k, w + static_cast<size_t>(q) * group_elems, group_elems, a, as,
+                                        out + q * kF16x16Rows, os);
+  });
 }
 
 // The kernel of f16x16 and bf16x16. A decode reads four groups' streams in lockstep with AVX-512 (8
