@@ -399,26 +399,32 @@ TEST(CpuMatmulRepack, SequentialF32RowsGiveTheGroupedBits) {
   const kernels::MatmulKernel* seq =
       kernels::decode_matmul_kernel(detect_isa(), DType::F32, DecodeStrategy::Sequential);
   const kernels::MatmulKernel* plain = kernels::best_matmul_kernel(detect_isa(), DType::F32);
-  if (detect_isa() < Isa::Avx512) {
-    EXPECT_EQ(seq, nullptr);  // AVX2 and scalar: one f32 kernel
-    GTEST_SKIP() << "the sequential f32 kernel is the AVX-512 tier's";
+  if (detect_isa() < Isa::Avx2) {
+    EXPECT_EQ(seq, nullptr);  // scalar: one f32 kernel
+    GTEST_SKIP() << "the sequential f32 kernel is the x86 tiers'";
   }
-  ASSERT_NE(seq, nullptr);
-  ASSERT_NE(seq, plain);
-  EXPECT_EQ(seq->repack, nullptr);
-  for (const int64_t k : {576, 583, 9}) {
-    const int64_t rows = 16 * 3 + 8 + 3;  // the default's 16-, 8- and 1-3-row groups
-    const std::vector<float> w = test::random_floats(static_cast<size_t>(rows * k), 5);
-    for (const int64_t n_a : {1, 2, 5}) {
-      const std::vector<float> x = test::random_floats(static_cast<size_t>(n_a * k), 7);
-      std::vector<float> want(static_cast<size_t>(n_a * rows)), got(want.size(), -1.0f);
-      const auto* wb = reinterpret_cast<const std::byte*>(w.data());
-      const auto* xb = reinterpret_cast<const std::byte*>(x.data());
-      const size_t stride = static_cast<size_t>(k) * sizeof(float);
-      plain->gemm(k, wb, stride, rows, xb, stride, n_a, want.data(), static_cast<size_t>(rows));
-      seq->gemm(k, wb, stride, rows, xb, stride, n_a, got.data(), static_cast<size_t>(rows));
-      EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
-          << "k " << k << ", " << n_a << " activation rows";
+  for (const Isa isa : {Isa::Avx2, Isa::Avx512}) {
+    if (isa > detect_isa()) continue;
+    SCOPED_TRACE(std::string(isa_name(isa)));
+    seq = kernels::decode_matmul_kernel(isa, DType::F32, DecodeStrategy::Sequential);
+    plain = kernels::best_matmul_kernel(isa, DType::F32);
+    ASSERT_NE(seq, nullptr);
+    ASSERT_NE(seq, plain);
+    EXPECT_EQ(seq->repack, nullptr);
+    for (const int64_t k : {576, 583, 9}) {
+      const int64_t rows = 16 * 3 + 8 + 3;  // the default's 16-, 8- and 1-3-row groups
+      const std::vector<float> w = test::random_floats(static_cast<size_t>(rows * k), 5);
+      for (const int64_t n_a : {1, 2, 5}) {
+        const std::vector<float> x = test::random_floats(static_cast<size_t>(n_a * k), 7);
+        std::vector<float> want(static_cast<size_t>(n_a * rows)), got(want.size(), -1.0f);
+        const auto* wb = reinterpret_cast<const std::byte*>(w.data());
+        const auto* xb = reinterpret_cast<const std::byte*>(x.data());
+        const size_t stride = static_cast<size_t>(k) * sizeof(float);
+        plain->gemm(k, wb, stride, rows, xb, stride, n_a, want.data(), static_cast<size_t>(rows));
+        seq->gemm(k, wb, stride, rows, xb, stride, n_a, got.data(), static_cast<size_t>(rows));
+        EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
+            << "k " << k << ", " << n_a << " activation rows";
+      }
     }
   }
 }

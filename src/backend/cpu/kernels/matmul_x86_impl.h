@@ -424,9 +424,7 @@ constexpr MatmulKernel x16_kernel(DType weight, ActType act, QuantizeFn quantize
 
 // The file-layout kernels: every weight type, row-major as the file stores it.
 constexpr MatmulKernel kF32 = {DType::F32, ActType::F32, nullptr, float_gemm<F32W>};
-#if defined(__AVX512F__)
 constexpr MatmulKernel kF32Sequential = {DType::F32, ActType::F32, nullptr, float_gemm_sequential<F32W>};
-#endif
 constexpr MatmulKernel kF16 = {DType::F16, ActType::F16, quantize_f16_x86, float_gemm<F16W>};
 constexpr MatmulKernel kBF16 = {DType::BF16, ActType::BF16, quantize_bf16_x86, float_gemm<BF16W>};
 constexpr MatmulKernel kQ4_0 = packed<PQ4_0>({DType::Q4_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q4_0P>});
@@ -556,11 +554,12 @@ constexpr MatmulRow kX86Rows[] = {
     {&kQ5_Kx16Sequential, kSequential},
     {&kQ6_Kx16, kSpread},
     {&kQ6_Kx16Lockstep, kLockstep},
-    // The file's layout under a strategy: Sequential reads f32 one row at a time and keeps Q6_K as
-    // the file has it (isa.h; on Zen 4 q6_kx16 read 21-23 GB/s where the row-major kernel read 33-36).
-    {&kF32Sequential, kSequential},
+    // The file's layout under a strategy: Sequential keeps Q6_K as the file has it (isa.h; on Zen 4
+    // q6_kx16 read 21-23 GB/s where the row-major kernel read 33-36)...
     {&kQ6_K, kSequential},
 #endif
+    // ... and reads f32 one row at a time.
+    {&kF32Sequential, kSequential},
 };
 
 std::span<const MatmulRow> x86_rows() { return kX86Rows; }
