@@ -307,13 +307,19 @@ inline void k_rows(int64_t nb, const typename P::Block* w, const std::byte* a, s
 }
 
 // ---- gemm drivers -----------------------------------------------------------------------------
-template <void (*Rows1)(int64_t, const std::byte*, const std::byte*, size_t, float*, size_t),
-          void (*RowsN)(int64_t, const std::byte*, const std::byte*, size_t, float*, size_t)>
+using RowsFn = void (*)(int64_t, const std::byte*, const std::byte*, size_t, float*, size_t);
+// Each weight row against the activation rows: tiles of kWide rows (RowsWide, where given), then of
+// kRA (RowsN), then one at a time (Rows1).
+template <RowsFn Rows1, RowsFn RowsN, RowsFn RowsWide = nullptr, int kWide = 0>
 void gemm(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const std::byte* a, size_t a_stride,
           int64_t n_a, float* out, size_t out_stride) {
   for (int64_t r = 0; r < n_w; ++r) {
     const std::byte* wr = w + static_cast<size_t>(r) * w_stride;
     int64_t i = 0;
+    if constexpr (RowsWide != nullptr)
+      for (; i + kWide <= n_a; i += kWide)
+        RowsWide(k, wr, a + static_cast<size_t>(i) * a_stride, a_stride,
+                 out + static_cast<size_t>(i) * out_stride + r, out_stride);
     for (; i + kRA <= n_a; i += kRA)
       RowsN(k, wr, a + static_cast<size_t>(i) * a_stride, a_stride,
             out + static_cast<size_t>(i) * out_stride + r, out_stride);
@@ -380,29 +386,12 @@ constexpr GemmFn kLegacy = gemm<legacy<P, 1>, legacy<P, kRA>>;
 // tile. On Zen 4 the Sequential strategy's row-major Q6_K made 1B Q4_K_M's 8-sequence decode 12% slower
 // than q6_kx16 with 4-row tiles, and level with it with 8 (docs/performance.md).
 #if defined(__AVX512F__)
-constexpr int kKQuantWideRows = 8;
+template <class P>
+constexpr GemmFn kKQuant = gemm<kquant<P, 1>, kquant<P, kRA>, kquant<P, 8>, 8>;
 #else
-constexpr int kKQuantWideRows = kRA;
+template <class P>
+constexpr GemmFn kKQuant = gemm<kquant<P, 1>, kquant<P, kRA>>;
 #endif
-template <class P>
-void kquant_gemm(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const std::byte* a,
-                 size_t a_stride, int64_t n_a, float* out, size_t out_stride) {
-  for (int64_t r = 0; r < n_w; ++r) {
-    const std::byte* wr = w + static_cast<size_t>(r) * w_stride;
-    int64_t i = 0;
-    for (; i + kKQuantWideRows <= n_a; i += kKQuantWideRows)
-      kquant<P, kKQuantWideRows>(k, wr, a + static_cast<size_t>(i) * a_stride, a_stride,
-                                 out + static_cast<size_t>(i) * out_stride + r, out_stride);
-    for (; i + kRA <= n_a; i += kRA)
-      kquant<P, kRA>(k, wr, a + static_cast<size_t>(i) * a_stride, a_stride,
-                     out + static_cast<size_t>(i) * out_stride + r, out_stride);
-    for (; i < n_a; ++i)
-      kquant<P, 1>(k, wr, a + static_cast<size_t>(i) * a_stride, a_stride,
-                   out + static_cast<size_t>(i) * out_stride + r, out_stride);
-  }
-}
-template <class P>
-constexpr GemmFn kKQuant = kquant_gemm<P>;
 
 using graph::DType;
 // k with the packed prefill path of pack policy P (matmul_x86_packed.h: AVX-512 VNNI or AVX2 code).
@@ -440,19 +429,21 @@ constexpr MatmulKernel kQ5_K = packed<PQ5_K>({DType::Q5_K, ActType::Q8_K, quanti
 constexpr MatmulKernel kQ6_K = packed<PQ6_K>({DType::Q6_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q6_KP>});
 
 // The repacked layouts. F16 and BF16 in k-major 16-row groups (the repack moves 16-bit elements,
-// whatever they hold).
-constexpr MatmulKernel kF16x16 = {DType::F16, ActType::F16, quantize_f16_x86, gemm_half_x16<F16W>,
-                                  nullptr,    nullptr,      nullptr,          repack_f16x16,
-                                  "f16x16",   kF16x16Rows,  unpack_row_f16x16};
-constexpr MatmulKernel kBF16x16 = {DType::BF16, ActType::BF16, quantize_bf16_x86, gemm_half_x16<BF16W>,
-                                   nullptr,     nullptr,       nullptr,           repack_f16x16,
-                                   "bf16x16",   kF16x16Rows,   unpack_row_f16x16};
-constexpr MatmulKernel kF16x16Sequential = {
-    DType::F16,    ActType::F16, quantize_f16_x86, gemm_half_x16<F16W, true>, nullptr, nullptr, nullptr,
-    repack_f16x16, "f16x16",     kF16x16Rows,      unpack_row_f16x16};
-constexpr MatmulKernel kBF16x16Sequential = {
-    DType::BF16,   ActType::BF16, quantize_bf16_x86, gemm_half_x16<BF16W, true>, nullptr, nullptr, nullptr,
-    repack_f16x16, "bf16x16",     kF16x16Rows,       unpack_row_f16x16};
+// whatever they hold), walked as gemm_half_x16<W, Sequential> says.
+template <class W, bool Sequential>
+constexpr MatmulKernel half_x16_kernel(DType weight, ActType act, QuantizeFn quantize, const char* layout) {
+  return {weight,  act,         quantize,         gemm_half_x16<W, Sequential>,
+          nullptr, nullptr,     nullptr,          repack_f16x16,
+          layout,  kF16x16Rows, unpack_row_f16x16};
+}
+constexpr MatmulKernel kF16x16 =
+    half_x16_kernel<F16W, false>(DType::F16, ActType::F16, quantize_f16_x86, "f16x16");
+constexpr MatmulKernel kF16x16Sequential =
+    half_x16_kernel<F16W, true>(DType::F16, ActType::F16, quantize_f16_x86, "f16x16");
+constexpr MatmulKernel kBF16x16 =
+    half_x16_kernel<BF16W, false>(DType::BF16, ActType::BF16, quantize_bf16_x86, "bf16x16");
+constexpr MatmulKernel kBF16x16Sequential =
+    half_x16_kernel<BF16W, true>(DType::BF16, ActType::BF16, quantize_bf16_x86, "bf16x16");
 // Q4_0, Q4_1, Q5_0 and Q5_1 in 16-row groups on both tiers (AVX2 and AVX-512 VNNI blocks in
 // matmul_q4_0x16.h and matmul_legacy_x16.h). Q8_0's has no AVX2 kernel: written as q4_0x16's, it
 // decoded slower than the row-major kernel (1B Q8_0 tg32 25-26 against 32 t/s; without dpbusd a
