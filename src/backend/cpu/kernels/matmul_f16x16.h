@@ -28,6 +28,14 @@ constexpr int64_t kF16x16Rows = kHalfGroupRows;
 constexpr int kV = 16 / FVec::kN;
 constexpr int kTileAccs = FVec::kN == 16 ? 24 : 8;
 
+// A prefill's tile: kPrefillGroups groups x kPrefillActs activation rows. Each step of k loads the
+// groups' widened weights and broadcasts one element per activation row; four groups x 6 rows feed
+// 24 FMAs with 10 loads where two groups x 12 rows took 14, and AVX2's one group x 6 rows (12
+// accumulators, 15 of its 16 registers) 8 loads per 12 FMAs where two groups x 2 rows took 6 per 8.
+// On Zen 4 both ran the 1B F16 prefill 10-30% faster (docs/performance.md).
+constexpr int kPrefillGroups = FVec::kN == 16 ? 4 : 1;
+constexpr int kPrefillActs = 6;
+
 // NG groups (16 * NG rows) x RA activation rows over all of k; U accumulators per output vector
 // along k (for few activation rows, where one chain per output would wait on FMA latency). With
 // few rows (a decode) the tile prefetches each group 2 KiB ahead unless Prefetch is false.
@@ -68,10 +76,9 @@ inline void f16x16_tile(int64_t k, const uint16_t* g, size_t group_elems, const 
 }
 
 // NG groups against every activation row: tiles of kActs rows, then one tile of the rest.
-template <class W, int NG>
+template <class W, int NG, int kActs = kTileAccs / (NG * kV)>  // AVX-512: 12 with two groups, 24 with one
 inline void f16x16_groups(int64_t k, const uint16_t* g, size_t group_elems, const float* a, size_t as,
                           int64_t n_a, float* out, size_t os) {
-  constexpr int kActs = kTileAccs / (NG * kV);  // AVX-512: 12 with two groups, 24 with one
   int64_t c = 0;
   for (; c + kActs <= n_a; c += kActs)
     f16x16_tile<W, NG, kActs, 1>(k, g, group_elems, a + static_cast<size_t>(c) * as, as, out + c * os, os);
@@ -117,6 +124,9 @@ void gemm_half_x16(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w,
     else
       q = f16x16_decode<W, DG, true>(k, w, group_elems, groups, a, as, n_a, out, out_stride);
   }
+  for (; q + kPrefillGroups <= groups; q += kPrefillGroups)
+    f16x16_groups<W, kPrefillGroups, kPrefillActs>(k, w + static_cast<size_t>(q) * group_elems, group_elems,
+                                                   a, as, n_a, out + q * kF16x16Rows, out_stride);
   for (; q + 2 <= groups; q += 2)
     f16x16_groups<W, 2>(k, w + static_cast<size_t>(q) * group_elems, group_elems, a, as, n_a,
                         out + q * kF16x16Rows, out_stride);

@@ -198,11 +198,13 @@ std::vector<Case> cases() {
     v.push_back({t, 2, 21, 1});
     v.push_back({t, 200, 29, 45});
   }
-  // F16 repacked in k-major 16-row groups (AVX-512): the decode path's four groups at a time plus
-  // one, the prefill pairs plus one group, 12-row tiles plus every kind of rest, and a row tail.
+  // F16 repacked in k-major 16-row groups: the decode path's four groups at a time plus one; the
+  // prefill's four-group tiles (AVX-512; one group with AVX2) of 6 rows, then pairs and one group
+  // (12- and 24-row tiles), every kind of rest, and a row tail.
   for (DType t : {DType::F16, DType::BF16}) {  // and BF16 in the same groups (bf16x16)
     for (int64_t M : {1, 2, 3, 4}) v.push_back({t, M, 80, 67});
     for (int64_t M : {5, 13, 25, 35}) v.push_back({t, M, 48, 33});
+    for (int64_t M : {6, 11, 16, 35}) v.push_back({t, M, 16 * 7 + 3, 33});
     v.push_back({t, 24, 70, 67});
   }
   v.push_back({DType::Q4_0, 2, 1, 32});
