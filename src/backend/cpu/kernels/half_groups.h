@@ -37,6 +37,15 @@ int64_t half_groups_decode(int64_t groups, int64_t n_a, const Tile& tile) {
   return q;
 }
 
+// Groups [q, groups) against a prefill's rows: run.template operator()<NG>(q) for groups [q, q + NG),
+// Wide groups at a time (the layout's prefill tile), then pairs, then one.
+template <int Wide, class Run>
+void half_groups_prefill(int64_t q, int64_t groups, const Run& run) {
+  for (; q + Wide <= groups; q += Wide) run.template operator()<Wide>(q);
+  for (; q + 2 <= groups; q += 2) run.template operator()<2>(q);
+  if (q < groups) run.template operator()<1>(q);
+}
+
 // Rows [0, rows) of a row-major matrix of 16-bit elements into the layout, a 16 x 64 block at a time
 // (both sides stay in L1); rows past the last full group copied.
 template <class Pos>

@@ -114,9 +114,10 @@ void pair_tile(int64_t k, const uint16_t* g, size_t group_elems, const uint16_t*
 // NG groups against every activation row: tiles of kActs rows (24 accumulators), then the rest. A
 // prefill takes four groups x 6 rows: 10 loads per 24 vdpbf16ps, where two groups x 12 rows took 14
 // (as f16x16's tiles, matmul_f16x16.h).
-template <int NG, int kActs = 24 / NG>
+template <int NG>
 void pair_groups(int64_t k, const uint16_t* g, size_t group_elems, const uint16_t* a, size_t as, int64_t n_a,
                  float* out, size_t os) {
+  constexpr int kActs = 24 / NG;
   int64_t c = 0;
   for (; c + kActs <= n_a; c += kActs)
     pair_tile<NG, kActs, 1>(k, g, group_elems, a + static_cast<size_t>(c) * as, as, out + c * os, os);
@@ -216,15 +217,10 @@ void gemm_bf16x16p(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w,
     else
       q = pair_decode<4, true>(k, w, group_elems, groups, a, as, n_a, out, out_stride);
   }
-  for (; q + 4 <= groups; q += 4)
-    pair_groups<4, 6>(k, w + static_cast<size_t>(q) * group_elems, group_elems, a, as, n_a, out + q * kRows,
-                      out_stride);
-  for (; q + 2 <= groups; q += 2)
-    pair_groups<2>(k, w + static_cast<size_t>(q) * group_elems, group_elems, a, as, n_a, out + q * kRows,
-                   out_stride);
-  if (q < groups)
-    pair_groups<1>(k, w + static_cast<size_t>(q) * group_elems, group_elems, a, as, n_a, out + q * kRows,
-                   out_stride);
+  half_groups_prefill<4>(q, groups, [&]<int NG>(int64_t g) {
+    pair_groups<NG>(k, w + static_cast<size_t>(g) * group_elems, group_elems, a, as, n_a, out + g * kRows,
+                    out_stride);
+  });
   if (const int64_t done = groups * kRows; done < n_w)
     gemm_bf16_rows(k, wb + static_cast<size_t>(done) * w_stride, w_stride, n_w - done, ab, a_stride, n_a,
                    out + done, out_stride);

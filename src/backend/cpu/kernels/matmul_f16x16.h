@@ -35,6 +35,9 @@ constexpr int kTileAccs = FVec::kN == 16 ? 24 : 8;
 // On Zen 4 both ran the 1B F16 prefill 10-30% faster (docs/performance.md).
 constexpr int kPrefillGroups = FVec::kN == 16 ? 4 : 1;
 constexpr int kPrefillActs = 6;
+// Activation rows per tile of NG groups: the prefill tile's, else as many as kTileAccs allow
+// (AVX-512: 12 with two groups, 24 with one).
+constexpr int tile_acts(int ng) { return ng == kPrefillGroups ? kPrefillActs : kTileAccs / (ng * kV); }
 
 // NG groups (16 * NG rows) x RA activation rows over all of k; U accumulators per output vector
 // along k (for few activation rows, where one chain per output would wait on FMA latency). With
@@ -76,9 +79,10 @@ inline void f16x16_tile(int64_t k, const uint16_t* g, size_t group_elems, const 
 }
 
 // NG groups against every activation row: tiles of kActs rows, then one tile of the rest.
-template <class W, int NG, int kActs = kTileAccs / (NG * kV)>  // AVX-512: 12 with two groups, 24 with one
+template <class W, int NG>
 inline void f16x16_groups(int64_t k, const uint16_t* g, size_t group_elems, const float* a, size_t as,
                           int64_t n_a, float* out, size_t os) {
+  constexpr int kActs = tile_acts(NG);
   int64_t c = 0;
   for (; c + kActs <= n_a; c += kActs)
     f16x16_tile<W, NG, kActs, 1>(k, g, group_elems, a + static_cast<size_t>(c) * as, as, out + c * os, os);
@@ -124,15 +128,10 @@ void gemm_half_x16(int64_t k, const std::byte* wb, size_t w_stride, int64_t n_w,
     else
       q = f16x16_decode<W, DG, true>(k, w, group_elems, groups, a, as, n_a, out, out_stride);
   }
-  for (; q + kPrefillGroups <= groups; q += kPrefillGroups)
-    f16x16_groups<W, kPrefillGroups, kPrefillActs>(k, w + static_cast<size_t>(q) * group_elems, group_elems,
-                                                   a, as, n_a, out + q * kF16x16Rows, out_stride);
-  for (; q + 2 <= groups; q += 2)
-    f16x16_groups<W, 2>(k, w + static_cast<size_t>(q) * group_elems, group_elems, a, as, n_a,
-                        out + q * kF16x16Rows, out_stride);
-  if (q < groups)
-    f16x16_groups<W, 1>(k, w + static_cast<size_t>(q) * group_elems, group_elems, a, as, n_a,
-                        out + q * kF16x16Rows, out_stride);
+  half_groups_prefill<kPrefillGroups>(q, groups, [&]<int NG>(int64_t g) {
+    f16x16_groups<W, NG>(k, w + static_cast<size_t>(g) * group_elems, group_elems, a, as, n_a,
+                         out + g * kF16x16Rows, out_stride);
+  });
   if (const int64_t done = groups * kF16x16Rows; done < n_w)
     float_gemm<W>(k, wb + static_cast<size_t>(done) * w_stride, w_stride, n_w - done, ab, a_stride, n_a,
                   out + done, out_stride);
