@@ -47,7 +47,7 @@ struct LoadOptions {
   std::string backend = "cpu";  // compute backend by name: "cpu", or "ref" (the reference interpreter)
   // Positions one sequence may reach; 0 = the training context, as far as half the memory the weights
   // leave holds its cache (with kv_size 0), at most 131072, and at least min(training context, 4096)
-  // and min_ctx.
+  // and min_ctx, up to the larger of the training context and 4096 (a longer prompt is refused).
   int64_t n_ctx = 0;
   int64_t min_ctx = 0;  // lower bound for the default n_ctx (e.g. prompt + tokens to generate)
   int64_t n_batch = 0;  // most tokens per prefill call; 0 = min(512, the larger of n_ctx and kv_size)

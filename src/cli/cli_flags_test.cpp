@@ -243,6 +243,47 @@ TEST_F(Cli, ContextPastTheTrainingContextWarns) {
   EXPECT_EQ(fits.err.find("warning"), std::string::npos) << fits.err;
 }
 
+// A prompt longer than the default context is refused at once, naming -c: the default context is not
+// sized by the prompt's characters past max(training context, 4096).
+TEST_F(Cli, PromptLongerThanTheDefaultContextIsRefused) {
+  std::string words;
+  for (int i = 0; i < 3000; ++i) words += "Once upon a time ";
+  std::ofstream(path("long.txt")) << words;
+  const Ran r = glass("run -t 1 -n 4 -f long.txt");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("but the context is 4096 (-c)"), std::string::npos) << r.err;
+  // A prompt that fits runs.
+  const Ran shorter = glass("run -t 1 -n 2 -p 'Once upon a time there was'");
+  EXPECT_EQ(shorter.status, 0) << shorter.err;
+}
+
+// A generation that ends before -n for want of cache or context says which.
+TEST_F(Cli, GenerationCutShortSaysWhy) {
+  const Ran kv = glass("run -t 1 -n 64 --temp 0 --ignore-eos --kv-size 32");
+  ASSERT_EQ(kv.status, 0) << kv.err;
+  EXPECT_NE(kv.err.find("the KV cache of 32 rows is full (--kv-size raises it)"), std::string::npos)
+      << kv.err;
+  const Ran ctx = glass("run -t 1 -n 64 --temp 0 --ignore-eos -c 24");
+  ASSERT_EQ(ctx.status, 0) << ctx.err;
+  EXPECT_NE(ctx.err.find("the context of 24 positions is full (-c raises it)"), std::string::npos) << ctx.err;
+  const Ran whole = glass("run -t 1 -n 8 --temp 0 --ignore-eos");
+  ASSERT_EQ(whole.status, 0) << whole.err;
+  EXPECT_EQ(whole.err.find("stopped after"), std::string::npos) << whole.err;
+}
+
+TEST_F(Cli, ThreadCountsAreBoundedWhereParsed) {
+  const Ran q = glass("quantize in.gguf out.gguf q8_0 -t 100000");
+  EXPECT_GT(q.status, 0) << q.err;
+  EXPECT_LT(q.status, 128) << "killed by a signal: " << q.err;
+  EXPECT_NE(q.err.find("100000"), std::string::npos) << q.err;
+  const Ran r = glass("run -n 1 -t 100000");
+  EXPECT_GT(r.status, 0) << r.err;
+  EXPECT_LT(r.status, 128) << r.err;
+  const Ran s = glass("serve --threads-http 100000");
+  EXPECT_GT(s.status, 0) << s.err;
+  EXPECT_LT(s.status, 128) << s.err;
+}
+
 TEST_F(Cli, SeedIsRandomByDefaultAndReported) {
   const Ran a = glass("run -n 8 -t 1 --temp 1 --json"), b = glass("run -n 8 -t 1 --temp 1 --json");
   ASSERT_EQ(a.status, 0) << a.err;

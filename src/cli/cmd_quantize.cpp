@@ -162,7 +162,8 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
                 "quantize again tensors stored quantized (a quantized GGUF, an MLX snapshot): they carry "
                 "both rounding errors");
   cmd->add_flag("-v,--verbose", a->verbose, "print every tensor's choice");
-  cmd->add_option("-t,--threads", a->threads, "threads (default: one per hardware thread)");
+  cmd->add_option("-t,--threads", a->threads, "threads (default: one per hardware thread)")
+      ->check(CLI::Range(0, 1024));
   cmd->add_option(
       "--split-max-size", a->split_max_size,
       "write a split model (llama-gguf-split's shards: OUTPUT-00001-of-0000N.gguf) of at most this "

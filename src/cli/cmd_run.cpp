@@ -66,6 +66,18 @@ std::string result_json(const GenerateResult& r, const Model& model, bool probab
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// A generation that ended before -n for want of room says so: finish "length" alone reads as -n.
+void warn_if_cut_short(const GenerateResult& r, const GenerateConfig& gen, const ModelInfo& mi) {
+  const GenerateTimings& t = r.timings;
+  if (r.finish != FinishReason::Length || gen.max_tokens <= 0 || t.n_decoded >= gen.max_tokens) return;
+  if (t.n_prompt_tokens + t.n_decoded >= mi.n_ctx)
+    warn("stopped after {} of -n {} tokens: the context of {} positions is full (-c raises it)", t.n_decoded,
+         gen.max_tokens, mi.n_ctx);
+  else
+    warn("stopped after {} of -n {} tokens: the KV cache of {} rows is full (--kv-size raises it)",
+         t.n_decoded, gen.max_tokens, mi.kv_size);
+}
+
 int run(RunOptions o) {
   GenOptions& g = o.chat.g;
   // llama.cpp's conversation mode (-cnv, -i, -sys): the chat loop, -p its first user turn.
@@ -108,6 +120,7 @@ int run(RunOptions o) {
   auto result = generate(**session, *ids, gen, stream);
   if (!result) return report(result.error());
   if (o.json) {
+    warn_if_cut_short(*result, gen, model->info());
     fmt::print("{}\n", result_json(*result, *model, gen.logprobs));
     return 0;
   }
@@ -119,6 +132,7 @@ int run(RunOptions o) {
   info("generated {} tokens in {:.1f} ms ({:.1f} tok/s), finish: {}, plans compiled: {}", t.n_decoded,
        t.decode_ms, t.decode_ms > 0 ? 1000.0 * static_cast<double>(t.n_decoded) / t.decode_ms : 0.0,
        finish_reason_name(result->finish), model->plans_compiled());
+  warn_if_cut_short(*result, gen, model->info());
   return 0;
 }
 

@@ -22,6 +22,7 @@ namespace glass::models {
 struct BuildOptions {
   int64_t n_ctx =
       0;  // positions one sequence may reach; 0 = min(training context, kDefaultContext), at least min_ctx
+        // up to max(training context, kDefaultContext)
   int64_t min_ctx = 0;  // the caller's lower bound for the default
   graph::DType kv_dtype = graph::DType::F32;
   int64_t kv_size = 0;         // cache rows of the pool all sequences share; 0 = n_ctx

@@ -55,7 +55,11 @@ const Architecture* find_architecture(std::string_view gguf_name) {
 
 int64_t choose_context(const BuildOptions& opt, int64_t n_ctx_train) {
   if (opt.n_ctx > 0) return opt.n_ctx;
-  return std::max(std::min(n_ctx_train, kDefaultContext), opt.min_ctx);
+  // min_ctx (a prompt's bytes plus what is generated) never takes the default past the larger of the
+  // training context and llama.cpp's default -c: a longer prompt is then refused for the context (-c)
+  // at once, as llama.cpp refuses it, instead of sizing a context by the prompt's characters.
+  const int64_t least = std::min(opt.min_ctx, std::max(n_ctx_train, kDefaultContext));
+  return std::max(std::min(n_ctx_train, kDefaultContext), least);
 }
 
 CacheGeometry cache_geometry(const BuildOptions& opt, int64_t n_ctx) {

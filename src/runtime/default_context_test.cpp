@@ -48,8 +48,15 @@ TEST(DefaultContext, IsTheTrainingContextWhereMemoryHoldsIt) {
   pool.kv_size = 256;
   EXPECT_EQ(loaded_context(100000, pool, "ctxpool.gguf"), 4096);
   LoadOptions least;
-  least.min_ctx = 200000;
-  EXPECT_EQ(loaded_context(100000, least, "ctxmin.gguf"), 200000);
+  least.min_ctx = 50000;
+  EXPECT_EQ(loaded_context(100000, least, "ctxmin.gguf"), 100000);
+  // min_ctx never takes the default past max(training context, 4096) (a longer prompt is refused).
+  LoadOptions past;
+  past.kv_size = 256;
+  past.min_ctx = 200000;
+  EXPECT_EQ(loaded_context(100000, past, "ctxpast.gguf"), 100000);
+  past.min_ctx = 6000;
+  EXPECT_EQ(loaded_context(100000, past, "ctxsix.gguf"), 6000);
 }
 
 TEST(DefaultContext, AHugeTrainingContextIsCappedAndRunsInLittleMemory) {

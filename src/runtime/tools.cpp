@@ -57,6 +57,10 @@ Result<tokenizer::Tokenizer> tokenizer_from_gguf(const std::filesystem::path& pa
   return tokenizer::Tokenizer::create(std::move(vocab).value());
 }
 
+// Threads a tool may ask for: the command line's own bound (cli/common.cpp), so that a mistyped count
+// is an error rather than thousands of threads.
+constexpr int kMostThreads = 1024;
+
 }  // namespace
 
 std::vector<std::string> quantize_type_names() {
@@ -72,6 +76,10 @@ Result<QuantizeReport> quantize_model(const std::string& input, const std::strin
     return make_error(ErrorCode::InvalidArgument,
                       fmt::format("quantize: unknown type '{}': {} (q3_k, q4_k, q5_k: the _m mixes)",
                                   options.type, fmt::join(quantize_type_names(), ", ")));
+  if (options.n_threads > kMostThreads)
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("quantize: {} threads: at most {} (0: one per hardware thread)",
+                                  options.n_threads, kMostThreads));
   auto format = detect_model_format(input);
   if (!format) return format.error();
   backend::cpu::ThreadPool pool(options.n_threads);
@@ -148,6 +156,9 @@ std::string TextTokenizer::token_text(int32_t id) const { return impl_->tok.toke
 int64_t TextTokenizer::vocab_size() const { return impl_->tok.vocab_size(); }
 
 Result<ReadBandwidth> measure_read_bandwidth(size_t bytes, int passes, int n_threads) try {
+  if (n_threads > kMostThreads)
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("read bandwidth: {} threads: at most {}", n_threads, kMostThreads));
   backend::cpu::ThreadPool pool(n_threads);
   return backend::cpu::measure_read_bandwidth(pool, bytes, passes);
 } catch (...) {
