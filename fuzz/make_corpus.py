@@ -521,6 +521,36 @@ def http_corpus(schemas, out):
         put(out, "http_body", f"reply-{i}", bytes([4]) + r.encode())
 
 
+# --- HTTP requests as a connection delivers them ---------------------------------------------------
+def http_request_corpus(out):
+    host = "Host: 127.0.0.1:8080\r\n"
+    json_body = b'{"prompt": "Once upon a time", "max_tokens": 8}'
+
+    def post(path, body, extra=""):
+        return (f"POST {path} HTTP/1.1\r\n{host}Content-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n{extra}\r\n").encode() + body
+
+    cases = {
+        "get-health": f"GET /health HTTP/1.1\r\n{host}\r\n".encode(),
+        "post-completion": post("/v1/completions", json_body),
+        "pipelined": post("/v1/completions", json_body) + f"GET /v1/models HTTP/1.1\r\n{host}\r\n".encode(),
+        "chunked": (f"POST /v1/chat/completions HTTP/1.1\r\n{host}Content-Type: application/json\r\n"
+                    "Transfer-Encoding: chunked\r\n\r\n5;x=1\r\n{\"a\":\r\n2\r\n1}\r\n0\r\nX-T: 1\r\n\r\n").encode(),
+        "two-lengths": post("/v1/completions", json_body, "Content-Length: 3\r\n"),
+        "length-and-chunked": post("/v1/completions", json_body, "Transfer-Encoding: chunked\r\n"),
+        "gzip": post("/v1/completions", json_body, "Content-Encoding: gzip\r\n"),
+        "cors": post("/v1/completions", json_body, "Origin: https://app.example\r\n"),
+        "rebinding": b"GET /v1/models HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+        "preflight": (f"OPTIONS /v1/chat/completions HTTP/1.1\r\n{host}Origin: https://app.example\r\n"
+                      "Access-Control-Request-Method: POST\r\n\r\n").encode(),
+        "http10": b"GET /health HTTP/1.0\r\n\r\n",
+        "expect": post("/v1/completions", json_body, "Expect: 100-continue\r\n"),
+        "folded": f"GET /health HTTP/1.1\r\n{host}X-A: one\r\n two\r\n\r\n".encode(),
+    }
+    for name, data in cases.items():
+        put(out, "http_request", name, data)
+
+
 def main():
     fx, out = sys.argv[1], sys.argv[2]
     gguf_corpus(fx, out)
@@ -530,6 +560,7 @@ def main():
     npy_corpus(fx, out)
     json_corpus(fx, out)
     grammar_corpus(fx, out)
+    http_request_corpus(out)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 # out-of-memory or sanitizer report.
 #   scripts/fuzz.sh NAME SECONDS [libFuzzer args...]   one harness (json, gguf, safetensors, tokenizer_json,
 #                                                      tokenizer_encode, jinja, npy, gbnf, json_schema,
-#                                                      regex, http_body)
+#                                                      regex, http_body, http_request)
 #   scripts/fuzz.sh all SECONDS                        each harness in turn, SECONDS each
 # Builds build-fuzz/ (clang-14, ASan + UBSan, library modules only) when needed, writes the seed
 # corpora from ../shared/fixtures (fuzz/make_corpus.py) into build-fuzz/seeds/, and keeps what the
@@ -14,7 +14,7 @@
 # GLASS_FUZZ_TIMEOUT (seconds one input may take, default 10, 30 for -O0 builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-harnesses=(json gguf safetensors tokenizer_json tokenizer_encode jinja npy gbnf json_schema regex http_body)
+harnesses=(json gguf safetensors tokenizer_json tokenizer_encode jinja npy gbnf json_schema regex http_body http_request)
 if [ $# -lt 2 ]; then
   echo "usage: scripts/fuzz.sh NAME|all SECONDS [libFuzzer args...] (NAME: ${harnesses[*]})" >&2
   exit 2
@@ -66,6 +66,7 @@ case $name in
   json_schema) dict=(-dict=fuzz/json_schema.dict) ;;
   regex) dict=(-dict=fuzz/regex.dict) ;;
   http_body) dict=(-dict=fuzz/http.dict) ;;
+  http_request) dict=(-dict=fuzz/http_request.dict) ;;
 esac
 mkdir -p "$dir/corpus/$name" "$dir/artifacts"
 # One input taking 10 s at -O1 is a hang. Unoptimized builds run the same input 3-4 times slower:

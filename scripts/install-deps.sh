@@ -4,6 +4,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libfmt-dev libpcre2-dev libutf8proc-dev libcpp-httplib-dev
+  # Boost.Beast + Asio: glass serve's HTTP transport (header-only).
+  libboost1.81-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-dev python3-numpy python3-pytest python3-setuptools python3-wheel python3-venv
   # The independent oracle grammar_e2e_schema_outputs validates constrained outputs with.

@@ -208,8 +208,17 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--alias", o->server.alias,
                   "the model's name in responses and /v1/models (default: file name)");
   cmd->add_option("--threads-http", o->server.http_threads,
-                  "connections served at once (default: 2 x --parallel + 8, at least 16)")
-      ->check(CLI::NonNegativeNumber);
+                  "requests handled at once, streams included (default: 2 x --parallel + 8, at least 16); "
+                  "idle and slow connections take none")
+      ->check(CLI::Range(0, 4096));
+  cmd->add_option("--max-connections", o->server.max_connections,
+                  "open connections at most; past it a connection gets 503")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option(
+      "--cors-origin", o->server.cors_origins,
+      "an origin (scheme://host[:port]) whose web pages may call the server; repeat for more, '*' for "
+      "any (default: none: requests from browsers on other origins get 403)");
   cmd->add_option(
          "--shutdown-timeout", o->shutdown_timeout,
          "seconds requests in flight get to finish after SIGTERM / SIGINT (new ones get 503 meanwhile); "

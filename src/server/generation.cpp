@@ -93,13 +93,13 @@ void cancel_all(Stream& st) {
   for (ChoiceStream& c : st.choices) c.handle->cancel();
 }
 
-// The client is gone: stop generating for it and tell httplib to drop the connection.
+// The client is gone: stop generating for it and tell the transport to drop the connection.
 bool client_gone(Stream& st) {
   cancel_all(st);
   return false;
 }
 
-bool write(httplib::DataSink& sink, const std::string& s) { return sink.write(s.data(), s.size()); }
+bool write(DataSink& sink, const std::string& s) { return sink.write(s.data(), s.size()); }
 
 // How long the provider waits for a piece or an end before it looks again (an end is signalled
 // through the queue by on_finished; the poll is what bounds a wait should a signal be missed).
@@ -145,10 +145,10 @@ std::optional<bool> finish_choice(Stream& st, int i, std::string& out) {
   return std::nullopt;
 }
 
-// Called by httplib until done() or false. Each call writes what one piece or one end makes, so a
-// failed write (the client closed the connection) is seen within a piece. Nothing may throw out of
-// here: httplib calls it outside its handler's try block, on a worker thread.
-bool provide(Stream& st, httplib::DataSink& sink) {
+// Called by the transport until done() or false. Each call writes what one piece or one end makes, so
+// a failed write (the client closed the connection) is seen within a piece. Nothing may throw out of
+// here: the transport calls it outside the handler's try block, on a worker thread.
+bool provide(Stream& st, DataSink& sink) {
   try {
     if (!st.opened) {
       st.opened = true;
@@ -248,7 +248,7 @@ void Inflight::cancel_all() {
     if (auto h = weak.lock()) h->cancel();
 }
 
-void respond_error(const ApiError& e, httplib::Response& res) {
+void respond_error(const ApiError& e, HttpResponse& res) {
   res.status = e.status;
   if (e.status == 429) res.set_header("Retry-After", "1");
   res.set_content(error_body(e), "application/json");
@@ -279,7 +279,7 @@ std::optional<ApiError> chat_prompt(const Model& model, const std::vector<ChatMe
 }
 
 void respond_generation(const GenerationContext& ctx, Endpoint endpoint, std::vector<int32_t> prompt,
-                        GenerationFields fields, const char* prompt_param, httplib::Response& res,
+                        GenerationFields fields, const char* prompt_param, HttpResponse& res,
                         ToolFamily tools) {
   Served& served = *ctx.served;
   ReplyMeta meta{.endpoint = endpoint,
@@ -336,8 +336,8 @@ void respond_generation(const GenerationContext& ctx, Endpoint endpoint, std::ve
   }
 
   if (!fields.stream) {
-    // The client cannot be watched while this thread waits (httplib 0.11 gives a handler no view of
-    // its connection): a request whose client left runs to its end, bounded by max_tokens.
+    // A client that leaves meanwhile is seen by the transport, which cancels these through the
+    // Inflight (Server::Impl::generate).
     std::vector<ChoiceReply> choices;
     Usage usage{.prompt_tokens = n_prompt};
     std::optional<ApiError> failed;
@@ -375,8 +375,8 @@ void respond_generation(const GenerationContext& ctx, Endpoint endpoint, std::ve
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");  // proxies (nginx) would otherwise hold events back
   res.set_chunked_content_provider(
-      "text/event-stream", [st](size_t, httplib::DataSink& sink) { return provide(*st, sink); },
-      // Runs when the response is destroyed, however the stream ended: one that ended before its
+      "text/event-stream", [st](DataSink& sink) { return provide(*st, sink); },
+      // Runs once the stream is over, however it ended: one that ended before its
       // requests did (the client left before the first event, a write failed) cancels them.
       [st](bool) noexcept {
         for (ChoiceStream& c : st->choices) {

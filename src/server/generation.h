@@ -3,8 +3,6 @@
 // tokens, the submit (busy → 429), then either the whole reply as JSON or a stream of server-sent
 // events. A streamed request whose client goes away (a write to it fails, or the response is dropped
 // before its end) is cancelled in the engine at once and gets no further bytes.
-#include <httplib.h>
-
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -14,6 +12,7 @@
 #include <vector>
 
 #include "glass/engine.h"
+#include "server/http_message.h"
 #include "server/metrics.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
@@ -63,10 +62,10 @@ std::optional<ApiError> chat_prompt(const Model& model, const std::vector<ChatMe
 // engine finds in it (too long for the context or the KV pool). fields.n choices are submitted as
 // as many engine requests. `tools` other than None: replies are read for tool calls in that syntax.
 void respond_generation(const GenerationContext& ctx, Endpoint endpoint, std::vector<int32_t> prompt,
-                        GenerationFields fields, const char* prompt_param, httplib::Response& res,
+                        GenerationFields fields, const char* prompt_param, HttpResponse& res,
                         ToolFamily tools = ToolFamily::None);
 
 // Writes `e` as the response.
-void respond_error(const ApiError& e, httplib::Response& res);
+void respond_error(const ApiError& e, HttpResponse& res);
 
 }  // namespace glass::server

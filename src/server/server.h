@@ -8,11 +8,14 @@
 //
 // Endpoints: GET /health, GET /v1/models, POST /v1/completions, POST /v1/chat/completions (both
 // streamed as server-sent events with "stream": true), POST /tokenize, POST /detokenize, GET /metrics
-// (Prometheus text). Every error is an OpenAI error object; see docs/api.md ("Server").
+// (Prometheus text). Every error is an OpenAI error object; see docs/api.md ("Server"). The transport
+// (http_transport.h) holds against hostile clients; browsers are kept out unless allowed
+// (http_guard.h, docs/deploy.md).
 #include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "glass/engine.h"
 #include "glass/llm.h"
@@ -26,9 +29,20 @@ struct ServerOptions {
   std::string api_key;
   std::string alias;  // the model's name in responses and /v1/models; empty: its file name
   size_t max_body_bytes = size_t{8} << 20;  // larger request bodies get 413
-  // Connections served at once (each keeps one thread while open, keep-alive included); 0:
-  // 2 x engine.max_running + 8 (max_running 0 counting as 64), at least 16.
+  // Requests handled at once (a worker thread each while it is answered, streams included; idle and
+  // reading connections take none); 0: 2 x engine.max_running + 8 (max_running 0 counting as 64), at
+  // least 16.
   int http_threads = 0;
+  // Open connections at most (idle keep-alive and slow ones included); past it a connection gets 503.
+  // Capped by the descriptor limit, which start() raises toward it.
+  size_t max_connections = 4096;
+  // A request's head must arrive within head_timeout (from when the server awaits it, keep-alive wait
+  // included) and its body within body_timeout after that; a slower client is disconnected.
+  std::chrono::milliseconds head_timeout{10'000};
+  std::chrono::milliseconds body_timeout{60'000};
+  // Origins (scheme://host[:port]) allowed to make cross-origin requests ("*": any). Empty: requests
+  // carrying another Origin than the server's own get 403 (docs/deploy.md).
+  std::vector<std::string> cors_origins;
   EngineOptions engine;
 };
 
@@ -55,10 +69,9 @@ class Server {
 
   // Drains, then stop(): from now on /health answers 503 {"status": "draining"} and generation
   // requests get 503 with "Connection: close", while those already taken (queued, running or still
-  // writing their response) get up to `grace` to end. The port stays open meanwhile (httplib 0.11
-  // cannot close its listener without ending open streams), so a load balancer sees 503s rather than
-  // refused connections. Returns how many generation requests were still open at the deadline (they
-  // are cancelled). stop() from another thread ends the wait at once.
+  // writing their response) get up to `grace` to end. The port stays open meanwhile, so a load
+  // balancer sees 503s rather than refused connections. Returns how many generation requests were still open
+  // at the deadline (they are cancelled). stop() from another thread ends the wait at once.
   size_t shutdown(std::chrono::milliseconds grace);
 
   // Generation requests being answered: from their handler's start to their response's last byte.
