@@ -231,6 +231,8 @@ def main():
 
         if "soak" in only:
             base_tps, base_lat = soak(port, a.streams, 64, a.seconds)
+            time.sleep(2)
+            after_first = rss_mib(proc.pid)
             with SlowClients(port, 50, interval=4.5):
                 slow_tps, slow_lat = soak(port, a.streams, 64, a.seconds)
             print(f"soak: {a.streams} streams, 30% cut early, {a.seconds:.0f} s each: "
@@ -238,7 +240,8 @@ def main():
                   f"with 50 slow clients {slow_tps:.0f} tok/s ({100 * (slow_tps / base_tps - 1):+.1f}%), "
                   f"/health p50 {pct(slow_lat, 50):.1f} p99 {pct(slow_lat, 99):.1f} ms")
             time.sleep(2)
-            print(f"RSS after everything {rss_mib(proc.pid):.1f} MiB (idle was {idle:.1f})")
+            print(f"soak: RSS after the first soak {after_first:.1f} MiB, after the second {rss_mib(proc.pid):.1f} MiB "
+                  f"(idle was {idle:.1f})")
         code = proc.poll()
         print("server still running" if code is None else f"server exited {code}")
     finally:

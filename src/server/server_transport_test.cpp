@@ -3,8 +3,10 @@
 // generation requests.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "server/raw_http_test_support.h"
@@ -113,6 +115,60 @@ TEST(ServerTransport, SlowClientsLeaveGenerationAndHealthServed) {
   const Reply r = post(*s, "/v1/completions", kCompletion);
   EXPECT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.json["choices"][0]["finish_reason"], "length");
+}
+
+// A bounded soak: 24 streams, 8 at a time, every third hanging up after its first event, beside 50
+// slow clients, with /health polled throughout. Every stream that stays reads its [DONE], /health
+// always answers 200, and afterwards the engine holds nothing and its invariants hold.
+TEST(ServerTransport, SoakWithDisconnectsAndSlowClients) {
+  ServerOptions o;
+  o.engine.max_running = 8;
+  auto s = start(o);
+  ASSERT_TRUE(s);
+  std::vector<std::unique_ptr<RawClient>> slow;
+  for (int i = 0; i < 50; ++i) {
+    slow.push_back(std::make_unique<RawClient>(s->port()));
+    ASSERT_TRUE(slow.back()->send("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"));
+  }
+  const std::string body = streamed_completion_request(120).body;
+  const std::string request = "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                              "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  std::atomic<int> finished{0}, hung_up{0}, health_failures{0}, health_probes{0};
+  std::atomic<bool> over{false};
+  std::thread health([&] {
+    for (int i = 0; i < 3000 && !over; ++i) {
+      ++health_probes;
+      if (get(*s, "/health").status != 200) ++health_failures;
+      std::this_thread::sleep_for(10ms);
+    }
+  });
+  std::vector<std::thread> streams;
+  for (int t = 0; t < 8; ++t)
+    streams.emplace_back([&, t] {
+      for (int k = 0; k < 3; ++k) {
+        RawClient c(s->port());
+        if (!c.send(request)) continue;
+        std::string out;
+        if ((t + k) % 3 == 0) {
+          if (c.read_until(out, "data: ", 10s)) ++hung_up;
+          continue;  // closed mid-stream
+        }
+        if (c.read_until(out, "data: [DONE]", 20s)) ++finished;
+      }
+    });
+  for (std::thread& t : streams) t.join();
+  over = true;
+  health.join();
+  EXPECT_EQ(finished + hung_up, 24);
+  EXPECT_EQ(hung_up, 8);
+  EXPECT_GT(health_probes, 0);
+  EXPECT_EQ(health_failures, 0);
+  Engine& engine = *s->engine();
+  EXPECT_TRUE(eventually([&] {
+    const auto st = engine.stats();
+    return st.running == 0 && st.queued == 0 && st.blocks_used == 0;
+  }));
+  EXPECT_TRUE(engine.check_invariants().ok());
 }
 
 }  // namespace
