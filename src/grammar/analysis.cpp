@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "grammar/automaton.h"
+
 namespace glass::grammar {
 
 // Worklists rather than repeated passes over the grammar: a chain of helper rules (x{0,100000} lowers
@@ -59,6 +61,41 @@ struct Edge {
 };
 
 }  // namespace
+
+std::vector<bool> productive_rules(const Grammar& g) {
+  const size_t n = g.rules.size();
+  std::vector<bool> productive(n, false);
+  // Per alternative: the calls not yet known productive (bytes always are: a set is never empty).
+  std::vector<uint32_t> rule_of_alt, waiting;
+  std::vector<std::vector<uint32_t>> users(n);  // rule -> alternatives calling it (once per call)
+  std::vector<uint32_t> ready;
+  for (uint32_t r = 0; r < n; ++r)
+    for (const uint32_t a : g.rules[r].alts) {
+      const auto alt = static_cast<uint32_t>(waiting.size());
+      uint32_t calls = 0;
+      for (uint32_t i = a; g.elems[i].kind != ElemKind::End; ++i)
+        if (g.elems[i].kind == ElemKind::Rule) {
+          users[g.elems[i].value].push_back(alt);
+          ++calls;
+        }
+      rule_of_alt.push_back(r);
+      waiting.push_back(calls);
+      if (calls == 0 && !productive[r]) {
+        productive[r] = true;
+        ready.push_back(r);
+      }
+    }
+  while (!ready.empty()) {
+    const uint32_t r = ready.back();
+    ready.pop_back();
+    for (const uint32_t alt : users[r])
+      if (--waiting[alt] == 0 && !productive[rule_of_alt[alt]]) {
+        productive[rule_of_alt[alt]] = true;
+        ready.push_back(rule_of_alt[alt]);
+      }
+  }
+  return productive;
+}
 
 Status check_grammar(const Grammar& g) {
   const size_t n = g.rules.size();
@@ -124,6 +161,29 @@ Status check_grammar(const Grammar& g) {
                                       "matching anything, through {})",
                                       g.rules[r].name, cycle));
       }
+  return {};
+}
+
+Status check_matchable(const Grammar& g) {
+  if (!productive_rules(g)[g.root])
+    return make_error(
+        ErrorCode::InvalidArgument,
+        fmt::format("grammar: rule '{}' matches no string (each of its alternatives calls a rule "
+                    "that never ends, such as a reference to itself)",
+                    g.rules[g.root].name));
+  // Where a grammar is too ambiguous for the matcher from its first bytes on (an alternation of
+  // 10^5 literals, nested repetitions of what may be empty), it is refused now rather than at the
+  // first step of a generation.
+  Automaton a(g);
+  const int32_t start = a.start_state(g.start);
+  for (int b = 0; b < 256 && !a.overflowed(); ++b) static_cast<void>(a.next(start, static_cast<uint8_t>(b)));
+  if (a.overflowed())
+    return make_error(
+        ErrorCode::InvalidArgument,
+        fmt::format("grammar: rule '{}' is too ambiguous from its start (more than {} parse stacks "
+                    "at once: an alternation of that many literals, or repetitions of what may "
+                    "be empty nested in each other)",
+                    g.rules[g.root].name, kMaxStacks));
   return {};
 }
 

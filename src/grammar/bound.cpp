@@ -1,5 +1,6 @@
 #include "grammar/bound.h"
 
+#include <optional>
 #include <string_view>
 
 namespace glass::grammar {
@@ -30,11 +31,11 @@ const PositionTable& BoundGrammar::table(const StackKey& key) const {
   std::lock_guard lk(mu_);
   auto& t = tables_[key];
   if (!t) {
-    const std::string sig = signature(key);
-    t = vocab_->cached_table(sig);
+    const std::optional<std::string> sig = signature(key);
+    if (sig) t = vocab_->cached_table(*sig);
     if (!t) {
       t = build(key);
-      vocab_->cache_table(sig, t);
+      if (sig) vocab_->cache_table(*sig, t);
     }
   }
   return *t;
@@ -48,13 +49,13 @@ size_t BoundGrammar::tables_built() const {
 // Everything a table depends on, as text: the frames' remaining elements, every rule reachable from
 // them (renumbered in the order found, so equal sub-grammars of different grammars give equal
 // text), the byte sets by value, and the follow set of the bottom frame's rule.
-std::string BoundGrammar::signature(const StackKey& key) const {
+std::optional<std::string> BoundGrammar::signature(const StackKey& key) const {
   // Rules are entered only within kWalkDepth bytes of the suffix (the walk never reads further):
   // first the fewest bytes before each reachable rule is called, then the text in a fixed order.
   std::map<uint32_t, uint32_t> dist;                // rule -> fewest bytes read before a call of it
   std::vector<std::pair<uint32_t, uint32_t>> work;  // (element position, bytes read before it)
   auto scan = [&](uint32_t i, uint32_t d) {
-    for (; g_->elems[i].kind != ElemKind::End && d <= kWalkDepth; ++i) {
+    for (; g_->elems[i].kind != ElemKind::End && d <= kWalkDepth && dist.size() <= kMaxSignatureRules; ++i) {
       const Elem& e = g_->elems[i];
       if (e.kind == ElemKind::Byte) {
         ++d;
@@ -70,11 +71,14 @@ std::string BoundGrammar::signature(const StackKey& key) const {
   };
   size_t depth = 0;
   for (; depth < kContext + 1 && key[depth] != kNone; ++depth) scan(key[depth], 0);
-  while (!work.empty()) {
+  while (!work.empty() && dist.size() <= kMaxSignatureRules) {
     const auto [i, d] = work.back();
     work.pop_back();
     scan(i, d);
   }
+  // Too much grammar within reach to be worth naming (an object of 3,500 optional members reaches
+  // most of them within a few bytes): the table is this grammar's own, built without the search.
+  if (dist.size() > kMaxSignatureRules) return std::nullopt;
   std::string out;
   std::map<uint32_t, uint32_t> ids;
   std::vector<uint32_t> todo;

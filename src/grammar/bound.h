@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "grammar/analysis.h"
@@ -47,6 +48,10 @@ inline constexpr uint32_t kNone = 0xFFFFFFFF;
 // its stack suffix, and the tables of x{0,30} and x{0,40} past their first 24 items are the same table.
 inline constexpr uint16_t kWalkDepth = 24;
 
+// Rules within a table's reach past which its signature is not worth computing (it would list them
+// all, at every new stack suffix).
+inline constexpr size_t kMaxSignatureRules = 512;
+
 class BoundGrammar {
  public:
   BoundGrammar(std::shared_ptr<const Grammar> g, std::shared_ptr<const TokenIndex> vocab);
@@ -60,7 +65,9 @@ class BoundGrammar {
 
  private:
   std::unique_ptr<PositionTable> build(const StackKey& key) const;
-  std::string signature(const StackKey& key) const;
+  // The text a table depends on, the key of the tables shared across grammars (TokenIndex's cache);
+  // nullopt where more than kMaxSignatureRules rules lie within reach: the table is then not shared.
+  std::optional<std::string> signature(const StackKey& key) const;
   const ByteSet& follow_of(const StackKey& key) const;
 
   std::shared_ptr<const Grammar> g_;

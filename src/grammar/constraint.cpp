@@ -1,5 +1,6 @@
 #include "grammar/constraint.h"
 
+#include "grammar/analysis.h"
 #include "grammar/gbnf.h"
 #include "grammar/json_schema.h"
 #include "grammar/regex.h"
@@ -10,6 +11,7 @@ namespace {
 Result<std::shared_ptr<const Constraint>> make(std::string gbnf, std::string_view root) {
   auto g = grammar::compile_gbnf(gbnf, root);
   if (!g) return g.error();
+  if (Status st = grammar::check_matchable(*g); !st) return st.error();
   auto impl = std::make_unique<Constraint::Impl>();
   impl->gbnf = std::move(gbnf);
   impl->grammar = std::make_shared<const grammar::Grammar>(std::move(*g));

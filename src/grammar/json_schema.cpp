@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "core/json_bounded.h"
@@ -99,11 +100,43 @@ const std::map<std::string, std::vector<std::string>>& primitive_deps() {
 }
 
 const std::set<std::string>& annotations() {
-  static const std::set<std::string> a = {
-      "title", "description", "examples",   "default",          "$schema",
-      "$id",   "$comment",    "deprecated", "readOnly",         "writeOnly",
-      "$defs", "definitions", "$anchor",    "contentMediaType", "contentEncoding"};
+  static const std::set<std::string> a = {"title",
+                                          "description",
+                                          "examples",
+                                          "default",
+                                          "$schema",
+                                          "$id",
+                                          "id",
+                                          "$comment",
+                                          "deprecated",
+                                          "readOnly",
+                                          "writeOnly",
+                                          "$defs",
+                                          "definitions",
+                                          "$anchor",
+                                          "contentMediaType",
+                                          "contentEncoding",
+                                          "contentSchema",
+                                          "$vocabulary",
+                                          "$dynamicAnchor",
+                                          "$recursiveAnchor"};
   return a;
+}
+
+// JSON Schema's validation and applicator keywords (drafts 4 to 2020-12) that glass does not
+// represent: a schema using one is refused, naming it, since its outputs could break it.
+const std::set<std::string>& unsupported_assertions() {
+  static const std::set<std::string> u = {
+      "not",         "if",           "dependentSchemas", "dependencies",     "dependentRequired",
+      "contains",    "minContains",  "maxContains",      "unevaluatedItems", "unevaluatedProperties",
+      "$dynamicRef", "$recursiveRef"};
+  return u;
+}
+
+bool ignored_keyword(const std::string& k) {
+  // Unknown keywords are annotations (JSON Schema 2020-12, section 6.5): x-..., javaType, alias, ...
+  // `then` and `else` do nothing without `if`, which is refused.
+  return annotations().count(k) > 0 || (!supported().count(k) && !unsupported_assertions().count(k));
 }
 
 const std::set<std::string>& supported() {
@@ -134,7 +167,9 @@ const std::set<std::string>& supported() {
                                           "maxItems",
                                           "uniqueItems",
                                           "additionalItems",
-                                          "nullable"};
+                                          "nullable",
+                                          "minProperties",
+                                          "maxProperties"};
   return s;
 }
 
@@ -269,7 +304,7 @@ Result<json> Converter::flatten(const json& s, const std::string& path, int dept
 
 bool Converter::has_assertions(const json& s, const std::string& except) {
   for (const auto& [k, v] : s.items())
-    if (k != except && !annotations().count(k)) return true;
+    if (k != except && !ignored_keyword(k)) return true;
   return false;
 }
 
@@ -365,7 +400,7 @@ Result<json> Converter::merge(json a, const json& b, const std::string& path) co
     }
   }
   for (const auto& [k, v] : b.items()) {
-    if (annotations().count(k)) continue;
+    if (ignored_keyword(k)) continue;
     if (!a.contains(k)) {
       a[k] = v;
       continue;
@@ -451,7 +486,7 @@ Result<std::string> Converter::visit(const json& s0, const std::string& path, in
   const json& s = *flat;
   if (!s.is_object()) return visit(s, path, depth + 1);
   for (const auto& [k, v] : s.items())
-    if (!annotations().count(k) && !supported().count(k))
+    if (!ignored_keyword(k) && !supported().count(k))
       return fail(path, fmt::format("keyword '{}' is not supported", k));
 
   for (const char* comb : {"anyOf", "oneOf"}) {
@@ -554,7 +589,7 @@ Result<std::string> Converter::visit(const json& s0, const std::string& path, in
 Result<std::string> Converter::literal_values(const std::vector<json>& values, const json& s,
                                               const std::string& path) {
   for (const auto& [k, v] : s.items())
-    if (k != "enum" && k != "const" && k != "type" && !annotations().count(k))
+    if (k != "enum" && k != "const" && k != "type" && !ignored_keyword(k))
       return fail(path, fmt::format("keyword '{}' next to enum/const is not supported", k));
   std::set<std::string> types = declared_types(s);
   std::vector<std::string> alts;
@@ -567,46 +602,159 @@ Result<std::string> Converter::literal_values(const std::vector<json>& values, c
   return alt(alts);
 }
 
-Status Converter::check_disjoint(const std::vector<json>& branches, const std::string& path) const {
-  // Distinct JSON types per branch, or distinct constants, or objects told apart by a required
-  // property with distinct const values.
-  auto types_of = [](const json& b) {
-    std::set<std::string> t;
-    if (b.contains("const")) {
-      t.insert(type_of(b["const"]));
-    } else if (b.contains("enum") && b["enum"].is_array()) {
-      for (const auto& v : b["enum"]) t.insert(type_of(v));
-    } else if (b.contains("type")) {
-      if (b["type"].is_string()) t.insert(b["type"].get<std::string>());
-      if (b["type"].is_array())
-        for (const auto& x : b["type"]) t.insert(x.get<std::string>());
-    } else {
-      t.insert("*");
-    }
-    if (t.count("number")) t.insert("integer");
+namespace {
+
+// The JSON types a branch admits ("*": any), integer inside number.
+std::set<std::string> branch_types(const json& b, int depth = 0) {
+  std::set<std::string> t;
+  if (!b.is_object()) {
+    t.insert("*");
     return t;
+  }
+  // Only nested branches (an anyOf / oneOf of its own): the union of theirs.
+  if (!b.contains("type") && !b.contains("const") && !b.contains("enum") && depth < 4)
+    for (const char* comb : {"anyOf", "oneOf"})
+      if (b.contains(comb) && b[comb].is_array() && !b[comb].empty()) {
+        for (const json& sub : b[comb])
+          for (const std::string& x : branch_types(sub, depth + 1)) t.insert(x);
+        return t;
+      }
+  if (b.contains("const")) {
+    t.insert(type_of(b["const"]));
+  } else if (b.contains("enum") && b["enum"].is_array()) {
+    for (const auto& v : b["enum"]) t.insert(type_of(v));
+  } else if (b.contains("type")) {
+    if (b["type"].is_string()) t.insert(b["type"].get<std::string>());
+    if (b["type"].is_array())
+      for (const auto& x : b["type"])
+        if (x.is_string()) t.insert(x.get<std::string>());
+    if (b.value("nullable", false)) t.insert("null");
+  } else {
+    t.insert("*");
+  }
+  if (t.count("number")) t.insert("integer");
+  return t;
+}
+
+// The values a branch is limited to (const / enum), or nullopt.
+std::optional<std::vector<json>> branch_values(const json& b) {
+  if (!b.is_object()) return std::nullopt;
+  if (b.contains("const")) return std::vector<json>{b["const"]};
+  if (b.contains("enum") && b["enum"].is_array())
+    return std::vector<json>(b["enum"].begin(), b["enum"].end());
+  return std::nullopt;
+}
+
+// The text every string matching `pattern` starts with: the literal characters after a leading ^ up
+// to the first operator (a character a quantifier follows is not certain).
+std::string literal_prefix(const std::string& pattern) {
+  if (pattern.empty() || pattern[0] != '^') return "";
+  std::string out;
+  for (size_t i = 1; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (std::string_view("\\.[]()*+?{}|^$").find(c) != std::string_view::npos) {
+      if ((c == '*' || c == '+' || c == '?' || c == '{') && !out.empty()) out.pop_back();
+      break;
+    }
+    out += c;
+  }
+  return out;
+}
+
+// Whether no value matches both a and b, judged by what is certain: types apart, values apart, or for
+// objects a member one requires and the other forbids or both require with values apart.
+bool apart(const json& a, const json& b, int depth) {
+  const std::set<std::string> ta = branch_types(a), tb = branch_types(b);
+  if (!ta.count("*") && !tb.count("*")) {
+    bool common = false;
+    for (const auto& t : ta) common = common || tb.count(t) > 0;
+    if (!common) return true;
+  }
+  const auto va = branch_values(a), vb = branch_values(b);
+  if (va && vb) {
+    std::vector<json> both = *va;
+    both.insert(both.end(), vb->begin(), vb->end());
+    if (all_distinct(*va) && all_distinct(*vb) && all_distinct(both)) return true;
+  }
+  // Strings whose patterns start with different literal text.
+  if (ta == std::set<std::string>{"string"} && tb == ta && a.contains("pattern") && b.contains("pattern") &&
+      a["pattern"].is_string() && b["pattern"].is_string()) {
+    const std::string pa = literal_prefix(a["pattern"].get<std::string>());
+    const std::string pb = literal_prefix(b["pattern"].get<std::string>());
+    if (!pa.empty() && !pb.empty() && pa.compare(0, pb.size(), pb) != 0 && pb.compare(0, pa.size(), pa) != 0)
+      return true;
+  }
+  const std::set<std::string> only_object = {"object"};
+  if (ta != only_object || tb != only_object || depth > 0) return false;
+  const auto props = [](const json& x) {
+    return x.contains("properties") && x["properties"].is_object() ? &x["properties"] : nullptr;
   };
+  const auto forbids = [&](const json& x, const std::string& name) {
+    if (!x.contains("additionalProperties") || x["additionalProperties"] != json(false)) return false;
+    if (x.contains("patternProperties")) return false;
+    const json* p = props(x);
+    return p == nullptr || !p->contains(name);
+  };
+  for (const auto& [x, y] : {std::pair<const json*, const json*>{&a, &b}, {&b, &a}}) {
+    if (!x->contains("required") || !(*x)["required"].is_array()) continue;
+    for (const auto& r : (*x)["required"]) {
+      if (!r.is_string()) continue;
+      const std::string name = r.get<std::string>();
+      if (forbids(*y, name)) return true;
+      // Both require it: apart where its two schemas are.
+      const json* px = props(*x);
+      const json* py = props(*y);
+      if (!px || !py || !px->contains(name) || !py->contains(name)) continue;
+      if (!y->contains("required") || !(*y)["required"].is_array()) continue;
+      bool required_there = false;
+      for (const auto& q : (*y)["required"]) required_there = required_there || q == r;
+      if (required_there && apart((*px)[name], (*py)[name], depth + 1)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Status Converter::check_disjoint(const std::vector<json>& flat_branches, const std::string& path) const {
+  if (flat_branches.size() <= 1) return {};
+  // Branches that are references are judged by what they reference.
+  std::vector<json> branches;
+  for (const json& b0 : flat_branches) {
+    json b = b0;
+    for (int hops = 0; hops < 16 && b.is_object() && b.contains("$ref") && b["$ref"].is_string() &&
+                       !has_assertions(b, "$ref");
+         ++hops) {
+      auto target = resolve(b["$ref"].get<std::string>(), path);
+      if (!target) return target.error();
+      auto f = flatten(*target, path);
+      if (!f) return f.error();
+      b = std::move(*f);
+    }
+    branches.push_back(std::move(b));
+  }
+  // Distinct JSON types per branch, or distinct constants, or objects told apart by a required
+  // property with distinct const values: checked over all branches at once (oneOf of 20k branches).
   bool types_ok = true;
   std::set<std::string> seen;
   for (const auto& b : branches)
-    for (const auto& t : types_of(b)) {
+    for (const auto& t : branch_types(b)) {
       if (t == "*" || !seen.insert(t).second) types_ok = false;
     }
   if (types_ok) return {};
   bool consts_ok = true;
   std::vector<json> values;
   for (const auto& b : branches) {
-    if (b.contains("const"))
-      values.push_back(b["const"]);
-    else if (b.contains("enum") && b["enum"].is_array())
-      values.insert(values.end(), b["enum"].begin(), b["enum"].end());
+    if (auto v = branch_values(b))
+      values.insert(values.end(), v->begin(), v->end());
     else
       consts_ok = false;
   }
   if (consts_ok && all_distinct(values)) return {};
   // A discriminator: a property every branch requires with a const, all different. Each branch's
   // required names and properties are looked up, not searched (branches of 60k properties).
-  if (branches[0].contains("properties") && branches[0]["properties"].is_object()) {
+  if (branches[0].is_object() && branches[0].contains("properties") &&
+      branches[0]["properties"].is_object()) {
     struct Shape {
       std::set<std::string> required;
       std::map<std::string, const json*> properties;
@@ -614,6 +762,7 @@ Status Converter::check_disjoint(const std::vector<json>& branches, const std::s
     std::vector<Shape> shapes(branches.size());
     for (size_t i = 0; i < branches.size(); ++i) {
       const json& b = branches[i];
+      if (!b.is_object()) continue;
       if (b.contains("required") && b["required"].is_array())
         for (const auto& r : b["required"])
           if (r.is_string()) shapes[i].required.insert(r.get<std::string>());
@@ -631,9 +780,19 @@ Status Converter::check_disjoint(const std::vector<json>& branches, const std::s
       if (tags.size() == branches.size() && all_distinct(tags)) return {};
     }
   }
+  // Pairwise, for the usual few branches: each pair apart by type, values or object members.
+  constexpr size_t kMaxPairwise = 64;
+  if (branches.size() <= kMaxPairwise) {
+    bool all_apart = true;
+    for (size_t i = 0; i < branches.size() && all_apart; ++i)
+      for (size_t j = i + 1; j < branches.size() && all_apart; ++j)
+        all_apart = apart(branches[i], branches[j], 0);
+    if (all_apart) return {};
+  }
   return fail(path,
-              "oneOf whose branches may overlap is not supported (only disjoint types, distinct "
-              "constants or a const discriminator property); use anyOf if overlap is fine");
+              "oneOf whose branches may overlap is not supported (only branches apart by type, by constants, "
+              "or as objects by a member one requires and the other forbids or both require with values "
+              "apart); use anyOf if overlap is fine");
 }
 
 }  // namespace schema_detail

@@ -21,7 +21,7 @@ Result<std::vector<json>> Converter::finite_values(const json& items, const std:
   const json& s = *f;
   if (!s.is_object()) return std::vector<json>();
   for (const auto& [k, v] : s.items())
-    if (k != "enum" && k != "const" && k != "type" && !annotations().count(k)) return std::vector<json>();
+    if (k != "enum" && k != "const" && k != "type" && !ignored_keyword(k)) return std::vector<json>();
   std::set<std::string> types = declared_types(s);
   std::vector<json> cands;
   if (s.contains("const")) {
@@ -100,8 +100,7 @@ Result<std::string> Converter::array_schema(const json& s, const std::string& pa
   } else if (s.contains("items")) {
     tail = s["items"];
   }
-  if (s.contains("additionalItems") && !(s.contains("items") && s["items"].is_array()))
-    return fail(path, "additionalItems without an items array is not supported");
+  // additionalItems without an items array constrains nothing (drafts 4 to 2019-09): ignored.
   if (tail.is_boolean() && !tail.get<bool>()) tail_allowed = false;
   const bool unique = s.contains("uniqueItems") && s["uniqueItems"] == true;
   auto count = [&](const char* k, uint64_t dflt) -> Result<uint64_t> {

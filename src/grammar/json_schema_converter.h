@@ -22,6 +22,9 @@ const std::map<std::string, std::vector<std::string>>& primitive_deps();
 // Keywords ignored (annotations) and keywords the converter reads.
 const std::set<std::string>& annotations();
 const std::set<std::string>& supported();
+// Whether keyword `k` is ignored: an annotation, or no keyword of JSON Schema's validation and
+// applicator vocabularies (unknown keywords are annotations); those glass cannot represent are not.
+bool ignored_keyword(const std::string& k);
 // The JSON type of a value ("integer" for whole numbers).
 std::string type_of(const json& v);
 // The type names a schema's "type" lists (a string or an array of strings; others ignored).
@@ -58,6 +61,10 @@ class Converter {
   // A grammar (GBNF text, rule root) for one sub-schema on its own, to test names against it.
   Result<std::string> grammar_of(const json& sub, const std::string& path) const;
   Result<std::string> object_schema(const json& s, const std::string& path, int depth);
+  // The members lo..hi chosen by their keys (`keys`: their JSON text) as one trie; a key's end
+  // continues with after[j].
+  std::string key_trie(const std::vector<std::string>& keys, const std::vector<std::string>& after, size_t lo,
+                       size_t hi);
   // The values an items schema allows when they are few scalars (enum / const / boolean / null),
   // distinct as validators compare them; empty when the schema is not of that kind.
   Result<std::vector<json>> finite_values(const json& items, const std::string& path) const;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "grammar/automaton.h"
@@ -320,9 +321,26 @@ Result<std::string> pattern_with_length(const std::string& pattern, uint64_t min
 
 namespace glass::grammar::schema_detail {
 
+namespace {
+
+// The formats JSON Schema defines (2020-12, and drafts 3 to 7's older names). Any other format is an
+// annotation of its author's (OpenAPI's "byte", "int64", a project's "topic"): ignored, as the
+// specification asks of unknown formats.
+bool defined_format(const std::string& f) {
+  static const std::set<std::string> defined = {
+      "date-time",   "date",          "time",       "duration",     "email",        "idn-email",
+      "hostname",    "idn-hostname",  "ipv4",       "ipv6",         "uri",          "uri-reference",
+      "iri",         "iri-reference", "uuid",       "uri-template", "json-pointer", "relative-json-pointer",
+      "regex",       "host-name",     "ip-address", "color",        "style",        "phone",
+      "utc-millisec"};
+  return defined.count(f) > 0;
+}
+
+}  // namespace
+
 Result<std::string> Converter::string_schema(const json& s, const std::string& path) {
   const bool has_len = s.contains("minLength") || s.contains("maxLength");
-  if (s.contains("format")) {
+  if (s.contains("format") && !(s["format"].is_string() && !defined_format(s["format"].get<std::string>()))) {
     if (!s["format"].is_string()) return fail(path, "format must be a string");
     const std::string f = s["format"].get<std::string>();
     if (has_len || s.contains("pattern"))
@@ -370,8 +388,8 @@ Result<std::string> Converter::string_schema(const json& s, const std::string& p
     auto mx = len_bound("maxLength", UINT64_MAX);
     if (!mx) return mx.error();
     if (*mx != UINT64_MAX && *mx < *mn) return fail(path, "maxLength below minLength");
-    if (*mn > 10000 || (*mx != UINT64_MAX && *mx > 10000))
-      return fail(path, "minLength/maxLength over 10000 is not supported");
+    if (*mn > kMaxRepeat || (*mx != UINT64_MAX && *mx > kMaxRepeat))
+      return fail(path, fmt::format("minLength/maxLength over {} is not supported", kMaxRepeat));
     use("jcharb");
     const std::string rep =
         *mx == UINT64_MAX ? fmt::format("{{{},}}", *mn) : fmt::format("{{{},{}}}", *mn, *mx);

@@ -3,6 +3,7 @@
 #include "grammar/json_schema.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include "grammar/automaton.h"
@@ -53,6 +54,89 @@ TEST(JsonSchema, ObjectsWithRequiredAndOptionalMembers) {
   EXPECT_FALSE(c.matches(R"({"b":"x",})"));
   EXPECT_FALSE(c.matches(R"({"b":1})"));
   EXPECT_FALSE(c.matches(R"({"b":"x","d":1})"));
+}
+
+// Members chosen by their keys (tries over segments): order kept, each at most once, required ones
+// present, commas only between members, for objects small and large.
+TEST(JsonSchema, ManyOptionalMembersKeepOrderAndRequired) {
+  for (const int n : {1, 2, 7, 40, 3000}) {
+    std::string props;
+    for (int i = 0; i < n; ++i) props += fmt::format(R"({}"k{}":{{"type":"integer"}})", i ? "," : "", i);
+    const int req = n / 2;
+    const Compiled c = schema(fmt::format(R"({{"type":"object","properties":{{{}}},"required":["k{}"],
+        "additionalProperties":false}})",
+                                          props, req));
+    const auto kv = [](int i) { return fmt::format(R"("k{}":{})", i, i); };
+    const auto obj = [&](std::initializer_list<int> members) {
+      std::vector<std::string> parts;
+      for (const int i : members) parts.push_back(kv(i));
+      return fmt::format("{{{}}}", fmt::join(parts, ","));
+    };
+    EXPECT_TRUE(c.matches(obj({req}))) << n;
+    EXPECT_FALSE(c.matches("{}")) << n;
+    if (n > 2) {
+      EXPECT_TRUE(c.matches(obj({0, req, n - 1}))) << n;
+      EXPECT_FALSE(c.matches(obj({n - 1, req}))) << n;  // out of order
+      EXPECT_FALSE(c.matches(obj({0, n - 1}))) << n;    // required left out
+      EXPECT_FALSE(c.matches(obj({req, req}))) << n;    // twice
+      EXPECT_FALSE(c.matches(obj({0, 0, req}))) << n;
+      EXPECT_FALSE(c.matches(fmt::format("{{{},}}", kv(req)))) << n;
+      EXPECT_FALSE(c.matches(fmt::format(R"({{"k{}":1,{}}})", n, kv(req)))) << n;  // undeclared
+    }
+  }
+  // Keys sharing prefixes and non-ASCII keys, all optional.
+  const Compiled u = schema(R"({"type":"object","properties":{"a":{"type":"integer"},"ab":{"type":"integer"},
+      "é":{"type":"integer"},"éa":{"type":"integer"},"日本":{"type":"integer"}}})");
+  EXPECT_TRUE(u.matches("{}"));
+  EXPECT_TRUE(u.matches(R"({"a":1,"ab":2,"é":3,"éa":4,"日本":5})"));
+  EXPECT_TRUE(u.matches(R"({"ab":2,"日本":5})"));
+  EXPECT_FALSE(u.matches(R"({"ab":2,"a":1})"));
+  EXPECT_FALSE(u.matches(R"({"日":5})"));
+}
+
+// Keywords that are no validation keyword are annotations (JSON Schema 2020-12 6.5), draft-4's id
+// among them; validation keywords glass cannot represent are errors naming them.
+TEST(JsonSchema, UnknownKeywordsAreAnnotations) {
+  const Compiled c = schema(R"({"id":"urn:x","self":{"vendor":"v"},"type":"object","javaType":"com.X",
+      "x-kubernetes-preserve-unknown-fields":true,"properties":{"a":{"type":"string","_format":"x","alias":"b",
+      "x-order":1}},"required":["a"]})");
+  EXPECT_TRUE(c.matches(R"({"a":"x"})"));
+  EXPECT_FALSE(c.matches(R"({"a":1})"));
+  for (const char* k : {"not", "if", "dependentRequired", "dependencies", "contains", "unevaluatedProperties",
+                        "dependentSchemas", "$dynamicRef"}) {
+    auto r = json_schema_to_gbnf(fmt::format(R"({{"type":"object","{}":{{}}}})", k));
+    ASSERT_FALSE(r.ok()) << k;
+    EXPECT_NE(r.error().message.find(fmt::format("keyword '{}'", k)), std::string::npos) << r.error().message;
+  }
+}
+
+TEST(JsonSchema, MemberCounts) {
+  const Compiled one = schema(R"({"type":"object","minProperties":1})");
+  EXPECT_FALSE(one.matches("{}"));
+  EXPECT_TRUE(one.matches(R"({"a":1})"));
+  EXPECT_TRUE(one.matches(R"({"a":1,"b":[]})"));
+  const Compiled two =
+      schema(R"({"type":"object","maxProperties":2,"additionalProperties":{"type":"integer"}})");
+  EXPECT_TRUE(two.matches("{}"));
+  EXPECT_TRUE(two.matches(R"({"a":1,"b":2})"));
+  EXPECT_FALSE(two.matches(R"({"a":1,"b":2,"c":3})"));
+  const Compiled declared =
+      schema(R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},
+      "minProperties":1,"maxProperties":2})");
+  EXPECT_FALSE(declared.matches("{}"));
+  EXPECT_TRUE(declared.matches(R"({"b":1})"));
+  EXPECT_TRUE(declared.matches(R"({"a":1,"b":1})"));
+  const Compiled implied =
+      schema(R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},
+      "required":["a","b"],"minProperties":2})");
+  EXPECT_TRUE(implied.matches(R"({"a":1,"b":1})"));
+  for (const char* s : {R"({"type":"object","minProperties":2})",
+                        R"({"type":"object","properties":{"a":{},"b":{},"c":{}},"maxProperties":2})",
+                        R"({"type":"object","properties":{"a":{}},"minProperties":2})"}) {
+    auto r = json_schema_to_gbnf(s);
+    ASSERT_FALSE(r.ok()) << s;
+    EXPECT_NE(r.error().message.find("Properties'"), std::string::npos) << r.error().message;
+  }
 }
 
 TEST(JsonSchema, ArraysTuplesAndCounts) {

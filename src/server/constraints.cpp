@@ -87,6 +87,26 @@ Err syntax_of(ToolFamily family, CallSyntax& out) {
       "Llama 3 JSON), so a call cannot be forced; use \"auto\"");
 }
 
+// Points the local references of a tool's parameters ("#", "#/$defs/X", "#/properties/a") at where
+// the parameters sit inside the call schema (`base`, a JSON pointer fragment), so that they resolve
+// against the tool's own schema as they do alone. Values (enum, const, default, examples) are data.
+void rebase_refs(Json& schema, const std::string& base) {
+  if (schema.is_array()) {
+    for (Json& e : schema) rebase_refs(e, base);
+    return;
+  }
+  if (!schema.is_object()) return;
+  for (auto& [k, v] : schema.items()) {
+    if (k == "enum" || k == "const" || k == "default" || k == "examples") continue;
+    if (k == "$ref" && v.is_string()) {
+      const std::string ref = v.get<std::string>();
+      if (!ref.empty() && ref[0] == '#') v = base + ref.substr(1);
+      continue;
+    }
+    rebase_refs(v, base);
+  }
+}
+
 }  // namespace
 
 std::optional<ApiError> read_response_constraint(const Json& obj, std::shared_ptr<const Constraint>& out) {
@@ -134,6 +154,9 @@ std::optional<ApiError> tool_call_constraint(ToolFamily family, const std::strin
     // Compiled alone first, so an unrepresentable schema is reported against its tool.
     std::shared_ptr<const Constraint> alone;
     if (auto e = compile_schema(params, fmt::format("tools[{}].function.parameters", i), alone)) return e;
+    rebase_refs(params, choice.kind == ToolChoice::Kind::Named || tools.size() == 1
+                            ? fmt::format("#/properties/{}", syntax.args_key)
+                            : fmt::format("#/anyOf/{}/properties/{}", calls.size(), syntax.args_key));
     calls.push_back({{"type", "object"},
                      {"properties", {{"name", {{"const", name}}}, {syntax.args_key, std::move(params)}}},
                      {"required", {"name", syntax.args_key}},

@@ -189,5 +189,68 @@ TEST_F(ServerToolChoice, RequiredAndNamedCallsMatchTheirParameters) {
   EXPECT_GE(finished, 4);
 }
 
+// Parameters as Pydantic writes them: $defs (or draft-7's definitions) and "$ref": "#/$defs/..."
+// resolve against the tool's own parameters, as they do for response_format.
+TEST_F(ServerToolChoice, ParametersWithDefsAndRefsResolveInTheirTool) {
+  std::ifstream tin(fixtures_ / "templates/qwen2_5_instruct.jinja", std::ios::binary);
+  const std::string source((std::istreambuf_iterator<char>(tin)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(source.empty());
+  LoadOptions opt{.backend = "cpu", .n_ctx = 1024, .kv_size = 4096, .n_threads = 2, .chat_template = source};
+  auto loaded = load_llm((test::source_dir() / "models/stories260K.gguf").string(), opt);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  auto s = start({}, /*attach=*/false);
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->attach(*loaded).ok());
+  const Json tools = Json::parse(R"([
+      {"type": "function", "function": {"name": "set_alarm", "parameters": {"title": "SetAlarm",
+        "$defs": {"Time": {"title": "Time", "type": "object", "properties": {
+          "h": {"type": "integer", "minimum": 0, "maximum": 23}, "m": {"type": "integer", "minimum": 0, "maximum": 59}},
+          "required": ["h", "m"], "additionalProperties": false}},
+        "type": "object", "properties": {"at": {"$ref": "#/$defs/Time"}},
+        "required": ["at"], "additionalProperties": false}}},
+      {"type": "function", "function": {"name": "repeat", "parameters": {
+        "definitions": {"Count": {"type": "integer", "minimum": 1, "maximum": 3}},
+        "type": "object", "properties": {"times": {"$ref": "#/definitions/Count"}},
+        "required": ["times"], "additionalProperties": false}}}])");
+  int finished = 0;
+  for (const char* choice : {"required", "set_alarm", "repeat"}) {
+    for (int seed = 1; seed <= 3; ++seed) {
+      Json body = {{"messages", {{{"role", "user"}, {"content", "Wake me up."}}}},
+                   {"tools", tools},
+                   {"max_tokens", 200},
+                   {"seed", seed},
+                   {"temperature", 0.8},
+                   {"parallel_tool_calls", false}};
+      body["tool_choice"] = std::string(choice) == "required"
+                                ? Json("required")
+                                : Json{{"type", "function"}, {"function", {{"name", choice}}}};
+      const Reply r = post(*s, "/v1/chat/completions", body);
+      ASSERT_EQ(r.status, 200) << r.body;
+      const Json& c = r.json["choices"][0];
+      if (!ended(c)) continue;
+      ++finished;
+      ASSERT_TRUE(c["message"].contains("tool_calls")) << r.body;
+      const Json& fn = c["message"]["tool_calls"][0]["function"];
+      const Json args = Json::parse(fn["arguments"].get<std::string>(), nullptr, false);
+      ASSERT_TRUE(args.is_object()) << fn;
+      if (fn["name"] == "set_alarm") {
+        ASSERT_TRUE(args["at"].is_object()) << args;
+        EXPECT_EQ(args["at"].size(), 2u) << args;
+        EXPECT_GE(args["at"]["h"].get<int64_t>(), 0);
+        EXPECT_LE(args["at"]["h"].get<int64_t>(), 23);
+        EXPECT_LE(args["at"]["m"].get<int64_t>(), 59);
+      } else {
+        ASSERT_EQ(fn["name"], "repeat") << fn;
+        EXPECT_GE(args["times"].get<int64_t>(), 1) << args;
+        EXPECT_LE(args["times"].get<int64_t>(), 3) << args;
+      }
+      if (std::string(choice) != "required") {
+        EXPECT_EQ(fn["name"], choice);
+      }
+    }
+  }
+  EXPECT_GE(finished, 4);
+}
+
 }  // namespace
 }  // namespace glass::server

@@ -2,6 +2,8 @@
 // noise: generate, generate_batch and the Engine follow the grammar (greedy and sampled), stop when
 // the grammar is complete, and fail — never fall back to an unconstrained token — when the grammar
 // allows nothing.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -197,6 +199,67 @@ TEST_F(Constrained, BadConstraintsAreErrors) {
   auto c = Constraint::from_json_schema(R"({"type":"integer","minimum":3,"maximum":5})");
   ASSERT_TRUE(c.ok());
   EXPECT_NE((*c)->gbnf().find("root ::="), std::string::npos);
+}
+
+// What a client may send that no generation can follow is refused when the constraint is made, naming
+// why, instead of failing at the first step (issue 51's probe: these were 500s mid-request).
+TEST_F(Constrained, UnmatchableConstraintsAreRefusedWhenMade) {
+  const auto refused = [](const Result<std::shared_ptr<const Constraint>>& c, const std::string& why) {
+    ASSERT_FALSE(c.ok()) << why;
+    EXPECT_NE(c.error().message.find(why), std::string::npos) << c.error().message;
+  };
+  refused(Constraint::from_json_schema(R"({"$ref":"#"})"), "matches no string");
+  refused(Constraint::from_json_schema(R"({"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},
+      "$ref":"#/$defs/a"})"),
+          "matches no string");
+  refused(Constraint::from_gbnf("root ::= x\nx ::= \"a\" x"), "matches no string");
+  refused(Constraint::from_regex("((a{0,1000}){0,1000}){0,1000}"), "too ambiguous");
+  std::vector<int> values(20000);
+  for (int i = 0; i < 20000; ++i) values[static_cast<size_t>(i)] = i;
+  refused(Constraint::from_json_schema(fmt::format(R"({{"enum":[{}]}})", fmt::join(values, ","))),
+          "too ambiguous");
+  std::vector<std::string> words;
+  for (int i = 0; i < 11000; ++i) words.push_back(fmt::format("\"w{}\"", i));
+  refused(Constraint::from_gbnf(fmt::format("root ::= {}", fmt::join(words, " | "))), "too ambiguous");
+  // A recursive schema that can end is fine.
+  EXPECT_TRUE(Constraint::from_json_schema(
+                  R"({"type":"object","properties":{"next":{"$ref":"#"}},"additionalProperties":false})")
+                  .ok());
+}
+
+// Objects of thousands of optional members: what is generated is a valid object of them, in order
+// (3,500 such members failed mid-generation with "allowed token did not advance the grammar").
+TEST_F(Constrained, ObjectsOfThousandsOfOptionalMembers) {
+  for (const int n : {1500, 3500}) {
+    nlohmann::ordered_json props = nlohmann::ordered_json::object();
+    for (int i = 0; i < n; ++i) props[fmt::format("m{}", i)] = {{"type", "integer"}};
+    const std::string required = fmt::format("m{}", n / 2);
+    const nlohmann::ordered_json schema = {
+        {"type", "object"}, {"properties", props}, {"required", {required}}, {"additionalProperties", false}};
+    auto c = Constraint::from_json_schema(schema.dump());
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    int parsed = 0;
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      auto s = model_->new_session();
+      ASSERT_TRUE(s.ok());
+      auto r = generate(**s, std::vector<int32_t>{1}, config(*c, 1.0f, seed));
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      if (r->finish != FinishReason::Stop) continue;  // cut by max_tokens: nothing to parse
+      auto j = nlohmann::ordered_json::parse(r->text, nullptr, /*allow_exceptions=*/false);
+      ASSERT_TRUE(j.is_object()) << r->text;
+      ++parsed;
+      EXPECT_TRUE(j.contains(required)) << r->text;
+      int last = -1;
+      for (const auto& [k, v] : j.items()) {
+        ASSERT_EQ(k[0], 'm') << r->text;
+        const int i = std::stoi(k.substr(1));
+        EXPECT_GT(i, last) << "members out of order: " << r->text;
+        last = i;
+        EXPECT_TRUE(v.is_number_integer()) << r->text;
+      }
+    }
+    EXPECT_GT(parsed, 0) << n << " members: every reply was cut by max_tokens";
+  }
 }
 
 }  // namespace
