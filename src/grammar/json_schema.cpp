@@ -126,10 +126,15 @@ const std::set<std::string>& annotations() {
 // JSON Schema's validation and applicator keywords (drafts 4 to 2020-12) that glass does not
 // represent: a schema using one is refused, naming it, since its outputs could break it.
 const std::set<std::string>& unsupported_assertions() {
-  static const std::set<std::string> u = {
-      "not",         "if",           "dependentSchemas", "dependencies",     "dependentRequired",
-      "contains",    "minContains",  "maxContains",      "unevaluatedItems", "unevaluatedProperties",
-      "$dynamicRef", "$recursiveRef"};
+  static const std::set<std::string> u = {"not",
+                                          "if",
+                                          "contains",
+                                          "minContains",
+                                          "maxContains",
+                                          "unevaluatedItems",
+                                          "unevaluatedProperties",
+                                          "$dynamicRef",
+                                          "$recursiveRef"};
   return u;
 }
 
@@ -167,9 +172,11 @@ const std::set<std::string>& supported() {
                                           "maxItems",
                                           "uniqueItems",
                                           "additionalItems",
-                                          "nullable",
                                           "minProperties",
-                                          "maxProperties"};
+                                          "maxProperties",
+                                          "dependencies",
+                                          "dependentRequired",
+                                          "dependentSchemas"};
   return s;
 }
 
@@ -210,6 +217,10 @@ Result<std::string> Converter::run() {
 
 Error Converter::fail(const std::string& path, const std::string& what) const {
   return make_error(ErrorCode::Unsupported, fmt::format("json schema: at {}: {}", path, what));
+}
+
+Error Converter::fail_empty(const std::string& path, const std::string& what) const {
+  return make_error(ErrorCode::InvalidArgument, fmt::format("json schema: at {}: {}", path, what));
 }
 
 std::string Converter::use(const std::string& prim) {
@@ -281,7 +292,7 @@ Result<json> Converter::flatten(const json& s, const std::string& path, int dept
   }
   for (json p : parts) {
     if (p.is_boolean()) {
-      if (!p.get<bool>()) return fail(path, "allOf holds the schema false (matches nothing)");
+      if (!p.get<bool>()) return fail_empty(path, "allOf holds the schema false (matches nothing)");
       continue;
     }
     if (p.contains("$ref")) {
@@ -437,8 +448,24 @@ Result<json> Converter::merge(json a, const json& b, const std::string& path) co
         if (t == "number" && sb.count("integer")) both.insert("integer");
         if (t == "integer" && sb.count("number")) both.insert("integer");
       }
-      if (both.empty()) return fail(path, "allOf: the parts' types do not intersect");
+      if (both.empty()) return fail_empty(path, "allOf: the parts' types do not intersect");
       x = json(std::vector<std::string>(both.begin(), both.end()));
+    } else if (k == "enum" && x.is_array() && v.is_array()) {
+      // Both enums hold: the values in both (compared canonically, so 1 and 1.0 are one value).
+      std::set<std::string> in_v;
+      for (const auto& e : v) {
+        std::string key;
+        write_canonical(e, key);
+        in_v.insert(std::move(key));
+      }
+      json both = json::array();
+      for (const auto& e : x) {
+        std::string key;
+        write_canonical(e, key);
+        if (in_v.count(key)) both.push_back(e);
+      }
+      if (both.empty()) return fail_empty(path, "allOf: the parts' enum values do not intersect");
+      x = std::move(both);
     } else if ((k == "minLength" || k == "minItems" || k == "minimum") && x.is_number() && v.is_number()) {
       if (v > x) x = v;
     } else if ((k == "maxLength" || k == "maxItems" || k == "maximum") && x.is_number() && v.is_number()) {
@@ -450,12 +477,116 @@ Result<json> Converter::merge(json a, const json& b, const std::string& path) co
   return a;
 }
 
+Result<json> Converter::dependency_variants(const json& s, const std::string& path) const {
+  // dependencies (draft 4-7), dependentRequired and dependentSchemas (2019-09): when member `a` is
+  // present, the names listed must be too / the schema must hold. Exactly: the object without `a`,
+  // or with `a` required and the dependency added, for each such `a` (anyOf of the choices). glass
+  // writes only declared and required members, so "without a" is leaving `a` out of properties.
+  constexpr size_t kMaxDependencies = 4;
+  std::vector<std::pair<std::string, json>> deps;  // name -> array of names, or a schema
+  json base = s;
+  for (const char* k : {"dependencies", "dependentRequired", "dependentSchemas"}) {
+    if (!base.contains(k)) continue;
+    if (!base[k].is_object()) return fail(path + "/" + k, fmt::format("{} must be an object", k));
+    for (const auto& [name, d] : base[k].items()) {
+      if (!d.is_array() && !d.is_object() && !d.is_boolean())
+        return fail(path + "/" + k + "/" + name, "a dependency must be an array of names or a schema");
+      deps.emplace_back(name, d);
+    }
+    base.erase(k);
+  }
+  std::set<std::string> required;
+  if (base.contains("required") && base["required"].is_array())
+    for (const auto& r : base["required"])
+      if (r.is_string()) required.insert(r.get<std::string>());
+  // Dependencies of required members always apply; the others double the choices each.
+  std::vector<std::pair<std::string, json>> optional;
+  json always = json::array();
+  for (auto& [name, d] : deps) {
+    if (required.count(name))
+      always.push_back(d);
+    else
+      optional.emplace_back(name, d);
+  }
+  if (optional.size() > kMaxDependencies)
+    return fail(path, fmt::format("keyword 'dependencies' on more than {} optional members is not supported",
+                                  kMaxDependencies));
+  const bool has_props = base.contains("properties") && base["properties"].is_object();
+  const auto with = [](json v, const json& d) {
+    if (d.is_array()) {
+      if (!v.contains("required") || !v["required"].is_array()) v["required"] = json::array();
+      for (const auto& n : d) v["required"].push_back(n);
+      return v;
+    }
+    json both = json::object();
+    both["allOf"] = json::array({v, d});
+    return both;
+  };
+  // The names a dependency brings in: an array's, or a schema's required and declared ones.
+  const auto names_of = [](const json& d) {
+    std::set<std::string> out;
+    const auto add = [&out](const json& list) {
+      if (list.is_array())
+        for (const auto& n : list)
+          if (n.is_string()) out.insert(n.get<std::string>());
+    };
+    if (d.is_array()) add(d);
+    if (d.is_object()) {
+      if (d.contains("required")) add(d["required"]);
+      if (d.contains("properties") && d["properties"].is_object())
+        for (const auto& [k, unused] : d["properties"].items()) out.insert(k);
+    }
+    return out;
+  };
+  json variants = json::array();
+  for (size_t mask = 0; mask < (size_t{1} << optional.size()); ++mask) {
+    // A choice that leaves a member out while a present one's dependency brings it in is no choice.
+    std::set<std::string> absent, brought;
+    for (size_t i = 0; i < optional.size(); ++i) {
+      if (mask >> i & 1) {
+        for (const std::string& n : names_of(optional[i].second)) brought.insert(n);
+      } else {
+        absent.insert(optional[i].first);
+      }
+    }
+    for (const json& d : always)
+      for (const std::string& n : names_of(d)) brought.insert(n);
+    if (std::any_of(absent.begin(), absent.end(), [&](const std::string& n) { return brought.count(n) > 0; }))
+      continue;
+    json v = base;
+    bool writable = true;
+    for (size_t i = 0; i < optional.size(); ++i) {
+      const auto& [name, d] = optional[i];
+      if (mask >> i & 1) {
+        if (!v.contains("required") || !v["required"].is_array()) v["required"] = json::array();
+        v["required"].push_back(name);
+        v = with(std::move(v), d);
+      } else if (has_props && v.is_object() && v.contains("properties")) {
+        v["properties"].erase(name);
+        // Left with no declared member, an object writes any names: `name` among them.
+        if (v["properties"].empty() && (!v.contains("required") || v["required"].empty())) writable = false;
+      } else if (!v.is_object() || !v.contains("additionalProperties") ||
+                 v["additionalProperties"] != json(false) || v.contains("patternProperties")) {
+        writable = false;  // free-form members could write `name` without its dependency
+      }
+    }
+    for (const json& d : always) v = with(std::move(v), d);
+    if (writable) variants.push_back(std::move(v));
+  }
+  if (variants.empty())
+    return fail(path, "keyword 'dependencies' on an object whose members are not declared is not supported");
+  if (variants.size() == 1) return variants[0];
+  json out = json::object();
+  out["anyOf"] = std::move(variants);
+  return out;
+}
+
 Result<std::string> Converter::visit(const json& s0, const std::string& path, int depth) {
   if (depth > 128) return fail(path, "schema nested more than 128 levels deep");
   if (Status st = step(path); !st) return st.error();
   if (s0.is_boolean()) {
     if (s0.get<bool>()) return use("value");
-    return fail(path, "the schema false matches nothing");
+    return fail_empty(path, "the schema false matches nothing");
   }
   if (!s0.is_object()) return fail(path, "a schema must be an object or a boolean");
   // A lone $ref (with annotations) becomes a rule of its own, so recursive schemas terminate.
@@ -485,6 +616,11 @@ Result<std::string> Converter::visit(const json& s0, const std::string& path, in
   if (!flat) return flat.error();
   const json& s = *flat;
   if (!s.is_object()) return visit(s, path, depth + 1);
+  if (s.contains("dependencies") || s.contains("dependentRequired") || s.contains("dependentSchemas")) {
+    auto variants = dependency_variants(s, path);
+    if (!variants) return variants.error();
+    return visit(*variants, path, depth + 1);
+  }
   for (const auto& [k, v] : s.items())
     if (!ignored_keyword(k) && !supported().count(k))
       return fail(path, fmt::format("keyword '{}' is not supported", k));
@@ -514,13 +650,15 @@ Result<std::string> Converter::visit(const json& s0, const std::string& path, in
         both = b;
       }
       auto f = flatten(both, bpath);
+      if (!f && matches_nothing(f.error())) continue;  // no value is valid there: never chosen
       if (!f) return f.error();
-      flats.push_back(*f);
       auto e = visit(*f, bpath, depth + 1);
+      if (!e && matches_nothing(e.error())) continue;
       if (!e) return e.error();
+      flats.push_back(*f);
       alts.push_back(*e);
     }
-    if (alts.empty()) return fail(path, fmt::format("every {} branch is false", comb));
+    if (alts.empty()) return fail_empty(path, fmt::format("no {} branch matches any value", comb));
     if (comb == std::string("oneOf"))
       if (auto st = check_disjoint(flats, path); !st) return st.error();
     return alt(alts);
@@ -544,8 +682,6 @@ Result<std::string> Converter::visit(const json& s0, const std::string& path, in
       }
     else
       return fail(path, "type must be a string or an array of strings");
-    if (s.value("nullable", false) && std::find(types.begin(), types.end(), "null") == types.end())
-      types.push_back("null");
   } else {
     // No type: every type is valid; generate those the keywords describe (or any value).
     auto any_of = [&](std::initializer_list<const char*> ks) {
@@ -592,13 +728,20 @@ Result<std::string> Converter::literal_values(const std::vector<json>& values, c
     if (k != "enum" && k != "const" && k != "type" && !ignored_keyword(k))
       return fail(path, fmt::format("keyword '{}' next to enum/const is not supported", k));
   std::set<std::string> types = declared_types(s);
-  std::vector<std::string> alts;
+  std::vector<std::string> texts;
   for (const json& v : values) {
     const std::string t = type_of(v);
     if (!types.empty() && !types.count(t) && !(t == "integer" && types.count("number"))) continue;
-    alts.push_back(gbnf_literal(v.dump(-1, ' ', false, json::error_handler_t::strict)));
+    texts.push_back(v.dump(-1, ' ', false, json::error_handler_t::strict));
   }
-  if (alts.empty()) return fail(path, "no enum/const value has the schema's type");
+  if (texts.empty()) return fail_empty(path, "no enum/const value has the schema's type");
+  // A few values stay an alternation; more are one trie, so that the matcher follows one parse
+  // stack however many values share a prefix (an enum of 10^5 values was 10^5 stacks).
+  constexpr size_t kMaxAlternation = 16;
+  if (texts.size() > kMaxAlternation)
+    return key_trie(texts, std::vector<std::string>(texts.size()), 0, texts.size() - 1);
+  std::vector<std::string> alts;
+  for (const std::string& t : texts) alts.push_back(gbnf_literal(t));
   return alt(alts);
 }
 
@@ -628,7 +771,6 @@ std::set<std::string> branch_types(const json& b, int depth = 0) {
     if (b["type"].is_array())
       for (const auto& x : b["type"])
         if (x.is_string()) t.insert(x.get<std::string>());
-    if (b.value("nullable", false)) t.insert("null");
   } else {
     t.insert("*");
   }
@@ -695,6 +837,26 @@ bool apart(const json& a, const json& b, int depth) {
     const json* p = props(x);
     return p == nullptr || !p->contains(name);
   };
+  // What glass writes for an object with properties or required names is only those members (other
+  // names are never generated): an output of x cannot match y when y requires a name x never writes.
+  const auto required_of = [](const json& x) {
+    std::set<std::string> r;
+    if (x.contains("required") && x["required"].is_array())
+      for (const auto& n : x["required"])
+        if (n.is_string()) r.insert(n.get<std::string>());
+    return r;
+  };
+  const auto never_matches = [&](const json& x, const json& y) {
+    const json* px = props(x);
+    std::set<std::string> writes = required_of(x);
+    if (px)
+      for (const auto& [k, unused] : px->items()) writes.insert(k);
+    if (writes.empty()) return false;  // free-form members: any name may be written
+    for (const std::string& r : required_of(y))
+      if (!writes.count(r)) return true;
+    return false;
+  };
+  if (never_matches(a, b) && never_matches(b, a)) return true;
   for (const auto& [x, y] : {std::pair<const json*, const json*>{&a, &b}, {&b, &a}}) {
     if (!x->contains("required") || !(*x)["required"].is_array()) continue;
     for (const auto& r : (*x)["required"]) {

@@ -55,7 +55,7 @@ Result<std::vector<json>> Converter::finite_values(const json& items, const std:
   if (out.size() > kMaxValues)
     return fail(
         path, fmt::format("uniqueItems over more than {} distinct item values is not supported", kMaxValues));
-  if (out.empty()) return fail(path, "no enum/const value has the schema's type");
+  if (out.empty()) return fail_empty(path, "no enum/const value has the schema's type");
   return out;
 }
 

@@ -39,6 +39,10 @@ class Converter {
 
  private:
   Error fail(const std::string& path, const std::string& what) const;
+  // A schema that matches no value (InvalidArgument, where fail() is Unsupported): an optional
+  // member or an anyOf / oneOf branch of it is left out, as no valid instance holds it.
+  Error fail_empty(const std::string& path, const std::string& what) const;
+  static bool matches_nothing(const Error& e) { return e.code == ErrorCode::InvalidArgument; }
   std::string use(const std::string& prim);
   // A named rule for `body` (an existing one when the body is the same).
   std::string rule(const std::string& hint, const std::string& body);
@@ -61,8 +65,11 @@ class Converter {
   // A grammar (GBNF text, rule root) for one sub-schema on its own, to test names against it.
   Result<std::string> grammar_of(const json& sub, const std::string& path) const;
   Result<std::string> object_schema(const json& s, const std::string& path, int depth);
-  // The members lo..hi chosen by their keys (`keys`: their JSON text) as one trie; a key's end
-  // continues with after[j].
+  // An object schema with dependencies / dependentRequired / dependentSchemas as an anyOf of
+  // objects without them (each optional member left out, or required with its dependency).
+  Result<json> dependency_variants(const json& s, const std::string& path) const;
+  // The texts lo..hi as one trie, by UTF-8 character: the members chosen by their keys (their JSON
+  // text), or an enum's values; text j's end continues with after[j] (nothing when empty).
   std::string key_trie(const std::vector<std::string>& keys, const std::vector<std::string>& after, size_t lo,
                        size_t hi);
   // The values an items schema allows when they are few scalars (enum / const / boolean / null),

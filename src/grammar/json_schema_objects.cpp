@@ -193,6 +193,21 @@ Result<std::string> Converter::object_schema(const json& s, const std::string& p
   // over O(log n) segments of a segment tree, each key's end continuing with its value and then
   // the members after it.
   use("ws");
+  // The members' values; an optional member whose schema matches no value is left out (no valid
+  // instance holds it), a required one makes the object match nothing.
+  std::vector<std::string> values;
+  {
+    std::vector<std::pair<std::string, json>> kept;
+    for (auto& [name, schema] : props) {
+      auto e = visit(schema, path + "/properties/" + name, depth + 1);
+      if (!e && matches_nothing(e.error()) && !required.count(name)) continue;
+      if (!e) return e.error();
+      values.push_back(*e);
+      kept.emplace_back(std::move(name), std::move(schema));
+    }
+    props = std::move(kept);
+  }
+  if (props.empty()) return empty_object();
   const size_t n = props.size();
   if (min_props > std::max<size_t>(required.size(), 1))
     return fail(path + "/minProperties",
@@ -224,9 +239,7 @@ Result<std::string> Converter::object_schema(const json& s, const std::string& p
   std::string rest_next;  // the members after the one just written, from i + 1 on ("" past the last)
   std::string first;
   for (size_t i = n; i-- > 0;) {
-    auto e = visit(props[i].second, path + "/properties/" + props[i].first, depth + 1);
-    if (!e) return e.error();
-    after[i] = rule("kv", "\":\" ws " + *e + (rest_next.empty() ? "" : " " + rest_next));
+    after[i] = rule("kv", "\":\" ws " + values[i] + (rest_next.empty() ? "" : " " + rest_next));
     std::vector<std::string> choices;
     cover(0, n - 1, i, lim[i], choices);
     const std::string choice = alt(choices);
@@ -242,7 +255,7 @@ std::string Converter::key_trie(const std::vector<std::string>& keys, const std:
                                 size_t lo, size_t hi) {
   struct Node {
     std::map<std::string, size_t> next;  // by UTF-8 character
-    size_t leaf = SIZE_MAX;              // the member whose key ends here
+    size_t leaf = SIZE_MAX;              // the text that ends here
   };
   std::vector<Node> nodes(1);
   for (size_t j = lo; j <= hi; ++j) {
@@ -263,17 +276,21 @@ std::string Converter::key_trie(const std::vector<std::string>& keys, const std:
       if (added) nodes.emplace_back();
       at = it->second;
     }
-    nodes[at].leaf = j;  // keys are quoted, so none is a prefix of another
+    nodes[at].leaf = j;
   }
   // Bottom-up (children are made after their parents): each node's alternatives, runs of
-  // single-child nodes folded into one literal.
+  // single-child nodes folded into one literal. A text that ends where others go on (an enum's 1 and
+  // 10; never a key, which ends with its quote) is one more alternative.
   std::vector<std::string> expr(nodes.size());
   for (size_t v = nodes.size(); v-- > 0;) {
-    if (nodes[v].leaf != SIZE_MAX) {
-      expr[v] = after[nodes[v].leaf];
-      continue;
-    }
     std::vector<std::string> alts;
+    if (nodes[v].leaf != SIZE_MAX) {
+      if (nodes[v].next.empty()) {
+        expr[v] = after[nodes[v].leaf];
+        continue;
+      }
+      alts.push_back(after[nodes[v].leaf].empty() ? "\"\"" : after[nodes[v].leaf]);
+    }
     for (const auto& [ch, child] : nodes[v].next) {
       std::string text = ch;
       size_t c = child;
@@ -281,11 +298,11 @@ std::string Converter::key_trie(const std::vector<std::string>& keys, const std:
         text += nodes[c].next.begin()->first;
         c = nodes[c].next.begin()->second;
       }
-      alts.push_back(gbnf_literal(text) + " " + expr[c]);
+      alts.push_back(gbnf_literal(text) + (expr[c].empty() ? "" : " " + expr[c]));
     }
-    expr[v] = alts.size() == 1 ? alts[0] : rule("key", alt(alts));
+    expr[v] = alts.size() == 1 ? alts[0] : rule("trie", alt(alts));
   }
-  return expr[0].find(' ') == std::string::npos ? expr[0] : rule("key", expr[0]);
+  return expr[0].find(' ') == std::string::npos ? expr[0] : rule("trie", expr[0]);
 }
 
 }  // namespace glass::grammar::schema_detail

@@ -102,12 +102,52 @@ TEST(JsonSchema, UnknownKeywordsAreAnnotations) {
       "x-order":1}},"required":["a"]})");
   EXPECT_TRUE(c.matches(R"({"a":"x"})"));
   EXPECT_FALSE(c.matches(R"({"a":1})"));
-  for (const char* k : {"not", "if", "dependentRequired", "dependencies", "contains", "unevaluatedProperties",
-                        "dependentSchemas", "$dynamicRef"}) {
+  for (const char* k : {"not", "if", "contains", "unevaluatedProperties", "$dynamicRef"}) {
     auto r = json_schema_to_gbnf(fmt::format(R"({{"type":"object","{}":{{}}}})", k));
     ASSERT_FALSE(r.ok()) << k;
     EXPECT_NE(r.error().message.find(fmt::format("keyword '{}'", k)), std::string::npos) << r.error().message;
   }
+}
+
+// Many enum values are one trie: every value matches, nothing else does (1 beside 10 and 100).
+TEST(JsonSchema, LargeEnumsAreExact) {
+  std::vector<std::string> values;
+  for (int i = 0; i < 300; ++i) values.push_back(std::to_string(i));
+  values.push_back(R"("a")");
+  values.push_back(R"("ab")");
+  values.push_back(R"("日本")");
+  values.push_back("null");
+  const Compiled e = schema(fmt::format(R"({{"enum":[{}]}})", fmt::join(values, ",")));
+  for (const std::string& v : values) EXPECT_TRUE(e.matches(v)) << v;
+  for (const char* v : {"300", "01", "1000", "-1", R"("b")", R"("abc")", R"("日")", "nul", "1.0"})
+    EXPECT_FALSE(e.matches(v)) << v;
+}
+
+// A member's dependencies: objects without it, or with it and what it depends on (exact).
+TEST(JsonSchema, DependenciesAreExact) {
+  const std::string props =
+      R"("properties":{"card":{"type":"string"},"billing":{"type":"string"},"name":{"type":"string"}})";
+  for (const std::string dep :
+       {R"("dependencies":{"card":["billing"]})", R"("dependentRequired":{"card":["billing"]})",
+        R"("dependentSchemas":{"card":{"required":["billing"]}})"}) {
+    const Compiled c = schema(fmt::format(R"({{"type":"object",{},{}}})", props, dep));
+    EXPECT_FALSE(c.matches(R"({"card":"x"})")) << dep;
+    EXPECT_FALSE(c.matches(R"({"card":"x","name":"n"})")) << dep;
+    EXPECT_TRUE(c.matches(R"({"card":"x","billing":"y"})")) << dep;
+    EXPECT_TRUE(c.matches(R"({"billing":"y"})")) << dep;
+    EXPECT_TRUE(c.matches(R"({"name":"n"})")) << dep;
+    EXPECT_TRUE(c.matches("{}")) << dep;
+  }
+  const Compiled req = schema(fmt::format(R"({{"type":"object",{},"required":["card"],
+      "dependencies":{{"card":["name"]}}}})",
+                                          props));
+  EXPECT_FALSE(req.matches(R"({"card":"x"})"));
+  EXPECT_TRUE(req.matches(R"({"card":"x","name":"n"})"));
+  auto many = json_schema_to_gbnf(
+      R"({"type":"object","properties":{"a":{},"b":{},"c":{},"d":{},"e":{}},
+          "dependencies":{"a":["b"],"b":["c"],"c":["d"],"d":["e"],"e":["a"]}})");
+  ASSERT_FALSE(many.ok());
+  EXPECT_NE(many.error().message.find("keyword 'dependencies'"), std::string::npos) << many.error().message;
 }
 
 TEST(JsonSchema, MemberCounts) {

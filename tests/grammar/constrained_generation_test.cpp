@@ -214,14 +214,27 @@ TEST_F(Constrained, UnmatchableConstraintsAreRefusedWhenMade) {
           "matches no string");
   refused(Constraint::from_gbnf("root ::= x\nx ::= \"a\" x"), "matches no string");
   refused(Constraint::from_regex("((a{0,1000}){0,1000}){0,1000}"), "too ambiguous");
-  std::vector<int> values(20000);
-  for (int i = 0; i < 20000; ++i) values[static_cast<size_t>(i)] = i;
-  refused(Constraint::from_json_schema(fmt::format(R"({{"enum":[{}]}})", fmt::join(values, ","))),
+  std::vector<std::string> consts;
+  for (int i = 0; i < 6000; ++i) consts.push_back(fmt::format(R"({{"const":"v{}"}})", i));
+  refused(Constraint::from_json_schema(fmt::format(R"({{"anyOf":[{}]}})", fmt::join(consts, ","))),
           "too ambiguous");
   std::vector<std::string> words;
   for (int i = 0; i < 11000; ++i) words.push_back(fmt::format("\"w{}\"", i));
   refused(Constraint::from_gbnf(fmt::format("root ::= {}", fmt::join(words, " | "))), "too ambiguous");
-  // A recursive schema that can end is fine.
+  // An enum of 10^5 values is one trie, not 10^5 alternatives; a recursive schema that can end is fine.
+  std::vector<int> values(100000);
+  for (int i = 0; i < 100000; ++i) values[static_cast<size_t>(i)] = i;
+  auto big = Constraint::from_json_schema(fmt::format(R"({{"enum":[{}]}})", fmt::join(values, ",")));
+  ASSERT_TRUE(big.ok()) << big.error().message;
+  auto s = model_->new_session();
+  ASSERT_TRUE(s.ok());
+  auto r = generate(**s, std::vector<int32_t>{1}, config(*big, 1.0f, 7));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  if (r->finish == FinishReason::Stop) {
+    const auto v = nlohmann::json::parse(r->text, nullptr, false);
+    ASSERT_TRUE(v.is_number_integer()) << r->text;
+    EXPECT_LT(v.get<int64_t>(), 100000) << r->text;
+  }
   EXPECT_TRUE(Constraint::from_json_schema(
                   R"({"type":"object","properties":{"next":{"$ref":"#"}},"additionalProperties":false})")
                   .ok());
