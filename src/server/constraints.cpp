@@ -18,7 +18,12 @@ const Json* field(const Json& obj, const char* name) {
 }
 
 // The grammar engine's message already names the keyword and the JSON path inside the schema.
-ApiError schema_error(const std::string& param, const Error& e) { return bad_field(param, e.message); }
+// The compiler's message names its own stage ("grammar: ...", "json schema: ..."); where that is the
+// field's name too, it is said once.
+ApiError schema_error(const std::string& param, const Error& e) {
+  const std::string prefix = param + ": ";
+  return bad_field(param, e.message.rfind(prefix, 0) == 0 ? e.message.substr(prefix.size()) : e.message);
+}
 
 Err compile_schema(const Json& schema, const std::string& param, std::shared_ptr<const Constraint>& out) {
   if (!schema.is_object() && !schema.is_boolean())
