@@ -594,6 +594,20 @@ Result<std::string> Converter::visit(const json& s0, const std::string& path, in
     if (!s0["$ref"].is_string()) return fail(path, "$ref must be a string");
     const std::string ref = s0["$ref"].get<std::string>();
     if (auto it = ref_rules_.find(ref); it != ref_rules_.end()) return it->second;
+    // References that only refer on ("$ref": "#" at the root, a -> b -> a) never reach a value.
+    std::set<std::string> chain = {ref};
+    for (std::string at = ref;;) {
+      auto t = resolve(at, path);
+      if (!t || !t->is_object() || !t->contains("$ref") || !(*t)["$ref"].is_string() ||
+          t->contains("allOf") || has_assertions(*t, "$ref"))
+        break;
+      at = (*t)["$ref"].get<std::string>();
+      if (!chain.insert(at).second)
+        return fail(path + "/$ref",
+                    fmt::format("$ref '{}' only refers on to itself ({} reference{} round) and "
+                                "never reaches a schema",
+                                ref, chain.size(), chain.size() == 1 ? "" : "s"));
+    }
     auto target = resolve(ref, path);
     if (!target) return target.error();
     std::string hint = ref.substr(ref.find_last_of('/') + 1);

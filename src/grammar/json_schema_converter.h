@@ -61,6 +61,8 @@ class Converter {
   Result<std::string> literal_values(const std::vector<json>& values, const json& s, const std::string& path);
   Status check_disjoint(const std::vector<json>& branches, const std::string& path) const;
   Result<std::string> string_schema(const json& s, const std::string& path);
+  // A pattern's grammar (`expr`) is one the matcher can follow: else an error naming the pattern.
+  Status check_pattern(const std::string& expr, const std::string& pattern, const std::string& path) const;
   Result<std::string> number_schema(const json& s, const std::string& path, bool integer);
   // A grammar (GBNF text, rule root) for one sub-schema on its own, to test names against it.
   Result<std::string> grammar_of(const json& sub, const std::string& path) const;

@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "grammar/analysis.h"
 #include "grammar/automaton.h"
 #include "grammar/gbnf.h"
 #include "grammar/json_schema_converter.h"
@@ -338,6 +339,22 @@ bool defined_format(const std::string& f) {
 
 }  // namespace
 
+Status Converter::check_pattern(const std::string& expr, const std::string& pattern,
+                                const std::string& path) const {
+  // The pattern's grammar alone, as the matcher will meet it: nested repetitions of what may be empty
+  // are refused here, naming the pattern, rather than for the whole schema's grammar.
+  auto g =
+      compile_gbnf("root ::= \"\\\"\" " + expr + " \"\\\"\"\njchar ::= " + primitives().at("jchar") + "\n");
+  if (!g) return fail(path + "/pattern", g.error().message);
+  if (Status st = check_matchable(*g); !st)
+    return fail(
+        path + "/pattern",
+        fmt::format("pattern '{}' is too ambiguous to match (more than {} ways at once: repetitions of "
+                    "what may be empty nested in each other)",
+                    escape_for_error(pattern), kMaxStacks));
+  return {};
+}
+
 Result<std::string> Converter::string_schema(const json& s, const std::string& path) {
   const bool has_len = s.contains("minLength") || s.contains("maxLength");
   if (s.contains("format") && !(s["format"].is_string() && !defined_format(s["format"].get<std::string>()))) {
@@ -376,10 +393,12 @@ Result<std::string> Converter::string_schema(const json& s, const std::string& p
       auto re = pattern_with_length(pat, *mn, *mx == UINT64_MAX ? std::nullopt : std::optional<uint64_t>(*mx),
                                     primitives().at("jchar"));
       if (!re) return fail(path + "/pattern", re.error().message);
+      if (Status st = check_pattern(*re, pat, path); !st) return st.error();
       return rule("pattern", "\"\\\"\" " + *re + " \"\\\"\"");
     }
     auto re = regex_to_gbnf(pat, RegexMode::JsonSearch);
     if (!re) return fail(path + "/pattern", re.error().message);
+    if (Status st = check_pattern(*re, pat, path); !st) return st.error();
     return rule("pattern", "\"\\\"\" " + *re + " \"\\\"\"");
   }
   if (has_len) {

@@ -303,6 +303,12 @@ TEST(JsonSchema, UnsupportedKeywordsNameKeywordAndPath) {
       {R"({"type":"number","minimum":1e20})", "keyword 'minimum'"},
       {R"({"type":"number","exclusiveMaximum":true})", "exclusiveMaximum must be a number"},
       {"false", "matches nothing"},
+      {R"({"$ref":"#"})", "at #/$ref: $ref '#' only refers on to itself"},
+      {R"({"type":"object","properties":{"a":{"$ref":"#/$defs/x"}},"$defs":{"x":{"$ref":"#/$defs/y"},
+        "y":{"$ref":"#/$defs/x"}}})",
+       "$ref '#/$defs/x' only refers on to itself (2 references round)"},
+      {R"({"type":"object","properties":{"s":{"type":"string","pattern":"^((a{0,1000}){0,1000}){0,1000}$"}}})",
+       "at #/properties/s/pattern: pattern '^((a{0,1000}){0,1000}){0,1000}$' is too ambiguous"},
       {"{\"type\":", "not valid JSON"},
   };
   for (const auto& [s, want] : cases) {
