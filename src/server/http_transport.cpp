@@ -125,6 +125,7 @@ struct HttpTransport::Impl {
   size_t max_connections = 0;
   std::atomic<bool> stopping{false};
   std::atomic<size_t> open{0};
+  std::atomic<size_t> large_in_flight{0};  // requests with bodies past kTrimAfterBytes being handled
   std::mutex conns_mu;
   std::unordered_map<const Connection*, std::weak_ptr<Connection>> conns;
   std::mutex stop_mu;
@@ -234,6 +235,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (ec) return fail_read(ec);
     stream_.expires_never();
     req_->body = std::move(parser_->get().body());
+    if (req_->body.size() >= kTrimAfterBytes) {
+      large_ = true;
+      ++t_->large_in_flight;
+    }
     parser_.reset();
     dispatch();
   }
@@ -268,10 +273,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (run_inline) {
       HttpResponse res;
       handle(*req_, res);
+      release_body(*req_);
       return finish(std::move(res));
     }
     start_watch();
-    if (!t_->workers->post([self = shared_from_this()] { self->run_handler(); })) close_now();
+    if (!t_->workers->post([self = shared_from_this()] { self->run_handler(); })) {
+      release_body(*req_);
+      close_now();
+    }
+  }
+
+  // The request's body is done with: freed, and memory returned to the system once no large request
+  // is left (one still parsing would only grow the heap again).
+  void release_body(HttpRequest& req) {
+    std::string().swap(req.body);
+    if (!large_) return;
+    large_ = false;
+    if (--t_->large_in_flight == 0) malloc_trim(0);
   }
 
   void handle(const HttpRequest& req, HttpResponse& res) {
@@ -289,9 +307,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::shared_ptr<HttpRequest> req = req_;  // the strand does not touch req_ until finish()
     HttpResponse res;
     handle(*req, res);
-    const bool large = req->body.size() >= kTrimAfterBytes;
-    std::string().swap(req->body);
-    if (large) malloc_trim(0);
+    release_body(*req);
     if (!res.provider) {
       net::post(stream_.get_executor(), [self = shared_from_this(), res = std::move(res)]() mutable {
         self->finish(std::move(res));
@@ -408,6 +424,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool http_11_ = true;
   bool keep_alive_ = true;
   bool closed_ = false;
+  bool large_ = false;  // the request being handled counts in large_in_flight
   size_t lingered_ = 0;
 };
 
@@ -531,6 +548,12 @@ Result<std::unique_ptr<HttpTransport>> HttpTransport::start(const HttpTransportO
       "timeout={}",
       std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::seconds>(options.head_timeout).count()));
   const size_t fds = raise_fd_limit(options.max_connections + kReservedFds + options.workers);
+  // Fixed malloc thresholds: glibc's dynamic ones rise to the largest block freed (a request body),
+  // after which each worker's arena keeps up to twice that at its top, which malloc_trim does not
+  // return for arenas other than the main one (9 -> 11..45 MiB after 32 bodies of 7 MB, 8 at a time;
+  // with these, 11.4 every time). Measured not to change the engine's speed (pp512 / tg64 alike).
+  mallopt(M_MMAP_THRESHOLD, static_cast<int>(kTrimAfterBytes));
+  mallopt(M_TRIM_THRESHOLD, static_cast<int>(kTrimAfterBytes));
   t.max_connections = std::max<size_t>(
       1, std::min(options.max_connections, fds > 2 * kReservedFds ? fds - kReservedFds : fds / 2));
   const auto cannot_listen = [&](const std::string& why) {
