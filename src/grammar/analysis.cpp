@@ -8,33 +8,36 @@
 
 namespace glass::grammar {
 
-// Worklists rather than repeated passes over the grammar: a chain of helper rules (x{0,100000} lowers
-// to 100000 nested optionals) would need a pass per link, each over every element.
-std::vector<bool> nullable_rules(const Grammar& g) {
+namespace {
+
+// The rules some alternative of which holds once every rule it calls does: the least fixpoint, from
+// worklists rather than repeated passes over the grammar (a chain of helper rules, x{0,100000}
+// lowered to 100000 nested optionals, would need a pass per link, each over every element). With
+// `bytes_block`, an alternative holding a byte never holds (nullable); else bytes do (productive).
+std::vector<bool> rules_holding(const Grammar& g, bool bytes_block) {
   const size_t n = g.rules.size();
-  std::vector<bool> nullable(n, false);
-  // Per alternative: the calls not yet known nullable (an alternative with a byte never is).
-  std::vector<uint32_t> rule_of_alt, waiting;
+  std::vector<bool> holds(n, false);
+  std::vector<uint32_t> rule_of_alt, waiting;   // per alternative: its calls not yet known to hold
   std::vector<std::vector<uint32_t>> users(n);  // rule -> alternatives calling it (once per call)
   std::vector<uint32_t> ready;
   for (uint32_t r = 0; r < n; ++r)
     for (const uint32_t a : g.rules[r].alts) {
       const auto alt = static_cast<uint32_t>(waiting.size());
       uint32_t calls = 0;
-      bool has_byte = false;
-      for (uint32_t i = a; g.elems[i].kind != ElemKind::End; ++i) {
-        if (g.elems[i].kind == ElemKind::Byte) {
-          has_byte = true;
-          break;
-        }
-        ++calls;
+      bool blocked = false;
+      for (uint32_t i = a; g.elems[i].kind != ElemKind::End && !blocked; ++i) {
+        if (g.elems[i].kind == ElemKind::Byte)
+          blocked = bytes_block;
+        else
+          ++calls;
       }
       rule_of_alt.push_back(r);
-      waiting.push_back(has_byte ? UINT32_MAX : calls);
-      if (has_byte) continue;
-      for (uint32_t i = a; g.elems[i].kind != ElemKind::End; ++i) users[g.elems[i].value].push_back(alt);
-      if (calls == 0 && !nullable[r]) {
-        nullable[r] = true;
+      waiting.push_back(blocked ? UINT32_MAX : calls);
+      if (blocked) continue;
+      for (uint32_t i = a; g.elems[i].kind != ElemKind::End; ++i)
+        if (g.elems[i].kind == ElemKind::Rule) users[g.elems[i].value].push_back(alt);
+      if (calls == 0 && !holds[r]) {
+        holds[r] = true;
         ready.push_back(r);
       }
     }
@@ -44,16 +47,14 @@ std::vector<bool> nullable_rules(const Grammar& g) {
     for (const uint32_t alt : users[x]) {
       if (waiting[alt] == UINT32_MAX || --waiting[alt] != 0) continue;
       const uint32_t r = rule_of_alt[alt];
-      if (!nullable[r]) {
-        nullable[r] = true;
+      if (!holds[r]) {
+        holds[r] = true;
         ready.push_back(r);
       }
     }
   }
-  return nullable;
+  return holds;
 }
-
-namespace {
 
 struct Edge {
   uint32_t to;
@@ -62,40 +63,9 @@ struct Edge {
 
 }  // namespace
 
-std::vector<bool> productive_rules(const Grammar& g) {
-  const size_t n = g.rules.size();
-  std::vector<bool> productive(n, false);
-  // Per alternative: the calls not yet known productive (bytes always are: a set is never empty).
-  std::vector<uint32_t> rule_of_alt, waiting;
-  std::vector<std::vector<uint32_t>> users(n);  // rule -> alternatives calling it (once per call)
-  std::vector<uint32_t> ready;
-  for (uint32_t r = 0; r < n; ++r)
-    for (const uint32_t a : g.rules[r].alts) {
-      const auto alt = static_cast<uint32_t>(waiting.size());
-      uint32_t calls = 0;
-      for (uint32_t i = a; g.elems[i].kind != ElemKind::End; ++i)
-        if (g.elems[i].kind == ElemKind::Rule) {
-          users[g.elems[i].value].push_back(alt);
-          ++calls;
-        }
-      rule_of_alt.push_back(r);
-      waiting.push_back(calls);
-      if (calls == 0 && !productive[r]) {
-        productive[r] = true;
-        ready.push_back(r);
-      }
-    }
-  while (!ready.empty()) {
-    const uint32_t r = ready.back();
-    ready.pop_back();
-    for (const uint32_t alt : users[r])
-      if (--waiting[alt] == 0 && !productive[rule_of_alt[alt]]) {
-        productive[rule_of_alt[alt]] = true;
-        ready.push_back(rule_of_alt[alt]);
-      }
-  }
-  return productive;
-}
+std::vector<bool> nullable_rules(const Grammar& g) { return rules_holding(g, /*bytes_block=*/true); }
+
+std::vector<bool> productive_rules(const Grammar& g) { return rules_holding(g, /*bytes_block=*/false); }
 
 Status check_grammar(const Grammar& g) {
   const size_t n = g.rules.size();

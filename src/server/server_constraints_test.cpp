@@ -128,18 +128,25 @@ TEST(ServerConstraints, SchemasAndGrammarsThatCannotBeHonouredAre400) {
 
 class ServerToolChoice : public test::WithSharedFixtures {};
 
+// stories260K with Qwen 2.5's template (Hermes <tool_call> syntax) behind a server; null on failure.
+std::unique_ptr<Server> start_with_tool_template(const std::filesystem::path& fixtures) {
+  std::ifstream tin(fixtures / "templates/qwen2_5_instruct.jinja", std::ios::binary);
+  const std::string source((std::istreambuf_iterator<char>(tin)), std::istreambuf_iterator<char>());
+  EXPECT_FALSE(source.empty());
+  LoadOptions opt{.backend = "cpu", .n_ctx = 1024, .kv_size = 4096, .n_threads = 2, .chat_template = source};
+  auto loaded = load_llm((test::source_dir() / "models/stories260K.gguf").string(), opt);
+  EXPECT_TRUE(loaded.ok()) << loaded.error().message;
+  if (source.empty() || !loaded.ok()) return nullptr;
+  auto s = start({}, /*attach=*/false);
+  if (!s || !s->attach(*loaded).ok()) return nullptr;
+  return s;
+}
+
 // Qwen 2.5's template (Hermes <tool_call> syntax) over stories260K: forced calls come back as
 // tool_calls whose arguments match the function's parameters.
 TEST_F(ServerToolChoice, RequiredAndNamedCallsMatchTheirParameters) {
-  std::ifstream tin(fixtures_ / "templates/qwen2_5_instruct.jinja", std::ios::binary);
-  const std::string source((std::istreambuf_iterator<char>(tin)), std::istreambuf_iterator<char>());
-  ASSERT_FALSE(source.empty());
-  LoadOptions opt{.backend = "cpu", .n_ctx = 1024, .kv_size = 4096, .n_threads = 2, .chat_template = source};
-  auto loaded = load_llm((test::source_dir() / "models/stories260K.gguf").string(), opt);
-  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
-  auto s = start({}, /*attach=*/false);
+  auto s = start_with_tool_template(fixtures_);
   ASSERT_TRUE(s);
-  ASSERT_TRUE(s->attach(*loaded).ok());
   const Json tools = Json::parse(R"([
       {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
         "properties": {"city": {"type": "string", "maxLength": 16}, "unit": {"enum": ["celsius", "fahrenheit"]}},
@@ -192,15 +199,8 @@ TEST_F(ServerToolChoice, RequiredAndNamedCallsMatchTheirParameters) {
 // Parameters as Pydantic writes them: $defs (or draft-7's definitions) and "$ref": "#/$defs/..."
 // resolve against the tool's own parameters, as they do for response_format.
 TEST_F(ServerToolChoice, ParametersWithDefsAndRefsResolveInTheirTool) {
-  std::ifstream tin(fixtures_ / "templates/qwen2_5_instruct.jinja", std::ios::binary);
-  const std::string source((std::istreambuf_iterator<char>(tin)), std::istreambuf_iterator<char>());
-  ASSERT_FALSE(source.empty());
-  LoadOptions opt{.backend = "cpu", .n_ctx = 1024, .kv_size = 4096, .n_threads = 2, .chat_template = source};
-  auto loaded = load_llm((test::source_dir() / "models/stories260K.gguf").string(), opt);
-  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
-  auto s = start({}, /*attach=*/false);
+  auto s = start_with_tool_template(fixtures_);
   ASSERT_TRUE(s);
-  ASSERT_TRUE(s->attach(*loaded).ok());
   const Json tools = Json::parse(R"([
       {"type": "function", "function": {"name": "set_alarm", "parameters": {"title": "SetAlarm",
         "$defs": {"Time": {"title": "Time", "type": "object", "properties": {
