@@ -128,6 +128,19 @@ TEST(ServerConstraints, SchemasAndGrammarsThatCannotBeHonouredAre400) {
 
 class ServerToolChoice : public test::WithSharedFixtures {};
 
+// A sampled chat request that must call a tool: `choice` "required" or a tool's name.
+Json forced_call(const Json& tools, const std::string& choice, int seed, const std::string& content) {
+  return {
+      {"messages", {{{"role", "user"}, {"content", content}}}},
+      {"tools", tools},
+      {"max_tokens", 200},
+      {"seed", seed},
+      {"temperature", 0.8},
+      {"parallel_tool_calls", false},
+      {"tool_choice", choice == "required" ? Json("required")
+                                           : Json{{"type", "function"}, {"function", {{"name", choice}}}}}};
+}
+
 // stories260K with Qwen 2.5's template (Hermes <tool_call> syntax) behind a server; null on failure.
 std::unique_ptr<Server> start_with_tool_template(const std::filesystem::path& fixtures) {
   std::ifstream tin(fixtures / "templates/qwen2_5_instruct.jinja", std::ios::binary);
@@ -157,16 +170,7 @@ TEST_F(ServerToolChoice, RequiredAndNamedCallsMatchTheirParameters) {
   int finished = 0;
   for (const char* choice : {"required", "get_time"}) {
     for (int seed = 1; seed <= 3; ++seed) {
-      Json body = {{"messages", {{{"role", "user"}, {"content", "What now?"}}}},
-                   {"tools", tools},
-                   {"max_tokens", 200},
-                   {"seed", seed},
-                   {"temperature", 0.8},
-                   {"parallel_tool_calls", false}};
-      body["tool_choice"] = std::string(choice) == "required"
-                                ? Json("required")
-                                : Json{{"type", "function"}, {"function", {{"name", choice}}}};
-      const Reply r = post(*s, "/v1/chat/completions", body);
+      const Reply r = post(*s, "/v1/chat/completions", forced_call(tools, choice, seed, "What now?"));
       ASSERT_EQ(r.status, 200) << r.body;
       const Json& c = r.json["choices"][0];
       if (!ended(c)) continue;
@@ -215,16 +219,7 @@ TEST_F(ServerToolChoice, ParametersWithDefsAndRefsResolveInTheirTool) {
   int finished = 0;
   for (const char* choice : {"required", "set_alarm", "repeat"}) {
     for (int seed = 1; seed <= 3; ++seed) {
-      Json body = {{"messages", {{{"role", "user"}, {"content", "Wake me up."}}}},
-                   {"tools", tools},
-                   {"max_tokens", 200},
-                   {"seed", seed},
-                   {"temperature", 0.8},
-                   {"parallel_tool_calls", false}};
-      body["tool_choice"] = std::string(choice) == "required"
-                                ? Json("required")
-                                : Json{{"type", "function"}, {"function", {{"name", choice}}}};
-      const Reply r = post(*s, "/v1/chat/completions", body);
+      const Reply r = post(*s, "/v1/chat/completions", forced_call(tools, choice, seed, "Wake me up."));
       ASSERT_EQ(r.status, 200) << r.body;
       const Json& c = r.json["choices"][0];
       if (!ended(c)) continue;
