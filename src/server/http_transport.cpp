@@ -439,15 +439,19 @@ class Connection::StreamSink final : public DataSink {
     if (size == 0) return true;  // an empty chunk would end the stream
     if (!send_head()) return false;
     ok_ = c_.blocking_write([this, data, size](auto done) {
-      net::async_write(c_.stream_, http::make_chunk(net::const_buffer(data, size)), std::move(done));
+      if (c_.http_11_)
+        net::async_write(c_.stream_, http::make_chunk(net::const_buffer(data, size)), std::move(done));
+      else  // HTTP/1.0 knows no chunks: the body runs to the connection's close
+        net::async_write(c_.stream_, net::const_buffer(data, size), std::move(done));
     });
     return ok_;
   }
 
   void done() override {
     if (!ok_ || done_ || !send_head()) return;
-    ok_ = c_.blocking_write(
-        [this](auto done) { net::async_write(c_.stream_, http::make_chunk_last(), std::move(done)); });
+    if (c_.http_11_)
+      ok_ = c_.blocking_write(
+          [this](auto done) { net::async_write(c_.stream_, http::make_chunk_last(), std::move(done)); });
     done_ = ok_;
   }
 
@@ -457,12 +461,12 @@ class Connection::StreamSink final : public DataSink {
   bool send_head() {
     if (head_sent_) return ok_;
     head_sent_ = true;
-    http::response<http::empty_body> head(static_cast<http::status>(res_.status), 11);
+    http::response<http::empty_body> head(static_cast<http::status>(res_.status), c_.http_11_ ? 11 : 10);
     for (const auto& [name, value] : res_.headers)
       if (!beast::iequals(name, "Connection")) head.insert(name, value);
     head.keep_alive(c_.keep_alive_);
     if (c_.keep_alive_) head.set(http::field::keep_alive, c_.t_->keep_alive_value);
-    head.chunked(true);
+    if (c_.http_11_) head.chunked(true);
     http::response_serializer<http::empty_body> sr(head);
     ok_ = c_.blocking_write(
         [this, &sr](auto done) { http::async_write_header(c_.stream_, sr, std::move(done)); });

@@ -290,6 +290,31 @@ TEST(HttpTransport, StreamedResponseIsChunkedAndKeepsTheConnection) {
   ASSERT_TRUE(c.read_until(out, "GET /after 0"));
 }
 
+// HTTP/1.0 has no chunked coding: a stream's body is its bytes up to the connection's close.
+TEST(HttpTransport, StreamToAnHttp10ClientRunsToTheClose) {
+  auto t = start({}, [](const HttpRequest&, HttpResponse& res) {
+    auto n = std::make_shared<int>(0);
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [n](DataSink& sink) {
+          if (*n == 2) {
+            sink.done();
+            return true;
+          }
+          ++*n;
+          return sink.write("data: x\n\n", 9);
+        },
+        nullptr);
+  });
+  ASSERT_TRUE(t);
+  RawClient c(t->port());
+  ASSERT_TRUE(c.send("GET /stream HTTP/1.0\r\n\r\n"));
+  const std::string out = c.read_all(3s);
+  EXPECT_EQ(out.rfind("HTTP/1.0 200", 0), 0u) << out;
+  EXPECT_EQ(out.find("chunked"), std::string::npos) << out;
+  EXPECT_NE(out.find("\r\n\r\ndata: x\n\ndata: x\n\n"), std::string::npos) << out;
+}
+
 // A handler that waits is told when its client leaves, by the connection itself.
 TEST(HttpTransport, ClientLeavingIsSeenWhileTheHandlerRuns) {
   std::atomic<bool> seen{false};
