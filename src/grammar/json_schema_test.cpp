@@ -150,6 +150,20 @@ TEST(JsonSchema, DependenciesAreExact) {
   EXPECT_NE(many.error().message.find("keyword 'dependencies'"), std::string::npos) << many.error().message;
 }
 
+// A required name no property declares is written with additionalProperties' schema, or a matching
+// pattern's (additionalProperties does not apply to a name a pattern matches).
+TEST(JsonSchema, RequiredUndeclaredNamesFollowAdditionalOrPatternSchemas) {
+  const Compiled addl = schema(
+      R"({"type":"object","properties":{},"additionalProperties":{"type":"integer"},"required":["a"]})");
+  EXPECT_TRUE(addl.matches(R"({"a":1})"));
+  EXPECT_FALSE(addl.matches(R"({"a":"x"})"));
+  const Compiled pat =
+      schema(R"({"type":"object","properties":{"z":{}},"patternProperties":{"^a":{"type":"string"}},
+      "additionalProperties":{"type":"integer"},"required":["ab"]})");
+  EXPECT_TRUE(pat.matches(R"({"ab":"x"})"));
+  EXPECT_FALSE(pat.matches(R"({"ab":1})"));
+}
+
 TEST(JsonSchema, MemberCounts) {
   const Compiled one = schema(R"({"type":"object","minProperties":1})");
   EXPECT_FALSE(one.matches("{}"));
