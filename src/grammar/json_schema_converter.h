@@ -25,6 +25,10 @@ const std::set<std::string>& supported();
 // Whether keyword `k` is ignored: an annotation, or no keyword of JSON Schema's validation and
 // applicator vocabularies (unknown keywords are annotations); those glass cannot represent are not.
 bool ignored_keyword(const std::string& k);
+// A value written so that equal values are written alike (1 and 1.0 alike), and whether no two of
+// `values` are equal (looked up, not compared pairwise).
+void write_canonical(const json& v, std::string& out);
+bool all_distinct(const std::vector<json>& values);
 // The JSON type of a value ("integer" for whole numbers).
 std::string type_of(const json& v);
 // The type names a schema's "type" lists (a string or an array of strings; others ignored).
@@ -72,7 +76,7 @@ class Converter {
   Result<json> dependency_variants(const json& s, const std::string& path) const;
   // The texts lo..hi as one trie, by UTF-8 character: the members chosen by their keys (their JSON
   // text), or an enum's values; text j's end continues with after[j] (nothing when empty).
-  std::string key_trie(const std::vector<std::string>& keys, const std::vector<std::string>& after, size_t lo,
+  std::string literal_trie(const std::vector<std::string>& keys, const std::vector<std::string>& after, size_t lo,
                        size_t hi);
   // The values an items schema allows when they are few scalars (enum / const / boolean / null),
   // distinct as validators compare them; empty when the schema is not of that kind.

@@ -228,7 +228,7 @@ Result<std::string> Converter::object_schema(const json& s, const std::string& p
         if (hi < seg_lo || seg_hi < lo) return;
         if (lo <= seg_lo && seg_hi <= hi) {
           auto [it, added] = segments.try_emplace({seg_lo, seg_hi});
-          if (added) it->second = key_trie(keys, after, seg_lo, seg_hi);
+          if (added) it->second = literal_trie(keys, after, seg_lo, seg_hi);
           out.push_back(it->second);
           return;
         }
@@ -251,7 +251,7 @@ Result<std::string> Converter::object_schema(const json& s, const std::string& p
   return rule("object", "\"{\" ws " + (first.empty() ? "" : first + " ") + "\"}\"");
 }
 
-std::string Converter::key_trie(const std::vector<std::string>& keys, const std::vector<std::string>& after,
+std::string Converter::literal_trie(const std::vector<std::string>& keys, const std::vector<std::string>& after,
                                 size_t lo, size_t hi) {
   struct Node {
     std::map<std::string, size_t> next;  // by UTF-8 character
