@@ -22,6 +22,31 @@ sys.path.insert(0, os.path.dirname(__file__))
 import gen_schema_corpus as corpus  # noqa: E402
 
 
+def judge_outputs(path, is_valid):
+    """Reads glass_constrained_e2e's output: (generations, ended with stop, invalid, errors, not
+    judged). is_valid(name, text) judges an output that ended on its own: True, False, or None where
+    the validator itself could not. Each error and invalid output is printed."""
+    n = stop = invalid = errors = unjudged = 0
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            n += 1
+            if "error" in r:
+                errors += 1
+                print("error:", r["name"], r["error"])
+                continue
+            if r["finish"] != "stop":
+                continue
+            stop += 1
+            ok = is_valid(r["name"], r["text"])
+            if ok is None:
+                unjudged += 1
+            elif not ok:
+                invalid += 1
+                print("INVALID output for", r["name"], ":", r["text"][:500])
+    return n, stop, invalid, errors, unjudged
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--exe", required=True)
@@ -35,21 +60,7 @@ def main():
         for line in f:
             e = json.loads(line)
             schemas[e["name"]] = e["schema"]
-    n = stop = invalid = errors = 0
-    with open(a.out, encoding="utf-8") as f:
-        for line in f:
-            r = json.loads(line)
-            n += 1
-            if "error" in r:
-                errors += 1
-                print("error:", r["name"], r["error"])
-                continue
-            if r["finish"] != "stop":
-                continue
-            stop += 1
-            if not corpus.is_valid(schemas[r["name"]], r["text"]):
-                invalid += 1
-                print("INVALID output for", r["name"], ":", r["text"][:500])
+    n, stop, invalid, errors, _ = judge_outputs(a.out, lambda name, text: corpus.is_valid(schemas[name], text))
     rate = stop / n if n else 0
     print("%d generations, %d ended with stop (%.1f%%), %d invalid, %d errors" % (n, stop, 100 * rate, invalid, errors))
     ok = n >= 200 and invalid == 0 and errors == 0 and rate >= 0.95

@@ -19,6 +19,9 @@ import tempfile
 
 import jsonschema
 
+sys.path.insert(0, os.path.dirname(__file__))
+import check_constrained_outputs as check  # noqa: E402
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -65,32 +68,18 @@ def main():
                 f.write(json.dumps({"name": p, "schema": schemas[p]}) + "\n")
         subprocess.run([os.path.join(a.build, "tests/glass_constrained_e2e"), corpus, gens, a.max_tokens],
                        check=True, stdout=subprocess.DEVNULL)
-        n = stop = invalid = errors = unchecked = 0
-        for line in open(gens):
-            r = json.loads(line)
-            n += 1
-            if "error" in r:
-                errors += 1
-                print("error:", r["name"], r["error"])
-                continue
-            if r["finish"] != "stop":
-                continue
-            stop += 1
-            s = schemas[r["name"]]
+        def is_valid(name, text):
             try:
-                instance = json.loads(r["text"])
+                instance = json.loads(text)
             except ValueError:
-                instance, bad = None, ["not JSON"]
-            if instance is not None:
-                try:
-                    cls = jsonschema.validators.validator_for(s)
-                    bad = list(cls(s, format_checker=cls.FORMAT_CHECKER).iter_errors(instance))
-                except Exception:  # the validator's own failures (a few schemas trip it): not judged
-                    unchecked += 1
-                    continue
-            if bad:
-                invalid += 1
-                print("INVALID:", r["name"], r["text"][:300])
+                return False
+            try:
+                cls = jsonschema.validators.validator_for(schemas[name])
+                return cls(schemas[name], format_checker=cls.FORMAT_CHECKER).is_valid(instance)
+            except Exception:  # the validator's own failures (a few schemas trip it): not judged
+                return None
+
+        n, stop, invalid, errors, unchecked = check.judge_outputs(gens, is_valid)
         print(f"generations: {n}, {stop} ended with stop, {invalid} invalid, {errors} errors, {unchecked} "
               "the validator could not judge")
     return 0 if invalid == 0 and errors == 0 else 1
