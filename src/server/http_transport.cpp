@@ -538,13 +538,13 @@ void HttpTransport::Impl::refuse_busy(tcp::socket s) {
   });
 }
 
-HttpTransport::HttpTransport(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HttpTransport::HttpTransport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 HttpTransport::~HttpTransport() { stop(); }
 
 Result<std::unique_ptr<HttpTransport>> HttpTransport::start(const HttpTransportOptions& options,
                                                             HttpHandlers handlers) {
-  auto impl = std::make_shared<Impl>();
+  auto impl = std::make_unique<Impl>();
   Impl& t = *impl;
   t.opt = options;
   t.h = std::move(handlers);

@@ -65,8 +65,8 @@ class HttpTransport {
   struct Impl;
 
  private:
-  explicit HttpTransport(std::shared_ptr<Impl> impl);
-  std::shared_ptr<Impl> impl_;
+  explicit HttpTransport(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace glass::server
