@@ -7,7 +7,7 @@
 # parses JSON with glass's bounded parser, so nlohmann_json is not one to link.
 include(GNUInstallDirs)
 
-set(glass_library_modules core graph tokenizer formats grammar backend models runtime capi)
+set(glass_library_modules core graph tokenizer formats grammar backend models kv runtime capi)
 set(glass_library_objects)
 foreach(module ${glass_library_modules})
   list(APPEND glass_library_objects $<TARGET_OBJECTS:glass_${module}>)

@@ -6,7 +6,8 @@
 //   while (auto piece = (*handle)->next_piece()) fputs(piece->c_str(), stdout);
 //   auto result = (*handle)->wait();
 //
-// One loop thread owns one Session whose paged KV cache all requests share. Requests wait in a FIFO
+// One loop thread owns one Session whose KV cache all requests share (paged, or dense: each running
+// sequence its fixed run of rows, no prefix sharing). Requests wait in a FIFO
 // queue; each step evaluates one batch: a decode token for every running sequence, then prompt chunks
 // of the sequences still prefilling, under a token budget. A finished request's full blocks stay in the
 // prefix cache, so a later prompt starting with the same tokens skips evaluating them. When the pool
@@ -25,7 +26,9 @@
 namespace glass {
 
 struct EngineOptions {
-  int32_t max_running = 0;   // sequences advanced together; 0 = the model's n_seq_max
+  // Sequences advanced together; 0 = the model's n_seq_max (dense storage: at most the sequences its
+  // kv_size holds full-length runs of rows for).
+  int32_t max_running = 0;
   int32_t max_queued = 256;  // waiting requests (preempted ones included) past which submit is busy
   // Tokens one step evaluates (decodes + prompt chunks), at most n_batch: one plan call per step; 0 =
   // n_batch. When it is less than the sequences decoding, the newest of them skip a step.
@@ -86,8 +89,8 @@ class RequestHandle {
 
 class Engine {
  public:
-  // Errors: a model whose session is not paged (LoadOptions.kv_storage), options out of range
-  // (InvalidArgument naming the field).
+  // Errors: options out of range (InvalidArgument naming the field; max_running past what a dense
+  // cache holds).
   static Result<std::unique_ptr<Engine>> create(std::shared_ptr<const Model> model,
                                                 const EngineOptions& options = {});
   // Stops the loop after its current step; the requests left finish Cancelled. A piece callback

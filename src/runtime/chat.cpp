@@ -165,15 +165,13 @@ Result<GenerateResult> Session::chat(const std::vector<ChatMessage>& messages, c
       cached.begin());
   Impl& s = *impl_;
   const bool recorded = s.length(0) == static_cast<int64_t>(cached.size());
-  // Paged, the pool's prefix index may hold more of this prompt than the sequence shares with it
-  // (an earlier conversation this one returns to, blocks another sequence of the session left):
-  // the sequence then starts again from the index's blocks. Not with a sliding-window pool, whose
-  // given-back blocks may be gone from the index, so the match could fall short of the truncation.
-  const int64_t indexed =
-      s.storage == KvStorage::Paged && s.groups.size() == 1 ? s.groups[0].pool->cached_prefix(*ids) : 0;
+  // The prefix index may hold more of this prompt than the sequence shares with it (an earlier
+  // conversation this one returns to, blocks another sequence of the session left): the sequence
+  // then starts again from the index's blocks (kv::State::cached_prefix says when that is exact).
+  const int64_t indexed = s.kv->cached_prefix(*ids);
   if (!recorded || indexed > static_cast<int64_t>(common)) {
     reset();  // the blocks stay in the index (unreferenced) until evicted
-    const int64_t matched = indexed > 0 ? s.match_prefix(0, *ids) : 0;
+    const int64_t matched = indexed > 0 ? s.kv->match_prefix(0, *ids) : 0;
     s.history.assign(ids->begin(), ids->begin() + matched);
     s.stats.prefix_tokens_reused += static_cast<uint64_t>(matched);
   } else if (auto st = truncate(static_cast<int64_t>(common)); !st) {

@@ -1,9 +1,8 @@
-// Engine: one loop thread, one Session, one paged KV pool shared by every request. Each step:
-// retire what was cancelled, plan one batch (decode tokens first, then prompt chunks, then new
-// admissions) whose blocks are all reserved up front — preempting the newest sequence when the pool
-// is short, so eval_tokens never runs out — evaluate it in one call, sample the sequences whose
-// pending tokens were all evaluated, retire what finished. Planning and retiring hold the engine
-// mutex (they touch the queue); the evaluation and the user's callbacks never do.
+// Engine: one loop thread, one Session whose sequence state every request shares. Each step: retire
+// what was cancelled, let the scheduler (runtime/scheduler.h) plan one batch whose blocks are all
+// reserved up front, evaluate it in one call, sample the sequences whose pending tokens were all
+// evaluated, retire what finished. Planning and retiring hold the engine mutex (they touch the
+// queue); the evaluation and the user's callbacks never do.
 #include "glass/engine.h"
 
 #include <fmt/format.h>
@@ -19,6 +18,7 @@
 
 #include "runtime/access.h"
 #include "runtime/engine_request.h"
+#include "runtime/scheduler.h"
 #include "runtime/sequence.h"
 #include "runtime/session_impl.h"
 
@@ -44,29 +44,26 @@ struct Engine::Impl {
   std::shared_ptr<const Model> model;
   const Model::Impl* m = nullptr;
   EngineOptions opt;  // resolved: no zeros left
+  runtime::SchedulePolicy policy;
   std::unique_ptr<Session> session;
   Session::Impl* s = nullptr;
-  runtime::BlockPool* pool = nullptr;
-  int64_t block = 0, pool_rows = 0, vocab = 0;
+  kv::State* kv = nullptr;
+  int64_t pool_rows = 0, vocab = 0;
 
   mutable std::mutex mu;
   std::condition_variable wake;     // the loop sleeps on it
   std::condition_variable checked;  // check_invariants waits on it
   bool stop = false;
-  std::deque<std::unique_ptr<Request>> queue;     // guarded by mu
+  // The queue is guarded by mu; running and id_used are the loop thread's.
+  runtime::SchedulerState sched;
+  std::deque<std::unique_ptr<Request>>& queue = sched.queue;
+  std::vector<std::unique_ptr<Request>>& running = sched.running;
   std::vector<std::shared_ptr<CheckJob>> checks;  // guarded by mu
   Stats snapshot;                                 // guarded by mu
 
   // Loop thread only.
-  std::vector<std::unique_ptr<Request>> running;  // in admission order
-  std::vector<uint8_t> id_used;
-  int64_t watermark_tokens = 0;  // EngineOptions::admit_watermark of the full-attention pool, in tokens
   std::vector<std::unique_ptr<Request>> retired;  // finished, to deliver outside the lock
-  struct Entry {
-    Request* r;
-    int64_t n;  // tokens of r this step evaluates
-  };
-  std::vector<Entry> entries;
+  runtime::StepBatch batch;
   std::vector<int32_t> batch_tokens, batch_seqs;
   std::vector<float> logits;
   int64_t completed = 0, cancelled = 0, preempted = 0, prefix_hits = 0, steps = 0;
@@ -80,48 +77,12 @@ struct Engine::Impl {
   void shutdown();
   void fail_all(const Error& e);
 
-  int64_t room(const Request& r) const;
-  bool take(Request& r, int64_t n);
-  void preempt_newest();
   void retire_running(size_t i, FinishReason reason);
   void retire(std::unique_ptr<Request> r, FinishReason reason);
   void publish();
   void deliver_retired();
   void deliver(Request& r);
-  Status verify() const;
 };
-
-// Rows r can take this step without preempting: the free (or evictable) blocks, plus what is left
-// of its own last block.
-int64_t Engine::Impl::room(const Request& r) const { return s->room(r.seq, r.n_eval); }
-
-// Reserves n more tokens of r and adds them to the batch.
-bool Engine::Impl::take(Request& r, int64_t n) {
-  if (auto st = s->reserve(r.seq, r.n_eval + n); !st) {
-    r.error = make_error(ErrorCode::Internal, "engine: " + st.error().message);  // room() said it fits
-    return false;
-  }
-  entries.push_back({&r, n});
-  return true;
-}
-
-// The most recently admitted sequence gives its blocks back and waits at the front of the queue
-// with everything it generated as its prompt; its SequenceGen (sampler and RNG state, text) goes
-// with it, so it continues exactly where it stopped.
-void Engine::Impl::preempt_newest() {
-  std::unique_ptr<Request> v = std::move(running.back());
-  running.pop_back();
-  entries.erase(
-      std::remove_if(entries.begin(), entries.end(), [&](const Entry& e) { return e.r == v.get(); }),
-      entries.end());
-  s->release(v->seq);
-  id_used[static_cast<size_t>(v->seq)] = 0;
-  v->seq = -1;
-  v->n_eval = 0;
-  ++v->preemptions;
-  ++preempted;
-  queue.push_front(std::move(v));
-}
 
 void Engine::Impl::retire_running(size_t i, FinishReason reason) {
   std::unique_ptr<Request> r = std::move(running[i]);
@@ -134,8 +95,8 @@ void Engine::Impl::retire_running(size_t i, FinishReason reason) {
 void Engine::Impl::retire(std::unique_ptr<Request> r, FinishReason reason) {
   r->gen->finish(reason);  // keeps the reason when SequenceGen already finished
   if (r->seq >= 0) {
-    s->release(r->seq);
-    id_used[static_cast<size_t>(r->seq)] = 0;
+    kv->release(r->seq);
+    sched.id_used[static_cast<size_t>(r->seq)] = 0;
     r->seq = -1;
   }
   ++completed;
@@ -150,9 +111,10 @@ void Engine::Impl::publish() {
   snapshot.cancelled = cancelled;
   snapshot.preempted = preempted;
   snapshot.prefix_hit_tokens = prefix_hits;
-  snapshot.blocks_used = pool->n_used();
-  snapshot.blocks_free = pool->n_free();
-  snapshot.blocks_cached = pool->n_cached();
+  const kv::PoolCounts blocks = kv->counts();
+  snapshot.blocks_used = blocks.used;
+  snapshot.blocks_free = blocks.free;
+  snapshot.blocks_cached = blocks.cached;
   snapshot.steps = steps;
 }
 
@@ -205,86 +167,35 @@ void Engine::Impl::deliver(Request& r) {
 }
 
 void Engine::Impl::plan() {
-  entries.clear();
-  int64_t budget = opt.step_tokens;
-  // Decodes first (one pending token), then the chunks of sequences still prefilling, both oldest
-  // first, so a decode waits at most for one chunk per step.
-  for (int phase = 0; phase < 2; ++phase) {
-    for (size_t i = 0; i < running.size() && budget > 0; ++i) {
-      Request& r = *running[i];
-      if ((r.pending() == 1) != (phase == 0)) continue;
-      const int64_t want = std::min(r.pending(), budget);
-      while (true) {
-        if (const int64_t n = std::min(want, room(r)); n > 0) {
-          if (take(r, n)) {
-            budget -= n;
-          } else {
-            retire_running(i--, FinishReason::Length);
-          }
-          break;
-        }
-        if (running.size() == 1) {
-          // Alone, with every block its own: the pool cannot hold it, and generate alone would
-          // stop here too.
-          retire_running(i--, FinishReason::Length);
-          break;
-        }
-        const bool self = running.back().get() == &r;
-        for (const Entry& e : entries)  // a preempted entry's tokens go back to the budget
-          if (e.r == running.back().get()) budget += e.n;
-        preempt_newest();
-        if (self) break;
-      }
+  runtime::schedule(sched, *kv, policy, batch);
+  preempted += batch.preempted;
+  prefix_hits += batch.prefix_hit_tokens;
+  const auto now = Clock::now();
+  for (Request* r : batch.admitted)
+    if (!r->admitted_once) {
+      r->admitted_once = true;
+      r->admitted = now;
     }
-  }
-  // Admissions, in queue order: a request starts when a sequence id is free and its first chunk
-  // fits in the blocks left (shrunk to what fits when nothing else runs, so it never waits forever).
-  while (budget > 0 && static_cast<int32_t>(running.size()) < opt.max_running && !queue.empty()) {
-    Request& r = *queue.front();
-    const auto id = static_cast<int32_t>(std::find(id_used.begin(), id_used.end(), 0) - id_used.begin());
-    const int64_t matched = opt.prefix_cache ? s->match_prefix(id, r.tokens) : 0;
-    const int64_t want = std::min(static_cast<int64_t>(r.tokens.size()) - matched, budget);
-    const int64_t fits = s->room(id, matched);
-    if (!running.empty() && (fits < want || fits - want < watermark_tokens)) {
-      s->release(id);
-      break;
-    }
-    std::unique_ptr<Request> owned = std::move(queue.front());
-    queue.pop_front();
-    id_used[static_cast<size_t>(id)] = 1;
-    r.seq = id;
-    r.n_eval = matched;
-    r.prefix_hits += matched;
-    prefix_hits += matched;
-    if (!r.admitted_once) {
-      r.admitted_once = true;
-      r.admitted = Clock::now();
-    }
-    running.push_back(std::move(owned));
-    const int64_t n = std::min(want, fits);
-    if (n <= 0 || !take(r, n)) {
-      retire_running(running.size() - 1, FinishReason::Length);  // alone it does not fit either
-      continue;
-    }
-    budget -= n;
-  }
+  for (auto& r : batch.finished) retire(std::move(r), FinishReason::Length);
+  batch.finished.clear();
 }
 
 void Engine::Impl::evaluate() {
   batch_tokens.clear();
   batch_seqs.clear();
   // All of a sequence's tokens together: the cpu attention kernel is fastest that way.
-  for (const Entry& e : entries) {
+  for (const runtime::StepEntry& e : batch.entries) {
     const auto from = e.r->tokens.begin() + e.r->n_eval;
     batch_tokens.insert(batch_tokens.end(), from, from + e.n);
     batch_seqs.insert(batch_seqs.end(), static_cast<size_t>(e.n), e.r->seq);
   }
+  const std::vector<runtime::StepEntry>& entries = batch.entries;
   logits.resize(entries.size() * static_cast<size_t>(vocab));
   const uint64_t rows_before = s->stats.kv_rows_written;
   const Status st = s->eval_tokens(batch_tokens, batch_seqs, LogitRows::LastOfEachSequence, logits);
   ++steps;
   if (!st) {
-    for (const Entry& e : entries) e.r->error = st.error();
+    for (const runtime::StepEntry& e : entries) e.r->error = st.error();
     return;
   }
   const uint64_t per_token = (s->stats.kv_rows_written - rows_before) / batch_tokens.size();
@@ -338,7 +249,7 @@ void Engine::Impl::step(std::unique_lock<std::mutex>& lk) {
   publish();
   lk.unlock();
   deliver_retired();
-  if (!entries.empty()) evaluate();
+  if (!batch.entries.empty()) evaluate();
   lk.lock();
   for (size_t i = 0; i < running.size();)
     if (running[i]->error || running[i]->gen->done())
@@ -351,57 +262,8 @@ void Engine::Impl::step(std::unique_lock<std::mutex>& lk) {
   lk.lock();
 }
 
-Status Engine::Impl::verify() const {
-  auto fail = [](const std::string& what) { return make_error(ErrorCode::Internal, "engine: " + what); };
-  if (static_cast<int32_t>(running.size()) > opt.max_running)
-    return fail(fmt::format("{} sequences run, max_running is {}", running.size(), opt.max_running));
-  const size_t n_ids = s->groups[0].seqs.size();
-  std::vector<uint8_t> held(n_ids, 0);
-  for (const auto& r : running) {
-    if (r->seq < 0 || r->seq >= static_cast<int32_t>(n_ids) || held[static_cast<size_t>(r->seq)])
-      return fail(fmt::format("a running request holds sequence id {}, invalid or shared", r->seq));
-    held[static_cast<size_t>(r->seq)] = 1;
-    if (!id_used[static_cast<size_t>(r->seq)])
-      return fail(fmt::format("sequence id {} not marked used", r->seq));
-    if (r->pending() < 1) return fail(fmt::format("sequence {} runs with no pending token", r->seq));
-  }
-  for (const auto& r : queue)
-    if (r->seq != -1 || r->n_eval != 0) return fail("a queued request holds a sequence");
-  for (const KvGroup& g : s->groups) {
-    const runtime::BlockPool& gp = *g.pool;
-    const std::string what = g.window > 0 ? "sliding-window pool: " : "";
-    if (auto st = gp.check(); !st) return st;
-    std::vector<int32_t> refs(static_cast<size_t>(gp.n_blocks()), 0);
-    if (g.window > 0) refs[KvGroup::kNullBlock] = 1;  // the session's own
-    for (const auto& r : running) {
-      const runtime::SequenceBlocks& sb = g.seqs[static_cast<size_t>(r->seq)];
-      if (sb.size() != r->n_eval)
-        return fail(fmt::format("{}sequence {} caches {} tokens, its request counts {}", what, r->seq,
-                                sb.size(), r->n_eval));
-      if (!std::equal(sb.tokens().begin(), sb.tokens().end(), r->tokens.begin()))
-        return fail(fmt::format("{}sequence {} caches tokens other than its request's", what, r->seq));
-      if (static_cast<int64_t>(sb.blocks().size()) * block < sb.size())
-        return fail(fmt::format("{}sequence {}: {} blocks cannot hold {} tokens", what, r->seq,
-                                sb.blocks().size(), sb.size()));
-      // A windowed table holds the blocks its last query's window reaches, never fewer.
-      if (g.window > 0 && sb.first_live() * block > std::max<int64_t>(0, sb.size() - g.window + 1))
-        return fail(fmt::format("{}sequence {} gave back a block its window still sees", what, r->seq));
-      const auto live = sb.blocks().subspan(static_cast<size_t>(sb.first_live()));
-      for (int32_t b : live) ++refs[static_cast<size_t>(b)];
-    }
-    for (size_t id = 0; id < n_ids; ++id)
-      if (!held[id] && (!g.seqs[id].blocks().empty() || (id < id_used.size() && id_used[id])))
-        return fail(fmt::format("{}sequence id {} holds blocks or is marked used with no request", what, id));
-    for (int32_t b = 0; b < gp.n_blocks(); ++b)
-      if (refs[static_cast<size_t>(b)] != gp.refcount(b))
-        return fail(fmt::format("{}block {}: refcount {}, the block tables reference it {} times", what, b,
-                                gp.refcount(b), refs[static_cast<size_t>(b)]));
-  }
-  return {};
-}
-
 void Engine::Impl::fail_all(const Error& e) {
-  entries.clear();
+  batch.entries.clear();
   while (!running.empty()) {
     running.back()->error = e;
     retire_running(running.size() - 1, FinishReason::Cancelled);
@@ -419,7 +281,7 @@ void Engine::Impl::loop() {
   while (true) {
     wake.wait(lk, [&] { return stop || !queue.empty() || !running.empty() || !checks.empty(); });
     if (!checks.empty()) {
-      const Status st = verify();
+      const Status st = runtime::check_schedule(sched, *kv, policy);
       for (auto& job : checks) {
         job->status = st;
         job->done = true;
@@ -473,11 +335,6 @@ Result<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const Model> mode
                                                const EngineOptions& options) {
   if (!model) return make_error(ErrorCode::InvalidArgument, "engine: no model");
   const ModelInfo& info = model->info();
-  if (internal::Access::impl(*model).options.kv_storage != KvStorage::Paged)
-    return make_error(
-        ErrorCode::Unsupported,
-        "engine: needs the paged KV cache (LoadOptions.kv_storage = Paged): requests come and go "
-        "and share prefixes by blocks");
   if (options.max_running < 0 || options.max_running > info.n_seq_max)
     return make_error(ErrorCode::InvalidArgument,
                       fmt::format("engine: max_running {} outside [0, {}] (0: the model's n_seq_max {})",
@@ -497,21 +354,35 @@ Result<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const Model> mode
   auto impl = std::make_unique<Impl>();
   impl->m = &internal::Access::impl(*model);
   impl->opt = options;
-  if (impl->opt.max_running == 0) impl->opt.max_running = static_cast<int32_t>(info.n_seq_max);
   if (impl->opt.step_tokens == 0) impl->opt.step_tokens = info.n_batch;
   auto session = model->new_session();
   if (!session) return session.error();
   impl->session = std::move(*session);
   impl->model = std::move(model);
   impl->s = &internal::Access::impl(*impl->session);
-  impl->pool = impl->s->groups[0].pool.get();
-  impl->block = impl->pool->block_size();
-  impl->pool_rows = int64_t{impl->pool->n_blocks()} * impl->block;
-  impl->watermark_tokens =
-      static_cast<int64_t>(static_cast<double>(impl->opt.admit_watermark) * impl->pool->n_blocks()) *
-      impl->block;
+  impl->kv = impl->s->kv.get();
+  // Dense storage holds as many sequences as the pool has full-length runs of rows for.
+  const int32_t usable = impl->kv->n_seq_usable();
+  if (impl->opt.max_running == 0)
+    impl->opt.max_running = std::min(static_cast<int32_t>(info.n_seq_max), usable);
+  if (impl->opt.max_running > usable)
+    return make_error(
+        ErrorCode::InvalidArgument,
+        fmt::format("engine: max_running {}, but the dense KV cache holds {} sequences of n_ctx "
+                    "(raise LoadOptions.kv_size, or use paged storage)",
+                    impl->opt.max_running, usable));
+  impl->pool_rows = impl->kv->sequence_capacity();
+  const kv::GroupSpec& full = impl->kv->spec().groups[0];
+  impl->policy = {
+      .step_tokens = impl->opt.step_tokens,
+      .max_running = impl->opt.max_running,
+      .watermark_tokens = static_cast<int64_t>(static_cast<double>(impl->opt.admit_watermark) *
+                                               static_cast<double>(full.rows / full.block_size)) *
+                          full.block_size,
+      .prefix_cache = impl->opt.prefix_cache,
+  };
   impl->vocab = info.vocab_size;
-  impl->id_used.assign(static_cast<size_t>(impl->opt.max_running), 0);
+  impl->sched.id_used.assign(static_cast<size_t>(impl->opt.max_running), 0);
   impl->logits.reserve(static_cast<size_t>(impl->opt.max_running) * static_cast<size_t>(impl->vocab));
   {
     std::lock_guard lk(impl->mu);

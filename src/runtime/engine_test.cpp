@@ -199,6 +199,18 @@ INSTANTIATE_TEST_SUITE_P(Types, EngineBatchInvariant,
                          ::testing::Values("f16", "bf16", "q2_k", "q3_k_m", "q4_k_m", "q5_k_m", "q6_k",
                                            "q8_0"));
 
+// Dense storage is a fixed block assignment of the same pool: the engine serves it too, as many
+// sequences at once as the pool has full-length runs of rows for (four here), the rest queued.
+TEST(Engine, ServesDenseStorageFourSequencesAtATime) {
+  many_threads_equal_solo(LoadOptions{.backend = "cpu",
+                                      .n_ctx = 128,
+                                      .kv_size = 4 * 128,
+                                      .n_seq_max = 8,
+                                      .kv_storage = KvStorage::Dense,
+                                      .n_threads = 2},
+                          16);
+}
+
 TEST(Engine, RequestsEqualSoloRunsOnRef) {
   many_threads_equal_solo(LoadOptions{.backend = "ref", .n_ctx = 256, .kv_size = 12 * 112}, 12);
 }
@@ -443,9 +455,10 @@ TEST(Engine, RefusesBadRequestsAndOptions) {
   EXPECT_EQ(Engine::create(model, {.step_tokens = 100000}).error().code, ErrorCode::InvalidArgument);
   EXPECT_EQ(Engine::create(model, {.admit_watermark = 1.0f}).error().code, ErrorCode::InvalidArgument);
   EXPECT_EQ(Engine::create(model, {.admit_watermark = -0.1f}).error().code, ErrorCode::InvalidArgument);
+  // A dense cache of n_ctx rows holds one sequence: more running at once is refused.
   auto dense = bundled(LoadOptions{.backend = "cpu", .kv_storage = KvStorage::Dense, .n_threads = 2});
   ASSERT_TRUE(dense);
-  EXPECT_EQ(Engine::create(dense, {}).error().code, ErrorCode::Unsupported);
+  EXPECT_EQ(Engine::create(dense, {.max_running = 2}).error().code, ErrorCode::InvalidArgument);
   auto engine = Engine::create(model, {});
   ASSERT_TRUE(engine.ok());
   GenerateConfig cfg;

@@ -24,12 +24,12 @@ Status Session::Impl::bind(BoundPlan& bp, int64_t max_t) {
   bp.workspace = bp.plan->make_workspace();
   const graph::Graph& g = bp.plan->compiled_graph();
   std::map<std::string, void*> inputs{
-      {"tokens", tokens.data()},         {"positions", positions.data()},
-      {"seq_ids", seq_ids.data()},       {"output_rows", output_rows.data()},
-      {"slots", groups[0].slots.data()}, {"block_tables", groups[0].block_tables.data()}};
-  if (groups.size() > 1) {
-    inputs.emplace("window_slots", groups[1].slots.data());
-    inputs.emplace("window_block_tables", groups[1].block_tables.data());
+      {"tokens", tokens.data()},           {"positions", positions.data()},
+      {"seq_ids", seq_ids.data()},         {"output_rows", output_rows.data()},
+      {"slots", kv->step(0).slots.data()}, {"block_tables", kv->step(0).block_tables.data()}};
+  if (kv->n_groups() > 1) {
+    inputs.emplace("window_slots", kv->step(1).slots.data());
+    inputs.emplace("window_block_tables", kv->step(1).block_tables.data());
   }
   for (graph::NodeId id : g.leaves(graph::Op::Input)) {
     const auto it = inputs.find(g.node(id).name);
@@ -51,82 +51,25 @@ Status Session::Impl::bind(BoundPlan& bp, int64_t max_t) {
   return {};
 }
 
-int64_t Session::Impl::length(int32_t seq) const {
-  const auto i = static_cast<size_t>(seq);
-  return storage == KvStorage::Dense ? dense_len[i] : groups[0].seqs[i].size();
-}
-
-int64_t Session::Impl::room(int32_t seq, int64_t n_cached) const {
-  int64_t r = INT64_MAX;
-  for (const KvGroup& g : groups) {
-    const runtime::SequenceBlocks& sb = g.seqs[static_cast<size_t>(seq)];
-    r = std::min(r,
-                 (int64_t{g.pool->n_free()} + static_cast<int64_t>(sb.blocks().size())) * g.cache.block_size -
-                     n_cached);
+void Session::Impl::pay_copies() {
+  for (const kv::RowCopy& c : kv->owed()) {
+    const auto B = static_cast<size_t>(kv->spec().groups[static_cast<size_t>(c.group)].block_size);
+    for (size_t k : group_states[static_cast<size_t>(c.group)]) {
+      auto* base = static_cast<std::byte*>(states[k]);
+      const size_t rb = state_row_bytes[k];
+      std::memcpy(base + static_cast<size_t>(c.dst) * B * rb, base + static_cast<size_t>(c.src) * B * rb,
+                  static_cast<size_t>(c.rows) * rb);
+    }
   }
-  return r;
-}
-
-Status Session::Impl::reserve(int32_t seq, int64_t n_total) {
-  for (KvGroup& g : groups)
-    if (auto st = g.seqs[static_cast<size_t>(seq)].reserve(*g.pool, n_total); !st) return st;
-  return {};
-}
-
-int64_t Session::Impl::match_prefix(int32_t seq, std::span<const int32_t> toks) {
-  const auto i = static_cast<size_t>(seq);
-  int64_t n = groups[0].seqs[i].match_prefix(*groups[0].pool, toks);
-  if (groups.size() > 1 && n > 0) {
-    KvGroup& w = groups[1];
-    n = w.seqs[i].match_prefix_windowed(*w.pool, toks, n, w.window, KvGroup::kNullBlock);
-    groups[0].seqs[i].truncate(*groups[0].pool, n);
-  }
-  return n;
-}
-
-void Session::Impl::release(int32_t seq) {
-  const auto i = static_cast<size_t>(seq);
-  if (storage == KvStorage::Dense) {
-    dense_len[i] = 0;
-    return;
-  }
-  for (KvGroup& g : groups) g.seqs[i].release(*g.pool);
-}
-
-void Session::Impl::release_all() {
-  for (int64_t s = 0; s < cache.n_seq; ++s) release(static_cast<int32_t>(s));
-}
-
-int64_t Session::Impl::truncate(int32_t seq, int64_t n) {
-  const auto i = static_cast<size_t>(seq);
-  if (storage == KvStorage::Dense) return dense_len[i] = std::min(dense_len[i], n);
-  groups[0].seqs[i].truncate(*groups[0].pool, n);
-  n = groups[0].seqs[i].size();
-  if (groups.size() > 1) {
-    KvGroup& w = groups[1];
-    n = w.seqs[i].rewind_windowed(*w.pool, n, w.window);
-    groups[0].seqs[i].truncate(*groups[0].pool, n);
-  }
-  return n;
-}
-
-void Session::Impl::copy_rows(const KvGroup& g, int32_t src, int32_t dst, int64_t n) {
-  const auto B = static_cast<size_t>(g.cache.block_size);
-  for (size_t k : g.states) {
-    auto* base = static_cast<std::byte*>(states[k]);
-    const size_t rb = state_row_bytes[k];
-    std::memcpy(base + static_cast<size_t>(dst) * B * rb, base + static_cast<size_t>(src) * B * rb,
-                static_cast<size_t>(n) * rb);
-  }
+  kv->paid();
 }
 
 Status Session::Impl::run_chunk(std::span<const int32_t> chunk, std::span<const int32_t> seq_of,
                                 size_t first_index, LogitRows rows, float* out, int64_t* n_out) {
   const auto n = static_cast<int64_t>(chunk.size());
-  const int64_t B = cache.block_size, MB = cache.max_blocks;
   BoundPlan& bp = n == 1 ? decode : prefill;
   if (auto st = bind(bp, n == 1 ? 1 : m->info.n_batch); !st) return st;
-  // Each sequence's new rows: blocks reserved (paged) or the run checked (dense) before any write.
+  // Each sequence's new rows: blocks reserved, shared ones copied, before any write.
   for (int32_t s : seq_of) chunk_new[static_cast<size_t>(s)] = 0;
   for (int32_t s : seq_of) ++chunk_new[static_cast<size_t>(s)];
   for (int32_t s : seq_of) next_pos[static_cast<size_t>(s)] = -1;  // -1: not prepared yet
@@ -139,48 +82,18 @@ Status Session::Impl::run_chunk(std::span<const int32_t> chunk, std::span<const 
       return make_error(ErrorCode::CapacityExceeded,
                         fmt::format("session: sequence {} holds {} tokens; {} more exceed the context of {}",
                                     s, len, chunk_new[i], m->info.n_ctx));
-    if (storage == KvStorage::Dense) {
-      if ((int64_t{s} + 1) * MB > cache.n_blocks())
-        return make_error(ErrorCode::CapacityExceeded,
-                          fmt::format("session: a dense cache of {} rows holds {} sequences of {} positions; "
-                                      "sequence {} does not fit (raise kv_size)",
-                                      cache.rows, cache.n_blocks() / MB, MB * B, s));
-      for (KvGroup& g : groups) {
-        int32_t* row = g.block_tables.data() + i * static_cast<size_t>(MB);
-        for (int64_t b = 0; b < MB; ++b) row[b] = static_cast<int32_t>(int64_t{s} * MB + b);
-      }
-    } else {
-      for (KvGroup& g : groups) {
-        runtime::SequenceBlocks& sb = g.seqs[i];
-        if (auto st = sb.reserve(*g.pool, total); !st)
-          return make_error(
-              ErrorCode::CapacityExceeded,
-              fmt::format("session: the {}KV cache pool ({} blocks of {} rows) has no room for {} "
-                          "more tokens of sequence {}: {}",
-                          g.window > 0 ? "sliding-window layers' " : "", g.pool->n_blocks(), B, chunk_new[i],
-                          s, st.error().message));
-        copies.clear();
-        auto shared = sb.prepare_write(*g.pool, len, copies);
-        if (!shared) return shared.error();
-        for (const auto& [src, dst] : copies) copy_rows(g, src, dst, B);
-        const std::span<const int32_t> blocks = sb.blocks();
-        int32_t* row = g.block_tables.data() + i * static_cast<size_t>(MB);
-        std::copy(blocks.begin(), blocks.end(), row);
-        std::fill(row + blocks.size(), row + MB, -1);
-      }
-    }
+    if (auto st = kv->prepare(s, chunk_new[i]); !st) return st;  // what it owes is paid at the next step
     S = std::max(S, total);
     next_pos[i] = len;
   }
+  pay_copies();  // copy-on-write, checkpoints, restores: before the plan writes anything
   for (size_t i = 0; i < chunk.size(); ++i) {
     const auto s = static_cast<size_t>(seq_of[i]);
     const int64_t pos = next_pos[s]++;
     tokens[i] = chunk[i];
     seq_ids[i] = seq_of[i];
     positions[i] = static_cast<int32_t>(pos);
-    for (KvGroup& g : groups)
-      g.slots[i] = storage == KvStorage::Dense ? static_cast<int32_t>(int64_t{seq_of[i]} * MB * B + pos)
-                                               : g.seqs[s].row(pos);
+    for (size_t g = 0; g < kv->n_groups(); ++g) kv->step(g).slots[i] = kv->slot(g, seq_of[i], pos);
   }
   int64_t o = 0;
   for (size_t i = 0; i < chunk.size(); ++i)
@@ -198,21 +111,8 @@ Status Session::Impl::run_chunk(std::span<const int32_t> chunk, std::span<const 
   for (uint64_t r : bp.stats.state_rows_written) after += r;
   stats.kv_rows_written += after - before;
   if (!captured.empty()) keep_captures(bp.args.bind, o);
-  for (size_t i = 0; i < chunk.size(); ++i) {
-    const auto s = static_cast<size_t>(seq_of[i]);
-    if (storage == KvStorage::Dense)
-      ++dense_len[s];
-    else
-      for (KvGroup& g : groups) g.seqs[s].commit(*g.pool, chunk.subspan(i, 1));
-  }
-  // Rows below end - window + 1 are out of every later query's window: their full blocks go back.
-  if (storage == KvStorage::Paged && groups.size() > 1) {
-    KvGroup& w = groups[1];
-    for (int32_t s : seq_of) {
-      runtime::SequenceBlocks& sb = w.seqs[static_cast<size_t>(s)];
-      sb.release_below(*w.pool, sb.size() - w.window + 1, KvGroup::kNullBlock);
-    }
-  }
+  for (size_t i = 0; i < chunk.size(); ++i) kv->commit(seq_of[i], chunk.subspan(i, 1));
+  for (int32_t s : seq_of) kv->finish_step(s);
   *n_out = o;
   stats.n_eval_calls++;
   stats.n_tokens_evaluated += static_cast<uint64_t>(n);
@@ -230,9 +130,9 @@ Status Session::Impl::eval_tokens(std::span<const int32_t> toks, std::span<const
     if (toks[i] < 0 || toks[i] >= vocab)
       return make_error(ErrorCode::InvalidArgument,
                         fmt::format("session: token id {} outside the vocabulary [0, {})", toks[i], vocab));
-    if (seq_of[i] < 0 || seq_of[i] >= cache.n_seq)
+    if (seq_of[i] < 0 || seq_of[i] >= kv->n_seq())
       return make_error(ErrorCode::InvalidArgument,
-                        fmt::format("session: sequence id {} outside [0, {})", seq_of[i], cache.n_seq));
+                        fmt::format("session: sequence id {} outside [0, {})", seq_of[i], kv->n_seq()));
   }
   int64_t want = n;
   if (rows == LogitRows::LastOfEachSequence) {
@@ -317,50 +217,41 @@ Result<std::unique_ptr<Session>> Model::new_session() const try {
   s->model = shared_from_this();
   s->m = impl_.get();
   const models::ModelGraph& mg = impl_->model_graph;
-  s->cache = mg.cache;
-  s->storage = impl_->options.kv_storage;
-  s->groups.resize(mg.window > 0 ? 2 : 1);
-  s->groups[0].cache = mg.cache;
-  if (mg.window > 0) {
-    s->groups[1].cache = mg.window_cache;
-    s->groups[1].window = mg.window;
-  }
+  // The sequence state: the full-attention pool, and the sliding-window layers' when the model has them.
+  kv::StateSpec spec;
+  auto group_spec = [](const models::CacheGeometry& c, int64_t window) {
+    return kv::GroupSpec{c.rows, c.block_size, c.max_blocks, window};
+  };
+  spec.groups.push_back(group_spec(mg.cache, 0));
+  if (mg.window > 0) spec.groups.push_back(group_spec(mg.window_cache, mg.window));
+  spec.n_seq = static_cast<int32_t>(mg.cache.n_seq);
+  spec.n_batch = impl_->info.n_batch;
+  spec.allocation =
+      impl_->options.kv_storage == KvStorage::Dense ? kv::Allocation::Fixed : kv::Allocation::Paged;
+  // The prefix cache's salt: what else decides a block's contents beside its tokens.
+  spec.salt = impl_->graph_hash ^ (impl_->options.cache_type == CacheType::F16 ? 0x9e3779b97f4a7c15ull : 0);
+  auto state = kv::State::create(spec);
+  if (!state) return state.error();
+  s->kv = std::move(*state);
+  s->group_states.resize(spec.groups.size());
   const graph::Graph& g = mg.graph;
   std::vector<size_t> state_bytes;
   for (graph::NodeId id : g.leaves(graph::Op::State)) {
     const graph::Node& n = g.node(id);
     const size_t k = state_bytes.size();
-    KvGroup& group = s->groups[mg.state_windowed[k] ? 1 : 0];
+    const size_t group = mg.state_windowed[k] ? 1 : 0;
     s->state_index.emplace(n.name, k);
-    group.states.push_back(k);
+    s->group_states[group].push_back(k);
     state_bytes.push_back(
         *graph::dtype_bytes(n.dtype, static_cast<uint64_t>(graph::resolve(n.shape, {}).numel())));
-    s->state_row_bytes.push_back(state_bytes.back() / static_cast<size_t>(group.cache.rows));
+    s->state_row_bytes.push_back(state_bytes.back() / static_cast<size_t>(spec.groups[group].rows));
   }
   if (!s->states.allocate(state_bytes))
     return make_error(ErrorCode::Internal, "session: no memory for the model's state (KV cache)");
   const auto batch = static_cast<size_t>(impl_->info.n_batch);
-  const auto n_seq = static_cast<size_t>(s->cache.n_seq);
+  const auto n_seq = static_cast<size_t>(spec.n_seq);
   for (auto* v : {&s->tokens, &s->positions, &s->seq_ids, &s->output_rows}) v->assign(batch, 0);
   s->last.assign(static_cast<size_t>(impl_->info.vocab_size), 0.0f);
-  // The prefix cache's salt: what else decides a block's contents beside its tokens.
-  const uint64_t salt =
-      impl_->graph_hash ^ (impl_->options.cache_type == CacheType::F16 ? 0x9e3779b97f4a7c15ull : 0);
-  for (KvGroup& group : s->groups) {
-    const auto B = static_cast<int32_t>(group.cache.block_size);
-    group.slots.assign(batch, 0);
-    group.block_tables.assign(n_seq * static_cast<size_t>(group.cache.max_blocks), -1);
-    group.pool = std::make_unique<runtime::BlockPool>(static_cast<int32_t>(group.cache.n_blocks()), B,
-                                                      salt ^ static_cast<uint64_t>(group.window));
-    if (group.window > 0 && s->storage == KvStorage::Paged) {
-      const int32_t null_block = group.pool->allocate();  // lowest first: block 0, held for good
-      if (null_block != KvGroup::kNullBlock)
-        return make_error(ErrorCode::Internal, "session: the sliding-window pool has no null block");
-    }
-    group.seqs.assign(n_seq, runtime::SequenceBlocks(B));
-    group.seqs[0].reserve_capacity(impl_->info.n_ctx);  // a session's own sequence grows without allocating
-  }
-  s->dense_len.assign(n_seq, 0);
   s->chunk_new.assign(n_seq, 0);
   s->next_pos.assign(n_seq, 0);
   s->last_index.assign(n_seq, -1);
@@ -402,12 +293,12 @@ Status Session::eval_batch(std::span<const int32_t> tokens, std::span<const int3
 }
 
 int64_t Session::sequence_length(int32_t seq_id) const {
-  return seq_id >= 0 && seq_id < impl_->cache.n_seq ? impl_->length(seq_id) : 0;
+  return seq_id >= 0 && seq_id < impl_->kv->n_seq() ? impl_->length(seq_id) : 0;
 }
 
 void Session::release_sequence(int32_t seq_id) {
-  if (seq_id < 0 || seq_id >= impl_->cache.n_seq) return;
-  impl_->release(seq_id);
+  if (seq_id < 0 || seq_id >= impl_->kv->n_seq()) return;
+  impl_->kv->release(seq_id);
   if (seq_id == 0) impl_->history.clear();
 }
 
@@ -420,7 +311,7 @@ Status Session::truncate(int64_t n) {
   s.history.resize(static_cast<size_t>(n));
   // The sliding-window pool may have given back the rows before n that a query at n still sees:
   // they are evaluated again.
-  const int64_t kept = s.truncate(0, n);
+  const int64_t kept = s.kv->truncate(0, n);
   if (kept == n) return {};
   const std::span<const int32_t> again(s.history.data() + kept, static_cast<size_t>(n - kept));
   if (again.size() > s.chunk_seq0.size()) s.chunk_seq0.assign(again.size(), 0);
@@ -431,7 +322,7 @@ Status Session::truncate(int64_t n) {
 std::span<const float> Session::last_logits() const { return impl_->last; }
 int64_t Session::n_past() const { return impl_->length(0); }
 void Session::reset() {
-  impl_->release_all();
+  impl_->kv->release_all();
   impl_->history.clear();
 }
 const SessionStats& Session::stats() const { return impl_->stats; }

@@ -58,10 +58,10 @@ Result<std::vector<float>> eval_with(const Model& model, const std::vector<int32
   const auto n = static_cast<int64_t>(tokens.size());
   if (layout.fragmented) {  // blocks handed out in turn: sequence 0 gets every other one
     for (int64_t at = layout.block_size; at < n + layout.block_size; at += layout.block_size) {
-      if (auto st = s.reserve(1, at); !st) return st.error();
-      if (auto st = s.reserve(0, std::min(at, n)); !st) return st.error();
+      if (auto st = s.kv->reserve(1, at); !st) return st.error();
+      if (auto st = s.kv->reserve(0, std::min(at, n)); !st) return st.error();
     }
-    if (!layout.neighbour) s.release(1);
+    if (!layout.neighbour) s.kv->release(1);
   }
   const auto vocab = static_cast<size_t>(model.info().vocab_size);
   std::vector<float> out(tokens.size() * vocab), both;
@@ -159,9 +159,9 @@ TEST_F(KvStorageConformance, SlidingWindowLayersGiveBackTheirBlocks) {
         auto dense = (*dense_model)->new_session();
         ASSERT_TRUE(session.ok() && dense.ok());
         Session::Impl& s = internal::Access::impl(**session);
-        ASSERT_EQ(s.groups.size(), 2u);
-        const KvGroup& w = s.groups[1];
-        const int64_t window = w.window;
+        ASSERT_EQ(s.kv->n_groups(), 2u);
+        const kv::State& w = *s.kv;
+        const int64_t window = w.spec().groups[1].window;
         // Between steps: the blocks of positions len - window + 1 .. len - 1, one more when they
         // straddle a block edge, and the null block.
         const int64_t most = (window - 1 + block - 1) / block + 1 + 1;
@@ -174,10 +174,10 @@ TEST_F(KvStorageConformance, SlidingWindowLayersGiveBackTheirBlocks) {
                     0)
               << ref.name << " @" << backend << " block " << block << ": " << when << ", position " << i
               << " differs from dense";
-          ASSERT_LE(w.pool->n_used(), most) << ref.name << " block " << block << " position " << i;
+          ASSERT_LE(w.pool(1).n_used(), most) << ref.name << " block " << block << " position " << i;
         };
         for (size_t i = 0; i < ref.tokens.size(); ++i) step(i, "first pass");
-        EXPECT_GT(w.seqs[0].first_live(), 0) << ref.name << ": no block was given back";
+        EXPECT_GT(w.blocks(1, 0).first_live(), 0) << ref.name << ": no block was given back";
         const int64_t keep = static_cast<int64_t>(ref.tokens.size()) - window - 3;
         ASSERT_GT(keep, 0);
         const uint64_t before = (*session)->stats().n_tokens_evaluated;

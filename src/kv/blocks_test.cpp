@@ -1,4 +1,4 @@
-#include "runtime/kv_blocks.h"
+#include "kv/blocks.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace glass::runtime {
+namespace glass::kv {
 
 // Forges hash collisions, which real 64-bit hashes practically never produce.
 struct BlockPoolTestPeer {
@@ -679,4 +679,4 @@ TEST(SequenceBlocks, RandomizedAgainstInvariants) {
 }
 
 }  // namespace
-}  // namespace glass::runtime
+}  // namespace glass::kv

@@ -7,8 +7,10 @@
 // published prefix, so a later prompt can reuse its rows).
 //
 // Chained hashes: a full block is published under hash(salt, parent hash, its tokens), the parent
-// being the hash of the block before it (0 for the first), so one hash names a whole prefix. The
-// salt stands for everything else that changes a block's contents (model, cache dtype, LoRA).
+// being the hash of the block before it, so one hash names a whole prefix. The first block's parent
+// is the sequence's root: 0, or the identity of what else a request changes the rows by (an adapter
+// or control vector and its scale). The pool's salt stands for what every sequence shares (model,
+// cache types).
 // Lookups also compare the stored parent and tokens, so a hash collision never shares rows.
 //
 // LRU: cached-unreferenced blocks sit in an intrusive list in release order; allocate takes a
@@ -24,7 +26,7 @@
 
 #include "glass/result.h"
 
-namespace glass::runtime {
+namespace glass::kv {
 
 class BlockPool {
  public:
@@ -55,7 +57,7 @@ class BlockPool {
   bool contains(uint64_t parent, std::span<const int32_t> tokens) const;
   // The tokens SequenceBlocks::match_prefix would take for this prompt now (whole leading blocks in
   // the index, at least one token left over); neither retains nor counts.
-  int64_t cached_prefix(std::span<const int32_t> tokens) const;
+  int64_t cached_prefix(std::span<const int32_t> tokens, uint64_t root = 0) const;
   // Records that the referenced, full block holds (parent, tokens) and returns its chain hash. When
   // another block already holds that hash the first one is kept and this block stays unpublished.
   uint64_t publish(int32_t block, uint64_t parent, std::span<const int32_t> tokens);
@@ -116,6 +118,13 @@ class SequenceBlocks {
  public:
   explicit SequenceBlocks(int32_t block_size);
 
+  // For an empty sequence: the parent hash of its first block (0: the plain model).
+  void set_root(uint64_t root);
+  uint64_t root() const { return root_; }
+  // For an empty sequence: holds what `other` holds (every block retained, so the first write into
+  // a shared block copies it: prepare_write).
+  void fork(BlockPool& pool, const SequenceBlocks& other);
+
   // Makes the table cover n_total tokens; on failure nothing allocated by this call is kept.
   Status reserve(BlockPool& pool, int64_t n_total);
   // The cache row holding logical token i.
@@ -157,6 +166,8 @@ class SequenceBlocks {
   void reserve_capacity(int64_t n);
 
   std::span<const int32_t> blocks() const { return table_; }
+  // The chain hash of full block k (k < size() / block_size()): the key of the prefix it ends.
+  uint64_t hash(size_t k) const { return hashes_[k]; }
   int64_t size() const { return n_tokens_; }
   std::span<const int32_t> tokens() const { return tokens_; }
   int32_t block_size() const { return block_size_; }
@@ -168,6 +179,7 @@ class SequenceBlocks {
   std::vector<int32_t> tokens_;
   std::vector<uint64_t> hashes_;  // chain hash of each full block, in order
   size_t first_live_ = 0;         // entries below were given back (sliding-window tables)
+  uint64_t root_ = 0;             // the first block's parent hash
 };
 
-}  // namespace glass::runtime
+}  // namespace glass::kv

@@ -1,11 +1,11 @@
-#include "runtime/kv_blocks.h"
+#include "kv/blocks.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <climits>
 
-namespace glass::runtime {
+namespace glass::kv {
 
 namespace {
 
@@ -172,10 +172,10 @@ bool BlockPool::contains(uint64_t parent, std::span<const int32_t> tokens) const
   return parent_[b] == parent && std::equal(tokens.begin(), tokens.end(), stored);
 }
 
-int64_t BlockPool::cached_prefix(std::span<const int32_t> tokens) const {
+int64_t BlockPool::cached_prefix(std::span<const int32_t> tokens, uint64_t root) const {
   if (tokens.empty()) return 0;
   const size_t max_blocks = (tokens.size() - 1) / static_cast<size_t>(block_size_);
-  uint64_t parent = 0;
+  uint64_t parent = root;
   size_t k = 0;
   for (; k < max_blocks; ++k) {
     const std::span<const int32_t> block = tokens.subspan(k * block_size_, block_size_);
@@ -306,6 +306,23 @@ Status BlockPool::check() const {
 
 SequenceBlocks::SequenceBlocks(int32_t block_size) : block_size_(block_size) { GLASS_CHECK(block_size > 0); }
 
+void SequenceBlocks::set_root(uint64_t root) {
+  GLASS_CHECK(table_.empty() && n_tokens_ == 0);
+  root_ = root;
+}
+
+void SequenceBlocks::fork(BlockPool& pool, const SequenceBlocks& other) {
+  GLASS_CHECK(pool.block_size() == block_size_ && other.block_size_ == block_size_);
+  GLASS_CHECK(table_.empty() && n_tokens_ == 0);
+  table_ = other.table_;
+  tokens_ = other.tokens_;
+  hashes_ = other.hashes_;
+  n_tokens_ = other.n_tokens_;
+  first_live_ = other.first_live_;
+  root_ = other.root_;
+  for (size_t k = first_live_; k < table_.size(); ++k) pool.retain(table_[k]);
+}
+
 void SequenceBlocks::reserve_capacity(int64_t n) {
   const auto blocks = static_cast<size_t>((n + block_size_ - 1) / block_size_);
   table_.reserve(blocks);
@@ -348,7 +365,7 @@ int64_t SequenceBlocks::match_prefix(BlockPool& pool, std::span<const int32_t> t
   GLASS_CHECK(table_.empty() && n_tokens_ == 0);
   if (tokens.empty()) return 0;
   size_t max_blocks = (tokens.size() - 1) / block_size_;
-  uint64_t parent = 0;
+  uint64_t parent = root_;
   for (size_t k = 0; k < max_blocks; ++k) {
     std::span<const int32_t> block = tokens.subspan(k * block_size_, block_size_);
     int32_t b = pool.lookup(parent, block);
@@ -373,7 +390,7 @@ void SequenceBlocks::commit(BlockPool& pool, std::span<const int32_t> tokens) {
   tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   n_tokens_ = end;
   for (size_t k = hashes_.size(); k < static_cast<size_t>(n_tokens_ / block_size_); ++k) {
-    uint64_t parent = k == 0 ? 0 : hashes_[k - 1];
+    uint64_t parent = k == 0 ? root_ : hashes_[k - 1];
     std::span<const int32_t> block(tokens_.data() + k * block_size_, block_size_);
     hashes_.push_back(pool.publish(table_[k], parent, block));
   }
@@ -438,6 +455,7 @@ void SequenceBlocks::release(BlockPool& pool) {
   hashes_.clear();
   n_tokens_ = 0;
   first_live_ = 0;
+  root_ = 0;
 }
 
 void SequenceBlocks::release_below(BlockPool& pool, int64_t n_dead, int32_t null_block) {
@@ -460,10 +478,10 @@ int64_t SequenceBlocks::rewind_windowed(BlockPool& pool, int64_t n, int64_t wind
     if (lo >= first_live_) break;
     bool cached = true;
     for (size_t k = lo; k < first_live_ && cached; ++k)
-      cached = pool.contains(k == 0 ? 0 : hashes_[k - 1], block_tokens(k));
+      cached = pool.contains(k == 0 ? root_ : hashes_[k - 1], block_tokens(k));
     if (cached) {
       for (size_t k = lo; k < first_live_; ++k)
-        table_[k] = pool.lookup(k == 0 ? 0 : hashes_[k - 1], block_tokens(k));
+        table_[k] = pool.lookup(k == 0 ? root_ : hashes_[k - 1], block_tokens(k));
       first_live_ = lo;
       break;
     }
@@ -480,7 +498,7 @@ int64_t SequenceBlocks::match_prefix_windowed(BlockPool& pool, std::span<const i
   if (limit <= 0) return 0;
   // Every block starts given back; rewind_windowed takes back the ones the window needs.
   tokens_.assign(tokens.begin(), tokens.begin() + limit);
-  uint64_t parent = 0;
+  uint64_t parent = root_;
   for (int64_t k = 0; k < limit / block_size_; ++k) {
     parent =
         pool.hash_block(parent, std::span<const int32_t>(tokens_).subspan(
@@ -493,4 +511,4 @@ int64_t SequenceBlocks::match_prefix_windowed(BlockPool& pool, std::span<const i
   return rewind_windowed(pool, limit, window);
 }
 
-}  // namespace glass::runtime
+}  // namespace glass::kv
