@@ -26,8 +26,8 @@
 namespace glass {
 
 struct EngineOptions {
-  // Sequences advanced together; 0 = the model's n_seq_max (dense storage: at most the sequences its
-  // kv_size holds full-length runs of rows for).
+  // Sequences advanced together; 0 = the session's n_seq_max (dense storage: at most the sequences
+  // its kv_size holds full-length runs of rows for).
   int32_t max_running = 0;
   int32_t max_queued = 256;  // waiting requests (preempted ones included) past which submit is busy
   // Tokens one step evaluates (decodes + prompt chunks), at most n_batch: one plan call per step; 0 =
@@ -38,6 +38,9 @@ struct EngineOptions {
   // are at least this fraction of the pool (vLLM's watermark, floor of fraction x blocks): the running
   // sequences keep room to grow instead of being preempted as soon as they need a block. In [0, 1).
   float admit_watermark = 0.01f;
+  // The KV cache the engine's session holds: pool size, block size, sequences, storage, cache type,
+  // batch invariance (unset fields: the model's LoadOptions).
+  SessionOptions session;
 };
 
 struct EngineRequest {

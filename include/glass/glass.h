@@ -106,6 +106,22 @@ int glass_token_is_end_of_generation(const glass_model* model, int32_t token);
 // ---- Session: a KV cache and the tokens it holds ----
 
 glass_status glass_session_new(const glass_model* model, glass_session** session);
+
+// A session's own KV cache, as llama.cpp's context parameters: one loaded model serves sessions of
+// any cache size. Zero fields (and cache_type GLASS_CACHE_DEFAULT) take the model's load options.
+typedef struct glass_session_options {
+  int64_t kv_size;        // KV cache rows
+  int64_t kv_block_size;  // rows per block
+  int64_t n_seq_max;      // sequences one step may hold
+  int32_t cache_type;     // GLASS_CACHE_F32, GLASS_CACHE_F16, or GLASS_CACHE_DEFAULT (-1)
+} glass_session_options;
+#define GLASS_CACHE_DEFAULT (-1)
+
+glass_session_options glass_session_options_default(void);
+// As glass_session_new with those options (NULL: the defaults). A field out of range is
+// GLASS_ERR_INVALID_ARGUMENT naming it.
+glass_status glass_session_new_with(const glass_model* model, const glass_session_options* options,
+                                    glass_session** session);
 void glass_session_free(glass_session* session);  // NULL is allowed
 
 // Evaluates tokens at the session's next positions (nothing already cached is evaluated again).

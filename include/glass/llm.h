@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -51,6 +52,8 @@ struct LoadOptions {
   int64_t n_ctx = 0;
   int64_t min_ctx = 0;  // lower bound for the default n_ctx (e.g. prompt + tokens to generate)
   int64_t n_batch = 0;  // most tokens per prefill call; 0 = min(512, the larger of n_ctx and kv_size)
+  // The KV cache fields below (cache_type to kv_storage, and batch_invariant) are the defaults of the
+  // model's sessions and engines; each session may choose its own (SessionOptions).
   CacheType cache_type = CacheType::F32;
   // The KV cache is one pool of kv_size token rows in blocks of kv_block_size, shared by all of a
   // session's sequences (generate_batch) — each may grow to n_ctx while the pool has blocks.
@@ -90,6 +93,20 @@ struct LoadOptions {
   // worker threads; it must not throw. The model keeps it: a plan compiled after the load (another
   // batch shape) that repacks a weight the first plans did not use calls it again. Empty: none.
   std::function<void(const LoadProgress&)> on_progress;
+};
+
+// A session's KV cache and step behaviour, chosen per session as llama.cpp chooses them per context:
+// one loaded Model serves sessions and engines of any cache size. Each field left unset (0, nullopt)
+// takes the model's LoadOptions value. A shape no session used before builds its graph and compiles
+// its plans on first use (Model::plans_compiled counts them); sessions of one shape share them.
+struct SessionOptions {
+  int64_t kv_size = 0;         // rows of the pool all of the session's sequences share
+  int64_t kv_block_size = 0;   // rows per block
+  int64_t n_seq_max = 0;       // sequences one step may hold
+  int64_t kv_size_window = 0;  // the sliding-window layers' pool (LoadOptions::kv_size_window)
+  std::optional<KvStorage> kv_storage;
+  std::optional<CacheType> cache_type;
+  std::optional<bool> batch_invariant;
 };
 
 // One turn of a conversation, as chat templates see it ({"role": ..., "content": ...}).
@@ -161,7 +178,8 @@ class Model : public std::enable_shared_from_this<Model> {
   Model& operator=(const Model&) = delete;
 
   const ModelInfo& info() const;
-  Result<std::unique_ptr<Session>> new_session() const;
+  // Errors: a SessionOptions field out of range (InvalidArgument naming it).
+  Result<std::unique_ptr<Session>> new_session(const SessionOptions& options = {}) const;
 
   // Text -> token ids as the model's tokenizer metadata says (BOS added when the model asks for it).
   Result<std::vector<int32_t>> tokenize(std::string_view text, bool add_special = true,

@@ -190,9 +190,13 @@ class Model:
         Hugging Face transformers does."""
         return self._m.apply_chat_template(messages, add_generation_prompt, tools)
 
-    def session(self) -> Session:
-        """A new session: its own KV cache, for one thread at a time."""
-        return Session(self._m.session(), self)
+    def session(self, *, kv_size: int = 0, kv_block_size: int = 0, n_seq_max: int = 0,
+                cache_type: str = "", batch_invariant: bool | None = None) -> Session:
+        """A new session: its own KV cache, for one thread at a time. The cache's size, block
+        size, sequences, type ("f32" / "f16") and batch invariance are the session's own, as
+        llama.cpp's context parameters (0, "" and None: the load's); a shape no session used
+        before compiles its plans on first use."""
+        return Session(self._m.session(kv_size, kv_block_size, n_seq_max, cache_type, batch_invariant), self)
 
     @_with_options
     @_doc("""Generates a continuation of `prompt` (str: tokenized with BOS as the model says; or a

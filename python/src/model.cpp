@@ -252,13 +252,28 @@ void bind_model(py::module_& m) {
              return a;
            })
       .def("tensor_names", [](const ModelPtr& h) { return h->model->tensor_names(); })
-      .def("session",
-           [](const ModelPtr& h) {
-             auto s = std::make_shared<SessionHandle>();
-             s->owner = h;
-             s->session = unwrap(h->model->new_session());
-             return s;
-           })
+      .def(
+          "session",
+          [](const ModelPtr& h, int64_t kv_size, int64_t kv_block_size, int64_t n_seq_max,
+             const std::string& cache_type, std::optional<bool> batch_invariant) {
+            SessionOptions o;
+            o.kv_size = kv_size;
+            o.kv_block_size = kv_block_size;
+            o.n_seq_max = n_seq_max;
+            if (cache_type == "f32")
+              o.cache_type = CacheType::F32;
+            else if (cache_type == "f16")
+              o.cache_type = CacheType::F16;
+            else if (!cache_type.empty())
+              throw py::value_error("glass: cache_type '" + cache_type + "' is neither 'f32' nor 'f16'");
+            o.batch_invariant = batch_invariant;
+            auto s = std::make_shared<SessionHandle>();
+            s->owner = h;
+            s->session = unwrap(h->model->new_session(o));
+            return s;
+          },
+          py::arg("kv_size") = 0, py::arg("kv_block_size") = 0, py::arg("n_seq_max") = 0,
+          py::arg("cache_type") = "", py::arg("batch_invariant") = std::nullopt)
       .def("all_logits",
            [](const ModelPtr& h, py::handle ids) {
              SessionLease lease(h);

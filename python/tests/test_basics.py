@@ -111,3 +111,21 @@ def test_decode_strategy_is_a_load_option():
     with pytest.raises(glass.InvalidArgumentError) as e:
         glass.load(MODEL, threads=1, decode_strategy="diagonal")
     assert "decode_strategy: unknown decode strategy 'diagonal'" in str(e.value)
+
+
+def test_sessions_choose_their_own_cache(model):
+    ids = model.tokenize("Once upon a time there was")
+    plain = model.session().eval(ids)
+    # A smaller pool in smaller blocks: another shape of the same model, the same logits bit for bit.
+    small = model.session(kv_size=64, kv_block_size=4, n_seq_max=2)
+    np.testing.assert_array_equal(small.eval(ids), plain)
+    compiled = model.plans_compiled
+    again = model.session(kv_size=64, kv_block_size=4, n_seq_max=2)  # that shape's plans are kept
+    np.testing.assert_array_equal(again.eval(ids), plain)
+    assert model.plans_compiled == compiled
+    half = model.session(cache_type="f16").eval(ids)
+    assert np.max(np.abs(half - plain)) < 0.05
+    with pytest.raises(ValueError, match="cache_type"):
+        model.session(cache_type="q8")
+    with pytest.raises(glass.InvalidArgumentError, match="kv_size"):
+        model.session(kv_size=-5)

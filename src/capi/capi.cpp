@@ -293,11 +293,45 @@ int glass_token_is_end_of_generation(const glass_model* model, int32_t token) {
 }
 
 glass_status glass_session_new(const glass_model* model, glass_session** session) {
+  return glass_session_new_with(model, nullptr, session);
+}
+
+glass_session_options glass_session_options_default(void) {
+  glass_session_options o;
+  o.kv_size = 0;
+  o.kv_block_size = 0;
+  o.n_seq_max = 0;
+  o.cache_type = GLASS_CACHE_DEFAULT;
+  return o;
+}
+
+glass_status glass_session_new_with(const glass_model* model, const glass_session_options* options,
+                                    glass_session** session) {
   return guard("glass_session_new", [&] {
     require(session, "session");
     *session = nullptr;
     require(model, "model");
-    auto s = model->model->new_session();
+    const glass_session_options o = options != nullptr ? *options : glass_session_options_default();
+    glass::SessionOptions so;
+    so.kv_size = o.kv_size;
+    so.kv_block_size = o.kv_block_size;
+    so.n_seq_max = o.n_seq_max;
+    switch (o.cache_type) {
+      case GLASS_CACHE_DEFAULT:
+        break;
+      case GLASS_CACHE_F32:
+        so.cache_type = glass::CacheType::F32;
+        break;
+      case GLASS_CACHE_F16:
+        so.cache_type = glass::CacheType::F16;
+        break;
+      default:
+        fail(GLASS_ERR_INVALID_ARGUMENT,
+             fmt::format("options->cache_type {} is none of GLASS_CACHE_F32, GLASS_CACHE_F16, "
+                         "GLASS_CACHE_DEFAULT",
+                         o.cache_type));
+    }
+    auto s = model->model->new_session(so);
     if (!s) check(s.error());
     *session = new glass_session{std::move(*s)};
   });

@@ -151,6 +151,35 @@ static void test_tokens_and_logits(glass_model* model) {
   free(all);
   glass_session_free(scorer);
 
+  // A session with its own cache (a small f16 pool in blocks of 4) over the same model: the same
+  // prediction, within what the f16 cache changes.
+  glass_session_options so = glass_session_options_default();
+  so.kv_size = 64;
+  so.kv_block_size = 4;
+  so.cache_type = GLASS_CACHE_F16;
+  glass_session* small = NULL;
+  CHECK(glass_session_new_with(model, &so, &small) == GLASS_OK);
+  CHECK(glass_session_eval(small, ids, n_ids) == GLASS_OK);
+  const float* small_logits = NULL;
+  size_t n_small = 0;
+  CHECK(glass_session_logits(small, &small_logits, &n_small) == GLASS_OK);
+  CHECK(n_small == 512);
+  float small_diff = 0;
+  for (size_t i = 0; i < 512; ++i) {
+    const float d = fabsf(small_logits[i] - logits[i]);
+    if (d > small_diff) small_diff = d;
+  }
+  CHECK(small_diff < 0.05f);
+  glass_session_free(small);
+  so.cache_type = 7;
+  CHECK(glass_session_new_with(model, &so, &small) == GLASS_ERR_INVALID_ARGUMENT);
+  CHECK(contains(glass_last_error(), "cache_type 7"));
+  so = glass_session_options_default();
+  so.kv_size = -1;
+  CHECK(glass_session_new_with(model, &so, &small) == GLASS_ERR_INVALID_ARGUMENT);
+  CHECK(contains(glass_last_error(), "kv_size"));
+  CHECK(small == NULL);
+
   CHECK(glass_session_truncate(session, 2) == GLASS_OK);
   CHECK(glass_session_n_past(session) == 2);
   CHECK(glass_session_logits(session, &logits, &n_logits) == GLASS_ERR_INVALID_ARGUMENT);

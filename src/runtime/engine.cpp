@@ -335,10 +335,6 @@ Result<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const Model> mode
                                                const EngineOptions& options) {
   if (!model) return make_error(ErrorCode::InvalidArgument, "engine: no model");
   const ModelInfo& info = model->info();
-  if (options.max_running < 0 || options.max_running > info.n_seq_max)
-    return make_error(ErrorCode::InvalidArgument,
-                      fmt::format("engine: max_running {} outside [0, {}] (0: the model's n_seq_max {})",
-                                  options.max_running, info.n_seq_max, info.n_seq_max));
   if (options.max_queued < 0)
     return make_error(ErrorCode::InvalidArgument,
                       fmt::format("engine: max_queued {} must not be negative", options.max_queued));
@@ -355,16 +351,20 @@ Result<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const Model> mode
   impl->m = &internal::Access::impl(*model);
   impl->opt = options;
   if (impl->opt.step_tokens == 0) impl->opt.step_tokens = info.n_batch;
-  auto session = model->new_session();
+  auto session = model->new_session(options.session);
   if (!session) return session.error();
   impl->session = std::move(*session);
   impl->model = std::move(model);
   impl->s = &internal::Access::impl(*impl->session);
   impl->kv = impl->s->kv.get();
+  const int32_t n_seq = impl->kv->n_seq();
+  if (options.max_running < 0 || options.max_running > n_seq)
+    return make_error(ErrorCode::InvalidArgument,
+                      fmt::format("engine: max_running {} outside [0, {}] (0: the session's n_seq_max {})",
+                                  options.max_running, n_seq, n_seq));
   // Dense storage holds as many sequences as the pool has full-length runs of rows for.
   const int32_t usable = impl->kv->n_seq_usable();
-  if (impl->opt.max_running == 0)
-    impl->opt.max_running = std::min(static_cast<int32_t>(info.n_seq_max), usable);
+  if (impl->opt.max_running == 0) impl->opt.max_running = usable;
   if (impl->opt.max_running > usable)
     return make_error(
         ErrorCode::InvalidArgument,

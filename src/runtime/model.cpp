@@ -32,19 +32,65 @@ Model::~Model() = default;
 const ModelInfo& Model::info() const { return impl_->info; }
 
 Result<std::shared_ptr<backend::Plan>> Model::Impl::plan(int64_t max_t) const {
-  return plan(max_t, model_graph.graph, graph_hash);
+  return plan(max_t, base->mg.graph, base->hash, options.batch_invariant);
 }
 
-Result<std::shared_ptr<backend::Plan>> Model::Impl::plan(int64_t max_t, const graph::Graph& g,
-                                                         uint64_t hash) const {
+Result<std::shared_ptr<backend::Plan>> Model::Impl::plan(int64_t max_t, const graph::Graph& g, uint64_t hash,
+                                                         bool batch_invariant) const {
   backend::CompileOptions opt;
   opt.max[graph::Sym::T] = max_t;
   opt.max[graph::Sym::S] = info.n_ctx;
   opt.max[graph::Sym::O] = max_t;  // logits of every token at most
   opt.decompose_composites = options.decompose;
   opt.fuse = options.fuse;
-  opt.batch_invariant = options.batch_invariant;
+  opt.batch_invariant = batch_invariant;
   return plans.get(*backend, g, hash, weight_resolver(), opt);
+}
+
+Result<models::BuildOptions> Model::Impl::resolve(const SessionOptions& o) const {
+  if (o.kv_size < 0 || o.kv_size_window < 0 || o.kv_block_size < 0 || o.n_seq_max < 0)
+    return make_error(ErrorCode::InvalidArgument,
+                      "session: kv_size, kv_size_window, kv_block_size and n_seq_max must not be negative "
+                      "(0: the model's)");
+  for (const auto& [name, value] : {std::pair<const char*, int64_t>{"kv_size", o.kv_size},
+                                    {"kv_size_window", o.kv_size_window},
+                                    {"kv_block_size", o.kv_block_size},
+                                    {"n_seq_max", o.n_seq_max}})
+    if (value > std::numeric_limits<int32_t>::max())
+      return make_error(ErrorCode::InvalidArgument,
+                        fmt::format("session: {} = {} is more than the 2147483647 positions glass represents",
+                                    name, value));
+  models::BuildOptions b = build;
+  if (o.kv_size > 0) b.kv_size = o.kv_size;
+  if (o.kv_block_size > 0) b.kv_block_size = o.kv_block_size;
+  if (o.n_seq_max > 0) b.n_seq_max = o.n_seq_max;
+  if (o.kv_size_window > 0) b.kv_size_window = o.kv_size_window;
+  if (o.kv_storage) b.kv_dense = *o.kv_storage == KvStorage::Dense;
+  if (o.cache_type) b.kv_dtype = *o.cache_type == CacheType::F16 ? graph::DType::F16 : graph::DType::F32;
+  return b;
+}
+
+Result<std::shared_ptr<const ShapedGraph>> Model::Impl::graph_for(const models::BuildOptions& b) const {
+  const auto key =
+      std::make_tuple(b.kv_size, b.kv_block_size, b.n_seq_max, b.kv_size_window, b.kv_dense, b.kv_dtype);
+  if (key == std::make_tuple(build.kv_size, build.kv_block_size, build.n_seq_max, build.kv_size_window,
+                             build.kv_dense, build.kv_dtype))
+    return base;
+  std::lock_guard lock(shapes_mu);
+  if (auto it = shapes.find(key); it != shapes.end()) return it->second;
+  auto mg = arch->from_gguf(*file, weights, b);
+  if (!mg) return mg.error();
+  auto shaped = std::make_shared<ShapedGraph>();
+  shaped->mg = std::move(*mg);
+  if (rewrite) {
+    auto rewritten = rewrite(shaped->mg.graph);
+    if (!rewritten) return rewritten.error();
+    shaped->mg.graph = std::move(*rewritten);
+    models::index_states(shaped->mg);
+  }
+  shaped->hash = shaped->mg.graph.hash();
+  shapes.emplace(key, shaped);
+  return std::shared_ptr<const ShapedGraph>(std::move(shaped));
 }
 
 backend::WeightResolver Model::Impl::weight_resolver() const {
@@ -97,7 +143,7 @@ int64_t context_that_fits(const models::ModelGraph& mg, uint64_t weight_bytes) {
 // The GGUF's tokenizer, its token count checked against the model's vocabulary first. llama.cpp's
 // "no_vocab" files (what llama-bench benchmarks) carry weights only: they load without one, and
 // what needs text says so (Model::tokenize, generate, chat).
-Status load_gguf_tokenizer(Model::Impl& impl) {
+Status load_gguf_tokenizer(Model::Impl& impl, int64_t vocab_size) {
   const formats::GgufFile& file = *impl.file;
   const auto tok_model = file.find("tokenizer.ggml.model") != nullptr
                              ? file.get_string("tokenizer.ggml.model")
@@ -105,10 +151,10 @@ Status load_gguf_tokenizer(Model::Impl& impl) {
   if (tok_model && *tok_model == "no_vocab") return {};
   if (const formats::GgufValue* tokens = file.find("tokenizer.ggml.tokens");
       tokens != nullptr && tokens->type == formats::GgufValueType::ARRAY &&
-      tokens->count != static_cast<uint64_t>(impl.model_graph.vocab_size))
+      tokens->count != static_cast<uint64_t>(vocab_size))
     return make_error(ErrorCode::InvalidFile,
                       fmt::format("model: {}: tokenizer has {} tokens but the model's vocabulary is {}",
-                                  file.path(), tokens->count, impl.model_graph.vocab_size));
+                                  file.path(), tokens->count, vocab_size));
   auto vocab = formats::vocab_from_gguf(file);
   if (!vocab) return vocab.error();
   auto tok = tokenizer::Tokenizer::create(std::move(*vocab));
@@ -196,29 +242,35 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
       mg = arch->from_gguf(*impl->file, impl->weights, build);
     }
   if (!mg) return *format == ModelFormat::HfDirectory ? hf_build_error(mg.error(), path) : mg.error();
-  impl->model_graph = std::move(*mg);
+  auto base = std::make_shared<ShapedGraph>();
+  base->mg = std::move(*mg);
+  models::ModelGraph& base_mg = base->mg;
+  build.n_ctx = base_mg.n_ctx;  // other shapes keep this context (the plans' S)
+  impl->arch = arch;
+  impl->build = build;
+  impl->rewrite = rewrite;
   // The vocabulary after the graph: a file whose tensors make no model is refused before its
   // token list (millions of entries, in a hostile file) is built into a tokenizer.
   if (*format == ModelFormat::Gguf)
-    if (Status st = load_gguf_tokenizer(*impl); !st) return st.error();
+    if (Status st = load_gguf_tokenizer(*impl, base_mg.vocab_size); !st) return st.error();
   if (rewrite) {
-    auto rewritten = rewrite(impl->model_graph.graph);
+    auto rewritten = rewrite(base_mg.graph);
     if (!rewritten) return rewritten.error();
-    impl->model_graph.graph = std::move(*rewritten);
+    base_mg.graph = std::move(*rewritten);
     // A rewrite may add or drop state (e.g. a layer given its own KV cache): re-derive the kinds.
-    models::index_states(impl->model_graph);
+    models::index_states(base_mg);
   }
-  impl->graph_hash = impl->model_graph.graph.hash();
+  base->hash = base_mg.graph.hash();
+  impl->base = base;
   // HF checkpoints often pad the embedding past the tokenizer (llama.cpp's converter pads the
   // vocabulary instead); the extra rows are ids no text maps to.
-  const bool vocab_fits =
-      !impl->tokenizer ||
-      (*format == ModelFormat::HfDirectory ? impl->tokenizer->vocab_size() <= impl->model_graph.vocab_size
-                                           : impl->tokenizer->vocab_size() == impl->model_graph.vocab_size);
+  const bool vocab_fits = !impl->tokenizer || (*format == ModelFormat::HfDirectory
+                                                   ? impl->tokenizer->vocab_size() <= base_mg.vocab_size
+                                                   : impl->tokenizer->vocab_size() == base_mg.vocab_size);
   if (!vocab_fits)
     return make_error(ErrorCode::InvalidFile,
                       fmt::format("model: tokenizer has {} tokens but the model's vocabulary is {}",
-                                  impl->tokenizer->vocab_size(), impl->model_graph.vocab_size));
+                                  impl->tokenizer->vocab_size(), base_mg.vocab_size));
 
   backend::BackendOptions backend_options{
       options.n_threads, options.repack_weights, {}, options.isa, options.decode_strategy};
@@ -248,19 +300,19 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   ModelInfo& info = impl->info;
   info.path = path;
   info.architecture = *arch_name;
-  info.summary = impl->model_graph.summary;
+  info.summary = base_mg.summary;
   info.backend = impl->backend->describe();
-  info.vocab_size = impl->model_graph.vocab_size;
-  info.n_ctx = impl->model_graph.n_ctx;
-  info.n_ctx_train = impl->model_graph.n_ctx_train;
-  info.n_layers = impl->model_graph.n_layers;
-  info.kv_size = impl->model_graph.cache.rows;
-  info.kv_bytes_per_row = pool_bytes_per_row(impl->model_graph);
+  info.vocab_size = base_mg.vocab_size;
+  info.n_ctx = base_mg.n_ctx;
+  info.n_ctx_train = base_mg.n_ctx_train;
+  info.n_layers = base_mg.n_layers;
+  info.kv_size = base_mg.cache.rows;
+  info.kv_bytes_per_row = pool_bytes_per_row(base_mg);
   // A step never writes more rows than the pool holds (several sequences' tokens may share a step).
   info.n_batch = models::choose_batch(options.n_batch, info.n_ctx, info.kv_size);
-  info.kv_size_window = impl->model_graph.window > 0 ? impl->model_graph.window_cache.rows : 0;
-  info.kv_block_size = impl->model_graph.cache.block_size;
-  info.n_seq_max = impl->model_graph.cache.n_seq;
+  info.kv_size_window = base_mg.window > 0 ? base_mg.window_cache.rows : 0;
+  info.kv_block_size = base_mg.cache.block_size;
+  info.n_seq_max = base_mg.cache.n_seq;
   info.file_bytes = file_bytes;
   std::map<graph::DType, uint64_t> bytes_by_type;
   for (const auto& [name, w] : impl->weights) {
@@ -307,7 +359,7 @@ bool Model::is_end_of_generation(int32_t id) const {
 uint64_t Model::plans_compiled() const { return impl_->plans.compiles(); }
 
 Result<std::string> Model::graph(GraphFormat format, bool after_rewrites) const {
-  const graph::Graph* g = &impl_->model_graph.graph;
+  const graph::Graph* g = &impl_->base->mg.graph;
   std::string log;
   if (after_rewrites) {
     auto plan = impl_->plan(impl_->info.n_batch);

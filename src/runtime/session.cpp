@@ -18,7 +18,8 @@ namespace glass {
 
 Status Session::Impl::bind(BoundPlan& bp, int64_t max_t) {
   if (bp.plan) return {};
-  auto plan = capture_graph ? m->plan(max_t, *capture_graph, capture_hash) : m->plan(max_t);
+  auto plan = capture_graph ? m->plan(max_t, *capture_graph, capture_hash, batch_invariant)
+                            : m->plan(max_t, shape->mg.graph, shape->hash, batch_invariant);
   if (!plan) return plan.error();
   bp.plan = *plan;
   bp.workspace = bp.plan->make_workspace();
@@ -43,7 +44,7 @@ Status Session::Impl::bind(BoundPlan& bp, int64_t max_t) {
     if (it == state_index.end())
       return make_error(ErrorCode::Internal, fmt::format("session: unknown state '{}'", g.node(id).name));
     bp.args.states.push_back(states[it->second]);
-    bp.kinds.push_back(m->model_graph.state_kinds[it->second]);
+    bp.kinds.push_back(shape->mg.state_kinds[it->second]);
   }
   bp.args.outputs = {last.data()};  // replaced per run by where the caller wants the logits
   for (std::vector<float>& rows : capture_step) bp.args.outputs.push_back(rows.data());
@@ -212,11 +213,17 @@ Session::~Session() = default;
 
 // The KV cache's size follows the options and the model: its allocation failing is an error, not an
 // exception out of the API (core/exception_guard.h).
-Result<std::unique_ptr<Session>> Model::new_session() const try {
+Result<std::unique_ptr<Session>> Model::new_session(const SessionOptions& options) const try {
   auto s = std::make_unique<Session::Impl>();
   s->model = shared_from_this();
   s->m = impl_.get();
-  const models::ModelGraph& mg = impl_->model_graph;
+  auto build = impl_->resolve(options);
+  if (!build) return build.error();
+  auto shape = impl_->graph_for(*build);
+  if (!shape) return shape.error();
+  s->shape = std::move(*shape);
+  s->batch_invariant = options.batch_invariant.value_or(impl_->options.batch_invariant);
+  const models::ModelGraph& mg = s->shape->mg;
   // The sequence state: the full-attention pool, and the sliding-window layers' when the model has them.
   kv::StateSpec spec;
   auto group_spec = [](const models::CacheGeometry& c, int64_t window) {
@@ -226,10 +233,9 @@ Result<std::unique_ptr<Session>> Model::new_session() const try {
   if (mg.window > 0) spec.groups.push_back(group_spec(mg.window_cache, mg.window));
   spec.n_seq = static_cast<int32_t>(mg.cache.n_seq);
   spec.n_batch = impl_->info.n_batch;
-  spec.allocation =
-      impl_->options.kv_storage == KvStorage::Dense ? kv::Allocation::Fixed : kv::Allocation::Paged;
+  spec.allocation = build->kv_dense ? kv::Allocation::Fixed : kv::Allocation::Paged;
   // The prefix cache's salt: what else decides a block's contents beside its tokens.
-  spec.salt = impl_->graph_hash ^ (impl_->options.cache_type == CacheType::F16 ? 0x9e3779b97f4a7c15ull : 0);
+  spec.salt = s->shape->hash ^ (build->kv_dtype == graph::DType::F16 ? 0x9e3779b97f4a7c15ull : 0);
   auto state = kv::State::create(spec);
   if (!state) return state.error();
   s->kv = std::move(*state);

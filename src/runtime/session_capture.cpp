@@ -12,7 +12,7 @@ namespace glass {
 
 Status Session::set_capture(const std::vector<std::string>& names) {
   Impl& s = *impl_;
-  const graph::Graph& g = s.m->model_graph.graph;
+  const graph::Graph& g = s.shape->mg.graph;
   graph::Graph with = g;
   std::vector<graph::NodeId> nodes;
   std::vector<Captured> captured;

@@ -52,6 +52,8 @@ enum class LogitRows { All, LastOfEachSequence };
 struct Session::Impl {
   std::shared_ptr<const Model> model;
   const Model::Impl* m = nullptr;
+  std::shared_ptr<const ShapedGraph> shape;  // the model's graph for this session's cache shape
+  bool batch_invariant = false;
   StateMemory states;
   std::map<std::string, size_t> state_index;
   std::vector<size_t> state_row_bytes;              // per state: bytes of one cache row

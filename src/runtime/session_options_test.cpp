@@ -1,0 +1,126 @@
+// SessionOptions: one loaded model serves sessions and engines of any cache shape, each equal bit
+// for bit to a model loaded with that shape, each shape's plans compiled once.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "glass/engine.h"
+#include "glass/llm.h"
+#include "support/fixtures.h"
+
+namespace glass {
+namespace {
+
+std::shared_ptr<Model> bundled(LoadOptions opt) {
+  auto m = load_llm((test::source_dir() / "models/stories260K.gguf").string(), opt);
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
+  return m.ok() ? *m : nullptr;
+}
+
+std::vector<float> all_logits(Session& s, const std::vector<int32_t>& ids, int64_t vocab) {
+  std::vector<float> out(ids.size() * static_cast<size_t>(vocab));
+  EXPECT_TRUE(s.eval(ids, out).ok());
+  return out;
+}
+
+TEST(SessionOptions, EachShapeEqualsAModelLoadedWithIt) {
+  const LoadOptions base{.backend = "cpu", .n_ctx = 128, .n_threads = 2};
+  auto model = bundled(base);
+  ASSERT_TRUE(model);
+  const std::vector<int32_t> ids{1, 403, 407, 261, 378, 300, 12, 99, 45, 401, 17, 260, 311};
+  const int64_t vocab = model->info().vocab_size;
+  struct Shape {
+    SessionOptions session;
+    LoadOptions load;
+  };
+  std::vector<Shape> shapes;
+  auto with = [&](auto set) {
+    Shape s{{}, base};
+    set(s.session, s.load);
+    shapes.push_back(s);
+  };
+  with([](SessionOptions& s, LoadOptions& l) { s.kv_size = l.kv_size = 48; });
+  with([](SessionOptions& s, LoadOptions& l) {
+    s.kv_block_size = l.kv_block_size = 4;
+    s.n_seq_max = l.n_seq_max = 3;
+  });
+  with([](SessionOptions& s, LoadOptions& l) {
+    s.cache_type = l.cache_type = CacheType::F16;
+    s.kv_size = l.kv_size = 256;
+  });
+  with([](SessionOptions& s, LoadOptions& l) { s.kv_storage = l.kv_storage = KvStorage::Dense; });
+  with([](SessionOptions& s, LoadOptions& l) { s.batch_invariant = l.batch_invariant = true; });
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    auto own = bundled(shapes[i].load);
+    ASSERT_TRUE(own);
+    auto want_session = own->new_session();
+    auto got_session = model->new_session(shapes[i].session);
+    ASSERT_TRUE(want_session.ok() && got_session.ok()) << "shape " << i;
+    const auto want = all_logits(**want_session, ids, vocab);
+    const auto got = all_logits(**got_session, ids, vocab);
+    const uint64_t compiled = model->plans_compiled();
+    ASSERT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0) << "shape " << i;
+    // A second session of that shape compiles nothing.
+    auto again = model->new_session(shapes[i].session);
+    ASSERT_TRUE(again.ok());
+    const auto twice = all_logits(**again, ids, vocab);
+    EXPECT_EQ(model->plans_compiled(), compiled) << "shape " << i;
+    EXPECT_EQ(std::memcmp(want.data(), twice.data(), want.size() * sizeof(float)), 0) << "shape " << i;
+  }
+  // The load's own shape, asked for by value, is the base graph: nothing compiles.
+  const uint64_t compiled = model->plans_compiled();
+  auto same = model->new_session({.kv_block_size = 16, .cache_type = CacheType::F32});
+  ASSERT_TRUE(same.ok());
+  all_logits(**same, ids, vocab);
+  EXPECT_EQ(model->plans_compiled(), compiled);
+}
+
+TEST(SessionOptions, AnEngineTakesItsCacheFromThem) {
+  auto model = bundled({.backend = "cpu", .n_ctx = 128, .n_threads = 2});
+  ASSERT_TRUE(model);
+  // Two dense runs of 128 rows: two requests at once, whatever the load said.
+  auto engine = Engine::create(
+      model, {.session = {.kv_size = 2 * 128, .n_seq_max = 4, .kv_storage = KvStorage::Dense}});
+  ASSERT_TRUE(engine.ok()) << engine.error().message;
+  GenerateConfig cfg;
+  cfg.max_tokens = 8;
+  cfg.sampling.temperature = 0.0f;
+  std::vector<std::shared_ptr<RequestHandle>> handles;
+  for (int32_t i = 0; i < 3; ++i) {
+    auto h = (*engine)->submit({{1, 403 + i, 407}, cfg});
+    ASSERT_TRUE(h.ok()) << h.error().message;
+    handles.push_back(*h);
+  }
+  for (int32_t i = 0; i < 3; ++i) {
+    auto r = handles[static_cast<size_t>(i)]->wait();
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    auto alone = model->new_session();
+    ASSERT_TRUE(alone.ok());
+    auto want = generate(**alone, std::vector<int32_t>{1, 403 + i, 407}, cfg);
+    ASSERT_TRUE(want.ok());
+    EXPECT_EQ(r->tokens, want->tokens) << "request " << i;
+  }
+  EXPECT_TRUE((*engine)->check_invariants().ok());
+  EXPECT_EQ(Engine::create(
+                model, {.max_running = 3, .session = {.kv_size = 2 * 128, .kv_storage = KvStorage::Dense}})
+                .error()
+                .code,
+            ErrorCode::InvalidArgument);
+  EXPECT_EQ(Engine::create(model, {.max_running = 5, .session = {.n_seq_max = 4}}).error().code,
+            ErrorCode::InvalidArgument);
+}
+
+TEST(SessionOptions, OutOfRangeFieldsAreRefusedByName) {
+  auto model = bundled({.backend = "ref", .n_ctx = 64});
+  ASSERT_TRUE(model);
+  for (const SessionOptions& bad :
+       {SessionOptions{.kv_size = -1}, SessionOptions{.kv_block_size = -4}, SessionOptions{.n_seq_max = -1},
+        SessionOptions{.kv_size = int64_t{1} << 40}}) {
+    auto s = model->new_session(bad);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().code, ErrorCode::InvalidArgument) << s.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace glass
