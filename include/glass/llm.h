@@ -97,8 +97,9 @@ struct LoadOptions {
 
 // A session's KV cache and step behaviour, chosen per session as llama.cpp chooses them per context:
 // one loaded Model serves sessions and engines of any cache size. Each field left unset (0, nullopt)
-// takes the model's LoadOptions value. A shape no session used before builds its graph and compiles
-// its plans on first use (Model::plans_compiled counts them); sessions of one shape share them.
+// takes the model's LoadOptions value. Sizes are bound per session and compile nothing; a block size
+// or cache type no session used before builds its graph and compiles its plans on first use
+// (Model::plans_compiled counts them).
 struct SessionOptions {
   int64_t kv_size = 0;         // rows of the pool all of the session's sequences share
   int64_t kv_block_size = 0;   // rows per block

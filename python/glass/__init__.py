@@ -194,8 +194,8 @@ class Model:
                 cache_type: str = "", batch_invariant: bool | None = None) -> Session:
         """A new session: its own KV cache, for one thread at a time. The cache's size, block
         size, sequences, type ("f32" / "f16") and batch invariance are the session's own, as
-        llama.cpp's context parameters (0, "" and None: the load's); a shape no session used
-        before compiles its plans on first use."""
+        llama.cpp's context parameters (0, "" and None: the load's); sizes compile nothing, a
+        block size or cache type no session used before compiles its plans on first use."""
         return Session(self._m.session(kv_size, kv_block_size, n_seq_max, cache_type, batch_invariant), self)
 
     @_with_options

@@ -17,7 +17,7 @@ Result<Lowered> lower_for(const Backend& backend, const graph::Graph& g, const C
   Lowered out;
   auto lowered = graph::decompose_composites(
       g, [&](const graph::Node& n) { return options.decompose_composites || !backend.supports(g, n); },
-      out.log);
+      out.log, options.max);
   if (!lowered) return lowered.error();
   auto live = graph::eliminate_dead_nodes(*lowered, out.log);
   if (!live) return live.error();
@@ -39,9 +39,9 @@ Result<std::unique_ptr<Backend>> make_backend(std::string_view name, const Backe
       if (!parsed) return parsed.error();
       isa = *parsed;
     }
-    // A bad name, given or in GLASS_DECODE_STRATEGY, is an error here.
+    // A bad name is an error here.
     auto strategy = options.decode_strategy.empty()
-                        ? cpu::detect_decode_strategy()
+                        ? Result<cpu::DecodeStrategy>(cpu::detect_decode_strategy())
                         : cpu::parse_decode_strategy(options.decode_strategy, "decode_strategy");
     if (!strategy) return strategy.error();
     return std::unique_ptr<Backend>(std::make_unique<cpu::CpuBackend>(

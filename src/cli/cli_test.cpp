@@ -293,6 +293,23 @@ TEST_F(Cli, BenchRunsTheNamedKernelTier) {
   EXPECT_NE(bad.err.find("avx9"), std::string::npos) << bad.err;
 }
 
+// GLASS_DECODE_STRATEGY is the command's: it stands for --decode-strategy where that is not given
+// (the library reads no environment), and a name it does not know is refused naming it.
+TEST_F(Cli, DecodeStrategyComesFromTheEnvironmentThroughTheCommand) {
+  tiny_model("q4_0");
+  const Ran r =
+      glass("bench -m tiny-q4_0.gguf -p 0 -n 2 -r 1 -t 1 --isa avx2", "", "GLASS_DECODE_STRATEGY=lockstep");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("backend cpu (avx2, 1 threads, lockstep decode)"), std::string::npos) << r.err;
+  const Ran flag = glass("bench -m tiny-q4_0.gguf -p 0 -n 2 -r 1 -t 1 --isa avx2 --decode-strategy spread",
+                         "", "GLASS_DECODE_STRATEGY=lockstep");
+  ASSERT_EQ(flag.status, 0) << flag.err;
+  EXPECT_NE(flag.err.find("backend cpu (avx2, 1 threads, spread decode)"), std::string::npos) << flag.err;
+  const Ran bad = glass("bench -m tiny-q4_0.gguf -p 0 -n 2 -r 1 -t 1", "", "GLASS_DECODE_STRATEGY=zigzag");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("zigzag"), std::string::npos) << bad.err;
+}
+
 // llama-batched-bench's test with its flag spellings: one JSON object per (pp, tg, pl), its fields,
 // n_kv = pl (pp + tg), and the aggregate speeds consistent with the times.
 TEST_F(Cli, BatchedBenchJsonlHasLlamaBatchedBenchFields) {

@@ -130,9 +130,11 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
          "--isa", o.load.isa,
          "cpu backend: kernel tier, avx512bf16, avx512, avx2 or scalar (default: the best this CPU runs)")
       ->check(CLI::IsMember({"avx512bf16", "avx512", "avx2", "scalar"}));
+  // The environment is read here, by the command, never by the library.
   cmd.add_option("--decode-strategy", o.load.decode_strategy,
-                 "cpu backend: how decode reads the weights, spread, lockstep or sequential (default: by the "
-                 "CPU, or GLASS_DECODE_STRATEGY; the load line names it)")
+                 "cpu backend: how decode reads the weights, spread, lockstep or sequential (default: "
+                 "GLASS_DECODE_STRATEGY where set, else by the CPU; the load line names it)")
+      ->envname("GLASS_DECODE_STRATEGY")
       ->check(CLI::IsMember({"spread", "lockstep", "sequential"}));
   cmd.add_flag("!--no-repack", o.load.repack_weights,
                "cpu backend: multiply every weight in its file layout (no one-time repack into a kernel's "

@@ -43,11 +43,11 @@ Result<Graph> rewrite_nodes(const Graph& g, const std::vector<bool>& keep, const
 }
 
 Result<Graph> decompose_composites(const Graph& g, const std::function<bool(const Node&)>& lower,
-                                   RewriteLog& log) {
+                                   RewriteLog& log, const Bindings& max) {
   const std::vector<bool> all(g.nodes.size(), true);
   return rebuild(g, all, [&](Builder& b, const Node& n, const std::vector<Tensor>& in) {
     if (!is_composite(n.op) || !lower(n)) return copy_node(b, n, in);
-    const Tensor out = decompose(b, n, in);
+    const Tensor out = decompose(b, n, in, max);
     if (b.ok()) {
       log.fired.push_back(fmt::format("decompose: {} '{}' into primitives", op_name(n.op), n.name));
       if (!n.name.empty()) out.named(n.name);

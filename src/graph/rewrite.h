@@ -28,8 +28,10 @@ Result<Graph> rewrite_nodes(const Graph& g, const std::vector<bool>& keep, const
 Tensor copy_node(Builder& b, const Node& n, const std::vector<Tensor>& in);
 
 // Replaces every composite node for which `lower(node)` is true by its reference decomposition.
+// `max`: the symbols' bounds of the plan being compiled (attention's decomposition sizes its key
+// positions by S's).
 Result<Graph> decompose_composites(const Graph& g, const std::function<bool(const Node&)>& lower,
-                                   RewriteLog& log);
+                                   RewriteLog& log, const Bindings& max = {});
 
 // Drops nodes that no output or state update depends on.
 Result<Graph> eliminate_dead_nodes(const Graph& g, RewriteLog& log);

@@ -12,6 +12,14 @@ std::string_view sym_name(Sym s) {
       return "S";
     case Sym::O:
       return "O";
+    case Sym::C:
+      return "C";
+    case Sym::W:
+      return "W";
+    case Sym::N:
+      return "N";
+    case Sym::M:
+      return "M";
     default:
       return "";
   }
@@ -21,6 +29,10 @@ std::optional<Sym> sym_from_name(std::string_view name) {
   if (name == "T") return Sym::T;
   if (name == "S") return Sym::S;
   if (name == "O") return Sym::O;
+  if (name == "C") return Sym::C;
+  if (name == "W") return Sym::W;
+  if (name == "N") return Sym::N;
+  if (name == "M") return Sym::M;
   return std::nullopt;
 }
 

@@ -2,8 +2,11 @@
 // Tensor shapes whose dimensions are constants or named symbols. `T` is the number of tokens in a
 // step, `S` the number of cache rows an attention reads (past + new) and `O` the number of the
 // step's tokens whose outputs (logits) are wanted: usually 1, the last prompt token, as llama.cpp
-// computes only the rows a batch asks for. One compiled plan serves every value of the symbols
-// within its bucket; they are bound per step.
+// computes only the rows a batch asks for. The sequence state's sizes are symbols too, so one graph
+// serves caches of any size (bound per session, kv/state.h): `C` the rows of the full-attention
+// pool, `W` the rows of the sliding-window layers' pool, `N` the sequence ids a step may name (rows
+// of a block table) and `M` the blocks a sequence's table holds. One compiled plan serves every
+// value of the symbols within its bucket; they are bound per step.
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -13,7 +16,7 @@
 
 namespace glass::graph {
 
-enum class Sym : uint8_t { None, T, S, O, kSentinel };
+enum class Sym : uint8_t { None, T, S, O, C, W, N, M, kSentinel };
 
 std::string_view sym_name(Sym s);
 std::optional<Sym> sym_from_name(std::string_view name);

@@ -2,12 +2,14 @@
 // The contract between an architecture file and the runtime. Every architecture builds one graph
 // with the same step interface:
 //   inputs  tokens [T] i32, positions [T] i32, seq_ids [T] i32 (the step's sequence of each token:
-//           a row of block_tables), slots [T] i32 (cache rows to write), block_tables [N, max_blocks]
-//           i32 (each sequence's cache blocks in position order), output_rows [O] i32
+//           a row of block_tables), slots [T] i32 (cache rows to write), block_tables [N, M] i32
+//           (each sequence's cache blocks in position order), output_rows [O] i32
 //   state   per layer blk.{i}.cache_k / blk.{i}.cache_v [C, n_kv_heads, head_dim]: a pool of C / block
 //           size blocks shared by all sequences (the paged KV cache)
 //   output  logits [O, vocab_size] f32
-// where T is the step's token count and S the most positions a sequence of the step reads.
+// where T is the step's token count and S the most positions a sequence of the step reads. A model
+// declares what each layer keeps and never how much: C (and W, the sliding-window layers' pool), N
+// and M are symbols the session binds (kv/sizing.h sizes them).
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,19 +22,11 @@
 namespace glass::models {
 
 struct BuildOptions {
-  int64_t n_ctx =
-      0;  // positions one sequence may reach; 0 = min(training context, kDefaultContext), at least min_ctx
-        // up to max(training context, kDefaultContext)
+  int64_t n_ctx = 0;  // positions one sequence may reach; 0 = min(training context, kDefaultContext), at
+                      // least min_ctx up to max(training context, kDefaultContext)
   int64_t min_ctx = 0;  // the caller's lower bound for the default
   graph::DType kv_dtype = graph::DType::F32;
-  int64_t kv_size = 0;         // cache rows of the pool all sequences share; 0 = n_ctx
-  int64_t kv_block_size = 16;  // cache rows per block
-  int64_t n_seq_max = 64;      // sequences one step may hold (rows of the block table)
-  // Sliding-window layers' own pool (families with such layers, paged storage): rows; 0 = enough
-  // for n_seq_max sequences' windows plus one step of n_batch tokens, at most kv_size.
-  int64_t kv_size_window = 0;
-  int64_t n_batch = 0;    // the caller's most tokens per step (0 = the default); sizes the window pool
-  bool kv_dense = false;  // dense storage: every layer's rows laid out per sequence, nothing given back
+  int64_t kv_block_size = 16;  // cache rows per block (attention's block_size)
   // The weights are an HF checkpoint's, unconverted. llama.cpp's converter permutes Llama q/k rows
   // so that RoPE rotates interleaved pairs (x[2i], x[2i+1]); HF's rows rotate halves (x[i],
   // x[i + n_rot/2]). Families whose GGUF form was permuted build NeoX pairing instead when this is
@@ -45,34 +39,17 @@ inline constexpr int64_t kDefaultContext = 4096;  // like llama.cpp's default -c
 // The cache capacity an architecture builds for, given its training context.
 int64_t choose_context(const BuildOptions& opt, int64_t n_ctx_train);
 
-// The paged KV cache's shape: `rows` (C) in blocks of `block_size`, block tables of `n_seq` rows of
-// `max_blocks` entries (enough for n_ctx positions).
-struct CacheGeometry {
-  int64_t rows = 0, block_size = 1, max_blocks = 0, n_seq = 1;
-  int64_t n_blocks() const { return rows / block_size; }
-};
-CacheGeometry cache_geometry(const BuildOptions& opt, int64_t n_ctx);
-// The pool of the layers that see only the last `window` positions: rows each sequence's window
-// needs, its block 0 the null block that given-back table entries name (see runtime/kv_blocks.h).
-// Dense storage keeps the full geometry.
-CacheGeometry window_cache_geometry(const BuildOptions& opt, const CacheGeometry& full, int64_t window);
-
-// The most tokens one step evaluates: the caller's n_batch (default 512), at most the larger of
-// n_ctx and the pool (several sequences' tokens may share a step, never more rows than it holds).
-int64_t choose_batch(int64_t requested, int64_t n_ctx, int64_t kv_rows);
-
 enum class StateKind : uint8_t { Keys, Values };
 
 struct ModelGraph {
   graph::Graph graph;
   int64_t vocab_size = 0;
-  int64_t n_ctx = 0;  // cache capacity chosen
+  int64_t n_ctx = 0;  // positions one sequence may reach (choose_context; not in the graph)
   int64_t n_ctx_train = 0;
   int64_t n_layers = 0;
-  CacheGeometry cache;
-  // Sliding-window layers' pool, when the graph has one (window > 0): its states are the ones
-  // state_windowed marks, written through the window_slots / window_block_tables inputs.
-  CacheGeometry window_cache;
+  int64_t block_size = 16;  // the cache blocks attention reads through the tables
+  // The sliding window of the layers that keep their own pool (window > 0): their states are the
+  // ones state_windowed marks, written through the window_slots / window_block_tables inputs.
   int64_t window = 0;
   std::vector<StateKind> state_kinds;  // per graph.leaves(Op::State)
   std::vector<bool> state_windowed;    // per graph.leaves(Op::State)

@@ -16,20 +16,21 @@ StateKind state_kind(const std::string& name) {
   return name.ends_with(".cache_k") ? StateKind::Keys : StateKind::Values;
 }
 
-Step declare_step(graph::Builder& b, const BuildOptions& opt, int64_t n_ctx, int64_t window) {
+Step declare_step(graph::Builder& b, const BuildOptions& opt, int64_t window) {
   const Shape per_token{Dim::symbol(Sym::T)};
-  auto pool = [&](const std::string& prefix, const CacheGeometry& g) {
-    return CacheInputs{b.input(prefix + "slots", per_token, DType::I32),
-                       b.input(prefix + "block_tables",
-                               Shape{Dim::constant(g.n_seq), Dim::constant(g.max_blocks)}, DType::I32),
-                       g};
+  const int64_t block_size = std::max<int64_t>(1, opt.kv_block_size);
+  auto pool = [&](const std::string& prefix, Sym rows) {
+    return CacheInputs{
+        b.input(prefix + "slots", per_token, DType::I32),
+        b.input(prefix + "block_tables", Shape{Dim::symbol(Sym::N), Dim::symbol(Sym::M)}, DType::I32), rows,
+        block_size};
   };
   Step s;
   s.tokens = b.input("tokens", per_token, DType::I32);
   s.positions = b.input("positions", per_token, DType::I32);
   s.seq_ids = b.input("seq_ids", per_token, DType::I32);
-  s.full = pool("", cache_geometry(opt, n_ctx));
-  if (window > 0) s.windowed = pool("window_", window_cache_geometry(opt, s.full.cache, window));
+  s.full = pool("", Sym::C);
+  if (window > 0) s.windowed = pool("window_", Sym::W);
   s.output_rows = b.input("output_rows", Shape{Dim::symbol(Sym::O)}, DType::I32);
   return s;
 }
@@ -83,7 +84,7 @@ Tensor attend(graph::Builder& b, const std::string& layer, const QkvHeads& h, Te
               const AttentionShape& s, const Step& step, DType kv_dtype) {
   const Dim T = Dim::symbol(Sym::T);
   const Dim Hkv = Dim::constant(s.n_kv_heads), D = Dim::constant(s.head_dim);
-  const Shape cache_shape{Dim::constant(step.full.cache.rows), Hkv, D};
+  const Shape cache_shape{Dim::symbol(step.full.rows), Hkv, D};
 
   const Tensor q = b.rope(h.q, step.positions, s.rope, s.rope_freqs).named(layer + ".q_rope");
   const Tensor k = b.rope(h.k, step.positions, s.rope, s.rope_freqs).named(layer + ".k_rope");
@@ -97,7 +98,7 @@ Tensor attend(graph::Builder& b, const std::string& layer, const QkvHeads& h, Te
   b.update_state(v_cache, v_all);
 
   graph::AttentionAttrs attn{1.0f / std::sqrt(static_cast<float>(s.head_dim)), Dim::symbol(Sym::S)};
-  attn.block_size = step.full.cache.block_size;
+  attn.block_size = step.full.block_size;
   const Tensor o = b.attention(q, k_all, v_all, step.positions, step.seq_ids, step.full.block_tables, attn)
                        .named(layer + ".attn");
   const Tensor flat = b.reshape(o, Shape{T, Dim::constant(s.n_heads * s.head_dim)});  // [T, n_heads*head_dim]
@@ -152,8 +153,7 @@ Tensor project_heads(graph::Builder& b, Tensor x, Tensor w, int64_t n, int64_t h
 KvCache write_kv(graph::Builder& b, const std::string& layer, const KvShape& s, Tensor k, Tensor v,
                  const Step& step, DType kv_dtype, int64_t window) {
   const CacheInputs& pool = step.pool_for(window);
-  const Shape cache_shape{Dim::constant(pool.cache.rows), Dim::constant(s.n_kv_heads),
-                          Dim::constant(s.head_dim)};
+  const Shape cache_shape{Dim::symbol(pool.rows), Dim::constant(s.n_kv_heads), Dim::constant(s.head_dim)};
   const Tensor k_cache = b.state(layer + ".cache_k", cache_shape, kv_dtype);  // [C, n_kv_heads, head_dim]
   const Tensor v_cache = b.state(layer + ".cache_v", cache_shape, kv_dtype);
   const KvCache out{b.kv_write(k_cache, k, pool.slots).named(layer + ".cache_k.write"),
@@ -167,7 +167,7 @@ Tensor attend(graph::Builder& b, const std::string& layer, Tensor q, int64_t n_h
               const KvCache& kv, const Step& step, graph::AttentionAttrs attrs, Tensor wo) {
   attrs.kv_len = Dim::symbol(Sym::S);
   const CacheInputs& pool = step.pool_for(attrs.window);
-  attrs.block_size = pool.cache.block_size;
+  attrs.block_size = pool.block_size;
   const Tensor o = b.attention(q, kv.k, kv.v, step.positions, step.seq_ids, pool.block_tables, attrs)
                        .named(layer + ".attn");  // [T, n_heads, head_dim]
   const Tensor flat = b.reshape(o, Shape{Dim::symbol(Sym::T), Dim::constant(n_heads * head_dim)});
@@ -204,13 +204,11 @@ ModelGraph finish_model_graph(graph::Graph g, int64_t vocab_size, int64_t n_ctx_
   m.vocab_size = vocab_size;
   m.n_ctx_train = n_ctx_train;
   m.n_ctx = choose_context(opt, n_ctx_train);
-  m.cache = cache_geometry(opt, m.n_ctx);
+  m.block_size = std::max<int64_t>(1, opt.kv_block_size);
   m.n_layers = n_layers;
   index_states(m);
-  if (std::find(m.state_windowed.begin(), m.state_windowed.end(), true) != m.state_windowed.end()) {
+  if (std::find(m.state_windowed.begin(), m.state_windowed.end(), true) != m.state_windowed.end())
     m.window = window;
-    m.window_cache = window_cache_geometry(opt, m.cache, window);
-  }
   m.summary = std::move(summary);
   return m;
 }

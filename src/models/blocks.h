@@ -9,13 +9,16 @@
 
 namespace glass::models {
 
-// What every layer of one step sees.
-// One pool of KV cache rows as a step addresses it.
+// One pool of KV cache rows as a step addresses it. Its size is the session's: the symbol `rows`
+// (C, or W for the sliding-window layers' pool), bound per session.
 struct CacheInputs {
   graph::Tensor slots;         // [T] i32: cache rows this step writes
-  graph::Tensor block_tables;  // [N, max_blocks] i32: each sequence's cache blocks, in position order
-  CacheGeometry cache;         // the pool the K/V cache states of its layers are declared with
+  graph::Tensor block_tables;  // [N, M] i32: each sequence's cache blocks, in position order
+  graph::Sym rows = graph::Sym::C;
+  int64_t block_size = 16;
 };
+
+// What every layer of one step sees.
 
 struct Step {
   graph::Tensor tokens;       // [T] i32
@@ -30,9 +33,9 @@ struct Step {
   const CacheInputs& pool_for(int64_t window) const { return window > 0 && windowed ? *windowed : full; }
 };
 
-// Declares the step inputs, the block tables among them, for a cache of opt's geometry whose
-// sequences reach n_ctx positions; with window > 0, also the inputs of the sliding-window pool.
-Step declare_step(graph::Builder& b, const BuildOptions& opt, int64_t n_ctx, int64_t window = 0);
+// Declares the step inputs, the block tables among them, for a cache in blocks of
+// opt.kv_block_size; with window > 0, also the inputs of the sliding-window pool.
+Step declare_step(graph::Builder& b, const BuildOptions& opt, int64_t window = 0);
 
 // The kind of a state tensor declared by these blocks, from its name.
 StateKind state_kind(const std::string& state_name);

@@ -32,11 +32,10 @@ Result<ModelGraph> build_decoder(HparamReader& hp, const WeightIndex& w, const B
   if (!cfg) return cfg.error();
   const DecoderConfig& c = *cfg;
   const int64_t q_dim = c.n_heads * c.head_dim, kv_dim = c.n_kv_heads * c.head_dim;
-  const int64_t n_ctx = choose_context(opt, c.n_ctx_train);
   const DecoderExperts& e = r.experts;
 
   graph::Builder b;
-  const Step step = declare_step(b, opt, n_ctx);
+  const Step step = declare_step(b, opt);
   const Tensor token_embd = weight(b, w, "token_embd.weight", {c.vocab_size, c.dim});
   const AttentionShape attn{c.n_heads, c.n_kv_heads, c.head_dim,
                             graph::RopeAttrs{static_cast<int>(c.n_rot), graph::RopeMode::NeoX,

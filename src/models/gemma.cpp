@@ -133,8 +133,7 @@ Result<graph::Graph> build_gemma(const GemmaShape& s, const GemmaVariant& v, con
                                  const BuildOptions& opt) {
   using graph::Tensor;
   graph::Builder b;
-  const int64_t n_ctx = choose_context(opt, s.n_ctx_train);
-  const Step step = declare_step(b, opt, n_ctx, s.local_window());
+  const Step step = declare_step(b, opt, s.local_window());
   const GemmaWeights gw = declare_gemma_weights(b, w, s, v.qk_norm);
 
   // Embedding scaled by sqrt(dim).

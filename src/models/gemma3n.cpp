@@ -133,8 +133,7 @@ Tensor altup_merge(graph::Builder& b, const Gemma3nConfig& cfg, const Gemma3nWei
 Result<graph::Graph> build_gemma3n(const Gemma3nConfig& cfg, const WeightIndex& w, const BuildOptions& opt) {
   const GemmaShape& s = cfg.shape;
   graph::Builder b;
-  const int64_t n_ctx = choose_context(opt, s.n_ctx_train);
-  const Step step = declare_step(b, opt, n_ctx, s.local_window());
+  const Step step = declare_step(b, opt, s.local_window());
   const Gemma3nWeights gw = declare_gemma3n_weights(b, w, cfg);
   const Tensor ones =
       b.constant(std::vector<float>(static_cast<size_t>(s.head_dim), 1.0f), graph::make_shape({s.head_dim}));

@@ -26,11 +26,10 @@ Result<graph::Graph> build_llama(const LlamaConfig& c, const WeightIndex& w, con
   using graph::Tensor;
   graph::Builder b;
   const int64_t q_dim = c.n_heads * c.head_dim, kv_dim = c.n_kv_heads * c.head_dim;
-  const int64_t n_ctx = choose_context(opt, c.n_ctx_train);
 
   // HF checkpoints keep q/k rows in rotate-half order (architecture.h, BuildOptions::hf_layout).
   const graph::RopeMode rope_mode = opt.hf_layout ? graph::RopeMode::NeoX : graph::RopeMode::Normal;
-  const Step step = declare_step(b, opt, n_ctx);
+  const Step step = declare_step(b, opt);
   const Tensor token_embd = weight(b, w, "token_embd.weight", {c.vocab_size, c.dim});
   const Tensor output_norm = weight(b, w, "output_norm.weight", {c.dim});
   const Tensor output = optional_weight(b, w, "output.weight", {c.vocab_size, c.dim}).value_or(token_embd);

@@ -62,41 +62,6 @@ int64_t choose_context(const BuildOptions& opt, int64_t n_ctx_train) {
   return std::max(std::min(n_ctx_train, kDefaultContext), least);
 }
 
-CacheGeometry cache_geometry(const BuildOptions& opt, int64_t n_ctx) {
-  CacheGeometry g;
-  g.block_size = std::max<int64_t>(1, opt.kv_block_size);
-  g.max_blocks = (n_ctx + g.block_size - 1) / g.block_size;
-  const int64_t rows = opt.kv_size > 0 ? opt.kv_size : n_ctx;
-  g.rows = (rows + g.block_size - 1) / g.block_size * g.block_size;
-  g.n_seq = std::max<int64_t>(1, opt.n_seq_max);
-  return g;
-}
-
-int64_t choose_batch(int64_t requested, int64_t n_ctx, int64_t kv_rows) {
-  constexpr int64_t kDefaultBatch = 512;
-  return std::min(requested > 0 ? requested : kDefaultBatch, std::max(n_ctx, kv_rows));
-}
-
-CacheGeometry window_cache_geometry(const BuildOptions& opt, const CacheGeometry& full, int64_t window) {
-  if (opt.kv_dense) return full;
-  CacheGeometry g = full;
-  const int64_t B = g.block_size;
-  auto round_up = [B](int64_t n) { return (n + B - 1) / B * B; };
-  int64_t rows = 0;
-  if (opt.kv_size_window > 0) {
-    rows = round_up(opt.kv_size_window);
-  } else {
-    // Between steps a sequence holds the blocks of its last window - 1 positions (one more for a
-    // window not aligned to blocks); a step adds the blocks of its tokens, at most n_batch in all
-    // plus one partial block per sequence.
-    const int64_t per_seq = round_up(window - 1) + 2 * B;
-    const int64_t step = round_up(choose_batch(opt.n_batch, full.max_blocks * B, full.rows));
-    rows = std::min(full.rows, g.n_seq * per_seq + step);
-  }
-  g.rows = rows + B;  // + the null block
-  return g;
-}
-
 std::vector<std::string_view> architecture_names() {
   std::vector<std::string_view> names;
   for (const Architecture& a : registry()) names.push_back(a.name);

@@ -41,13 +41,16 @@ Result<std::shared_ptr<backend::Plan>> Model::Impl::plan(int64_t max_t, const gr
   opt.max[graph::Sym::T] = max_t;
   opt.max[graph::Sym::S] = info.n_ctx;
   opt.max[graph::Sym::O] = max_t;  // logits of every token at most
+  // The pools' sizes are the sessions': any a step's int32 rows and ids can address.
+  for (graph::Sym sym : {graph::Sym::C, graph::Sym::W, graph::Sym::N, graph::Sym::M})
+    opt.max[sym] = std::numeric_limits<int32_t>::max();
   opt.decompose_composites = options.decompose;
   opt.fuse = options.fuse;
   opt.batch_invariant = batch_invariant;
   return plans.get(*backend, g, hash, weight_resolver(), opt);
 }
 
-Result<models::BuildOptions> Model::Impl::resolve(const SessionOptions& o) const {
+Result<Model::Impl::SessionShape> Model::Impl::resolve(const SessionOptions& o) const {
   if (o.kv_size < 0 || o.kv_size_window < 0 || o.kv_block_size < 0 || o.n_seq_max < 0)
     return make_error(ErrorCode::InvalidArgument,
                       "session: kv_size, kv_size_window, kv_block_size and n_seq_max must not be negative "
@@ -60,22 +63,20 @@ Result<models::BuildOptions> Model::Impl::resolve(const SessionOptions& o) const
       return make_error(ErrorCode::InvalidArgument,
                         fmt::format("session: {} = {} is more than the 2147483647 positions glass represents",
                                     name, value));
-  models::BuildOptions b = build;
-  if (o.kv_size > 0) b.kv_size = o.kv_size;
-  if (o.kv_block_size > 0) b.kv_block_size = o.kv_block_size;
-  if (o.n_seq_max > 0) b.n_seq_max = o.n_seq_max;
-  if (o.kv_size_window > 0) b.kv_size_window = o.kv_size_window;
-  if (o.kv_storage) b.kv_dense = *o.kv_storage == KvStorage::Dense;
-  if (o.cache_type) b.kv_dtype = *o.cache_type == CacheType::F16 ? graph::DType::F16 : graph::DType::F32;
-  return b;
+  SessionShape r{build, pools};
+  if (o.kv_size > 0) r.pools.kv_size = o.kv_size;
+  if (o.kv_block_size > 0) r.build.kv_block_size = r.pools.block_size = o.kv_block_size;
+  if (o.n_seq_max > 0) r.pools.n_seq_max = o.n_seq_max;
+  if (o.kv_size_window > 0) r.pools.kv_size_window = o.kv_size_window;
+  if (o.kv_storage) r.pools.dense = *o.kv_storage == KvStorage::Dense;
+  if (o.cache_type)
+    r.build.kv_dtype = *o.cache_type == CacheType::F16 ? graph::DType::F16 : graph::DType::F32;
+  return r;
 }
 
 Result<std::shared_ptr<const ShapedGraph>> Model::Impl::graph_for(const models::BuildOptions& b) const {
-  const auto key =
-      std::make_tuple(b.kv_size, b.kv_block_size, b.n_seq_max, b.kv_size_window, b.kv_dense, b.kv_dtype);
-  if (key == std::make_tuple(build.kv_size, build.kv_block_size, build.n_seq_max, build.kv_size_window,
-                             build.kv_dense, build.kv_dtype))
-    return base;
+  const auto key = std::make_pair(b.kv_block_size, b.kv_dtype);
+  if (key == std::make_pair(build.kv_block_size, build.kv_dtype)) return base;
   std::lock_guard lock(shapes_mu);
   if (auto it = shapes.find(key); it != shapes.end()) return it->second;
   auto mg = arch->from_gguf(*file, weights, b);
@@ -115,18 +116,18 @@ constexpr int64_t kMaxDefaultContext = 131072;  // Llama 3's and Gemma 3's train
 // Bytes one row of the KV pool takes: the states whose rows are the pool's (a sliding-window
 // layer's own pool does not grow with the context or --kv-size and is left out).
 uint64_t pool_bytes_per_row(const models::ModelGraph& mg) {
-  if (mg.cache.rows <= 0) return 0;
-  uint64_t cache_bytes = 0;
+  graph::Bindings one_row;
+  one_row[graph::Sym::C] = 1;
+  uint64_t bytes = 0;
   const std::vector<graph::NodeId> states = mg.graph.leaves(graph::Op::State);
   for (size_t i = 0; i < states.size(); ++i) {
     if (i < mg.state_windowed.size() && mg.state_windowed[i]) continue;
     const graph::Node& n = mg.graph.nodes[static_cast<size_t>(states[i])];
-    uint64_t elems = 1;
-    for (const graph::Dim& d : n.shape) elems *= static_cast<uint64_t>(std::max<int64_t>(d.value, 0));
-    const auto bytes = graph::dtype_bytes(n.dtype, elems);
-    if (bytes) cache_bytes += *bytes;
+    const auto b =
+        graph::dtype_bytes(n.dtype, static_cast<uint64_t>(graph::resolve(n.shape, one_row).numel()));
+    if (b) bytes += *b;
   }
-  return cache_bytes / static_cast<uint64_t>(mg.cache.rows);
+  return bytes;
 }
 
 int64_t context_that_fits(const models::ModelGraph& mg, uint64_t weight_bytes) {
@@ -197,12 +198,7 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   build.n_ctx = options.n_ctx;
   build.min_ctx = options.min_ctx;
   build.kv_dtype = options.cache_type == CacheType::F16 ? graph::DType::F16 : graph::DType::F32;
-  build.kv_size = options.kv_size;
   build.kv_block_size = options.kv_block_size;
-  build.n_seq_max = options.n_seq_max;
-  build.kv_size_window = options.kv_size_window;
-  build.n_batch = options.n_batch;
-  build.kv_dense = options.kv_storage == KvStorage::Dense;
   auto format = detect_model_format(path);
   if (!format) return format.error();
   uint64_t file_bytes = 0;
@@ -237,10 +233,8 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
     return make_error(ErrorCode::InvalidArgument, "load: n_ctx, min_ctx and n_batch must not be negative");
   auto mg = arch->from_gguf(*impl->file, impl->weights, build);
   if (mg && options.n_ctx == 0 && options.kv_size == 0)
-    if (const int64_t fit = context_that_fits(*mg, file_bytes); fit > 0) {
-      build.n_ctx = fit;
-      mg = arch->from_gguf(*impl->file, impl->weights, build);
-    }
+    if (const int64_t fit = context_that_fits(*mg, file_bytes); fit > 0)
+      mg->n_ctx = fit;  // the graph does not depend on it: built once
   if (!mg) return *format == ModelFormat::HfDirectory ? hf_build_error(mg.error(), path) : mg.error();
   auto base = std::make_shared<ShapedGraph>();
   base->mg = std::move(*mg);
@@ -248,6 +242,14 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   build.n_ctx = base_mg.n_ctx;  // other shapes keep this context (the plans' S)
   impl->arch = arch;
   impl->build = build;
+  impl->pools = {.n_ctx = base_mg.n_ctx,
+                 .block_size = base_mg.block_size,
+                 .kv_size = options.kv_size,
+                 .n_seq_max = options.n_seq_max,
+                 .kv_size_window = options.kv_size_window,
+                 .n_batch = options.n_batch,
+                 .window = base_mg.window,
+                 .dense = options.kv_storage == KvStorage::Dense};
   impl->rewrite = rewrite;
   // The vocabulary after the graph: a file whose tensors make no model is refused before its
   // token list (millions of entries, in a hostile file) is built into a tokenizer.
@@ -306,13 +308,14 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   info.n_ctx = base_mg.n_ctx;
   info.n_ctx_train = base_mg.n_ctx_train;
   info.n_layers = base_mg.n_layers;
-  info.kv_size = base_mg.cache.rows;
+  const kv::StateSpec pools = kv::size_pools(impl->pools);
+  info.kv_size = pools.groups[0].rows;
   info.kv_bytes_per_row = pool_bytes_per_row(base_mg);
   // A step never writes more rows than the pool holds (several sequences' tokens may share a step).
-  info.n_batch = models::choose_batch(options.n_batch, info.n_ctx, info.kv_size);
-  info.kv_size_window = base_mg.window > 0 ? base_mg.window_cache.rows : 0;
-  info.kv_block_size = base_mg.cache.block_size;
-  info.n_seq_max = base_mg.cache.n_seq;
+  info.n_batch = kv::choose_batch(options.n_batch, info.n_ctx, info.kv_size);
+  info.kv_size_window = pools.groups.size() > 1 ? pools.groups[1].rows : 0;
+  info.kv_block_size = pools.groups[0].block_size;
+  info.n_seq_max = pools.n_seq;
   info.file_bytes = file_bytes;
   std::map<graph::DType, uint64_t> bytes_by_type;
   for (const auto& [name, w] : impl->weights) {

@@ -7,13 +7,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <tuple>
+#include <utility>
 
 #include "backend/backend.h"
 #include "backend/plan_cache.h"
 #include "formats/gguf.h"
 #include "glass/llm.h"
 #include "grammar/token_index_slot.h"
+#include "kv/sizing.h"
 #include "models/architecture.h"
 #include "runtime/chat_template_source.h"
 #include "tokenizer/tokenizer.h"
@@ -55,11 +56,12 @@ struct Model::Impl {
   std::shared_ptr<const ShapedGraph> base;
   const models::Architecture* arch = nullptr;
   models::BuildOptions build;  // the load's, n_ctx resolved
+  kv::PoolRequest pools;       // the load's pool sizes: the defaults of sessions
   GraphRewrite rewrite;
+  // Graphs differ by what the model declares with the cache's block size and element type; the
+  // pools' sizes are symbols bound per session.
   mutable std::mutex shapes_mu;
-  mutable std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, bool, graph::DType>,
-                   std::shared_ptr<const ShapedGraph>>
-      shapes;
+  mutable std::map<std::pair<int64_t, graph::DType>, std::shared_ptr<const ShapedGraph>> shapes;
   std::unique_ptr<backend::Backend> backend;
   mutable backend::PlanCache plans;
   ChatTemplateSlot chat;
@@ -71,8 +73,13 @@ struct Model::Impl {
   // The same for another graph over these weights (another cache shape, a session's captures).
   Result<std::shared_ptr<backend::Plan>> plan(int64_t max_t, const graph::Graph& g, uint64_t hash,
                                               bool batch_invariant) const;
-  // The build options a session's options resolve to (InvalidArgument naming a field out of range).
-  Result<models::BuildOptions> resolve(const SessionOptions& o) const;
+  // What a session's options resolve to (InvalidArgument naming a field out of range): the graph's
+  // build options and the pools' sizes.
+  struct SessionShape {
+    models::BuildOptions build;
+    kv::PoolRequest pools;
+  };
+  Result<SessionShape> resolve(const SessionOptions& o) const;
   // The graph for those build options: the base one, or one built on first use.
   Result<std::shared_ptr<const ShapedGraph>> graph_for(const models::BuildOptions& b) const;
   backend::WeightResolver weight_resolver() const;

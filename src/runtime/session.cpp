@@ -46,6 +46,8 @@ Status Session::Impl::bind(BoundPlan& bp, int64_t max_t) {
     bp.args.states.push_back(states[it->second]);
     bp.kinds.push_back(shape->mg.state_kinds[it->second]);
   }
+  for (graph::Sym sym : {graph::Sym::C, graph::Sym::W, graph::Sym::N, graph::Sym::M})
+    bp.args.bind[sym] = sizes[sym];
   bp.args.outputs = {last.data()};  // replaced per run by where the caller wants the logits
   for (std::vector<float>& rows : capture_step) bp.args.outputs.push_back(rows.data());
   bp.stats.state_rows_written.assign(bp.args.states.size(), 0);
@@ -217,28 +219,27 @@ Result<std::unique_ptr<Session>> Model::new_session(const SessionOptions& option
   auto s = std::make_unique<Session::Impl>();
   s->model = shared_from_this();
   s->m = impl_.get();
-  auto build = impl_->resolve(options);
-  if (!build) return build.error();
-  auto shape = impl_->graph_for(*build);
+  auto resolved = impl_->resolve(options);
+  if (!resolved) return resolved.error();
+  auto shape = impl_->graph_for(resolved->build);
   if (!shape) return shape.error();
   s->shape = std::move(*shape);
   s->batch_invariant = options.batch_invariant.value_or(impl_->options.batch_invariant);
   const models::ModelGraph& mg = s->shape->mg;
-  // The sequence state: the full-attention pool, and the sliding-window layers' when the model has them.
-  kv::StateSpec spec;
-  auto group_spec = [](const models::CacheGeometry& c, int64_t window) {
-    return kv::GroupSpec{c.rows, c.block_size, c.max_blocks, window};
-  };
-  spec.groups.push_back(group_spec(mg.cache, 0));
-  if (mg.window > 0) spec.groups.push_back(group_spec(mg.window_cache, mg.window));
-  spec.n_seq = static_cast<int32_t>(mg.cache.n_seq);
+  // The sequence state: the full-attention pool, and the sliding-window layers' when the model has
+  // them, sized here (kv/sizing.h); the graph names their sizes as symbols bound per step.
+  kv::StateSpec spec = kv::size_pools(resolved->pools);
   spec.n_batch = impl_->info.n_batch;
-  spec.allocation = build->kv_dense ? kv::Allocation::Fixed : kv::Allocation::Paged;
-  // The prefix cache's salt: what else decides a block's contents beside its tokens.
-  spec.salt = s->shape->hash ^ (build->kv_dtype == graph::DType::F16 ? 0x9e3779b97f4a7c15ull : 0);
+  // The prefix cache's salt: what else decides a block's contents beside its tokens (the graph hash
+  // covers the cache type and block size).
+  spec.salt = s->shape->hash ^ (resolved->build.kv_dtype == graph::DType::F16 ? 0x9e3779b97f4a7c15ull : 0);
   auto state = kv::State::create(spec);
   if (!state) return state.error();
   s->kv = std::move(*state);
+  s->sizes[graph::Sym::C] = spec.groups[0].rows;
+  s->sizes[graph::Sym::W] = spec.groups.size() > 1 ? spec.groups[1].rows : 0;
+  s->sizes[graph::Sym::N] = spec.n_seq;
+  s->sizes[graph::Sym::M] = spec.groups[0].max_blocks;
   s->group_states.resize(spec.groups.size());
   const graph::Graph& g = mg.graph;
   std::vector<size_t> state_bytes;
@@ -249,7 +250,7 @@ Result<std::unique_ptr<Session>> Model::new_session(const SessionOptions& option
     s->state_index.emplace(n.name, k);
     s->group_states[group].push_back(k);
     state_bytes.push_back(
-        *graph::dtype_bytes(n.dtype, static_cast<uint64_t>(graph::resolve(n.shape, {}).numel())));
+        *graph::dtype_bytes(n.dtype, static_cast<uint64_t>(graph::resolve(n.shape, s->sizes).numel())));
     s->state_row_bytes.push_back(state_bytes.back() / static_cast<size_t>(spec.groups[group].rows));
   }
   if (!s->states.allocate(state_bytes))

@@ -61,7 +61,8 @@ struct Session::Impl {
   std::vector<int32_t> output_rows;                 // n_batch: the rows whose logits are computed
   std::vector<float> last;                          // vocab: last row of the last eval
   std::unique_ptr<kv::State> kv;                    // which rows hold each sequence's tokens
-  std::vector<std::vector<size_t>> group_states;    // per kv group: its tensors, indices into states
+  graph::Bindings sizes;  // the pools' symbols (C, W, N, M) as this session sized them
+  std::vector<std::vector<size_t>> group_states;  // per kv group: its tensors, indices into states
   // Per sequence id, an eval's bookkeeping: tokens in the chunk, the next position to assign, the
   // index of the call's last token.
   std::vector<int64_t> chunk_new, next_pos, last_index;

@@ -75,6 +75,35 @@ TEST(SessionOptions, EachShapeEqualsAModelLoadedWithIt) {
   EXPECT_EQ(model->plans_compiled(), compiled);
 }
 
+// The pools' sizes are symbols of the graph (C, W, N, M) bound per session: a session of any size
+// runs the plans the load compiled. Only what changes the graph (block size, cache type) compiles.
+TEST(SessionOptions, SizesCompileNothing) {
+  auto model = bundled({.backend = "cpu", .n_ctx = 128, .n_threads = 2});
+  ASSERT_TRUE(model);
+  const std::vector<int32_t> ids{1, 403, 407, 261, 378};
+  auto base = model->new_session();
+  ASSERT_TRUE(base.ok());
+  ASSERT_TRUE((*base)->eval(ids).ok());
+  ASSERT_TRUE((*base)->eval(std::vector<int32_t>{300}).ok());  // both plans compiled
+  const std::vector<float> want((*base)->last_logits().begin(), (*base)->last_logits().end());
+  const uint64_t compiled = model->plans_compiled();
+  for (const SessionOptions& o :
+       {SessionOptions{.kv_size = 4096}, SessionOptions{.kv_size = 32, .n_seq_max = 1},
+        SessionOptions{.n_seq_max = 500},
+        SessionOptions{.kv_size = 3 * 128, .kv_storage = KvStorage::Dense}}) {
+    auto s = model->new_session(o);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    ASSERT_TRUE((*s)->eval(ids).ok());
+    ASSERT_TRUE((*s)->eval(std::vector<int32_t>{300}).ok());
+    EXPECT_EQ(std::memcmp((*s)->last_logits().data(), want.data(), want.size() * sizeof(float)), 0);
+  }
+  EXPECT_EQ(model->plans_compiled(), compiled);
+  auto other = model->new_session({.kv_block_size = 8});
+  ASSERT_TRUE(other.ok());
+  ASSERT_TRUE((*other)->eval(ids).ok());
+  EXPECT_GT(model->plans_compiled(), compiled);
+}
+
 TEST(SessionOptions, AnEngineTakesItsCacheFromThem) {
   auto model = bundled({.backend = "cpu", .n_ctx = 128, .n_threads = 2});
   ASSERT_TRUE(model);

@@ -28,8 +28,10 @@ GraphRewrite on_op(Op op, graph::NodeEmitter emit) {
 GraphRewrite on_attention_mask(graph::NodeEmitter emit) {
   return [emit](const graph::Graph& g) -> Result<graph::Graph> {
     graph::RewriteLog log;
+    graph::Bindings max;  // the keys a step reads: at most glass's longest default context
+    max[graph::Sym::S] = 131072;
     auto lowered = graph::decompose_composites(
-        g, [](const Node& n) { return n.op == Op::Attention; }, log);
+        g, [](const Node& n) { return n.op == Op::Attention; }, log, max);
     if (!lowered) return lowered.error();
     return on_op(Op::LessEqual, emit)(*lowered);
   };

@@ -625,18 +625,9 @@ Status CpuPlan::run(const StepArgs& args, Workspace& workspace, StepStats& stats
 
 }  // namespace
 
-namespace {
-// The CPU's strategy, or Spread where GLASS_DECODE_STRATEGY names none (make_backend refuses that
-// name before it gets here).
-DecodeStrategy default_decode_strategy() {
-  auto s = detect_decode_strategy();
-  return s ? *s : DecodeStrategy::Spread;
-}
-}  // namespace
-
 CpuBackend::CpuBackend(const CpuOptions& options)
     : isa_(std::min(options.max_isa.value_or(Isa::kSentinel), detect_isa())),
-      strategy_(options.decode_strategy ? *options.decode_strategy : default_decode_strategy()),
+      strategy_(options.decode_strategy ? *options.decode_strategy : detect_decode_strategy()),
       pool_(std::make_shared<ThreadPool>(options.n_threads)),
       repacks_(options.repack_weights ? std::make_shared<WeightRepacks>(options.weight_copied) : nullptr) {}
 

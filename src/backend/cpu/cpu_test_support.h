@@ -65,9 +65,7 @@ inline std::vector<Isa> runnable_isas() {
 // its decode strategy: the kernel table says, per tier and strategy (Q4_0 in 16-row groups on AVX2
 // and AVX-512, Q8_0 on AVX-512 only, Q6_K but under the sequential strategy).
 inline bool repacks(graph::DType t) {
-  const auto strategy = detect_decode_strategy();
-  return kernels::repacked_matmul_kernel(detect_isa(), t, strategy ? *strategy : DecodeStrategy::Spread) !=
-         nullptr;
+  return kernels::repacked_matmul_kernel(detect_isa(), t, detect_decode_strategy()) != nullptr;
 }
 
 inline graph::Bindings bindings(int64_t t, int64_t s) {

@@ -106,9 +106,7 @@ unsigned amd_family() {
 }
 }  // namespace
 
-Result<DecodeStrategy> detect_decode_strategy() {
-  if (const char* forced = std::getenv("GLASS_DECODE_STRATEGY"); forced != nullptr && *forced != '\0')
-    return parse_decode_strategy(forced, "GLASS_DECODE_STRATEGY");
+DecodeStrategy detect_decode_strategy() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   __builtin_cpu_init();
   if (__builtin_cpu_is("intel")) return DecodeStrategy::Lockstep;

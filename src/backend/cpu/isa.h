@@ -44,11 +44,11 @@ Result<Isa> parse_isa(std::string_view name);
 enum class DecodeStrategy : uint8_t { Spread, Lockstep, Sequential };
 
 std::string_view decode_strategy_name(DecodeStrategy s);
-// The strategy for this CPU: GLASS_DECODE_STRATEGY (spread, lockstep or sequential) when set, else
-// Lockstep on Intel CPUs, Sequential on AMD Zen 4 and Spread on the others; an unknown name in the
-// variable is an error.
-Result<DecodeStrategy> detect_decode_strategy();
-// `what` names where the name came from in the error ("GLASS_DECODE_STRATEGY", "--decode-strategy").
+// The strategy for this CPU: Lockstep on Intel CPUs, Sequential on AMD Zen 4 and Spread on the
+// others. (The library reads no environment: the glass command maps GLASS_DECODE_STRATEGY to
+// LoadOptions::decode_strategy.)
+DecodeStrategy detect_decode_strategy();
+// `what` names where the name came from in the error ("decode_strategy", "GLASS_DECODE_STRATEGY").
 Result<DecodeStrategy> parse_decode_strategy(std::string_view name, std::string_view what);
 
 }  // namespace glass::backend::cpu

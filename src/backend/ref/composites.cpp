@@ -74,8 +74,8 @@ Status attention(const KernelArgs& a) {
                       fmt::format("ref: attention '{}' reads {} keys, a block table row holds {}",
                                   a.node.name, kv_len, MB * B));
   const int64_t group = H / Hkv;
-  float* scores = a.scratch;
-  float* row = a.scratch + MB * B;
+  float* scores = a.scratch;  // a score per key the step reads: kv_len of them at most
+  float* row = a.scratch + kv_len;
   float* acc = row + D;
   for (int64_t t = 0; t < T; ++t) {
     const int32_t qpos = a.in[3].i32()[t];

@@ -175,9 +175,8 @@ class RefPlan final : public Plan {
       const graph::Extents w = graph::resolve(g_.node(n.inputs[1]).shape, max_);
       return static_cast<size_t>(w.dims[static_cast<size_t>(w.rank - 1)]);
     }
-    if (n.op == Op::Attention) {  // a score per position a block table row holds, two rows of D
-      const graph::Shape& table = g_.node(n.inputs[5]).shape;
-      const int64_t keys = table[1].value * std::get<graph::AttentionAttrs>(n.attrs).block_size;
+    if (n.op == Op::Attention) {  // a score per key a step reads (S at most), two rows of D
+      const int64_t keys = graph::resolve(std::get<graph::AttentionAttrs>(n.attrs).kv_len, max_);
       return static_cast<size_t>(keys + 2 * ext.dims[2]);
     }
     if (n.op == Op::Moe) {

@@ -41,9 +41,8 @@ Result<TypeInfo> infer_attention(const InferArgs& a) {
   if (qp.dtype != DType::I32 || qp.shape.size() != 1 || !(qp.shape[0] == q.shape[0]))
     return node_error(a, "q_pos must be i32 [T]");
   if (qs.dtype != DType::I32 || !(qs.shape == qp.shape)) return node_error(a, "q_seq must be i32 [T]");
-  if (table.dtype != DType::I32 || table.shape.size() != 2 || table.shape[0].is_symbolic() ||
-      table.shape[1].is_symbolic())
-    return node_error(a, "block_table must be i32 [N, max_blocks] of constant size");
+  if (table.dtype != DType::I32 || table.shape.size() != 2)
+    return node_error(a, "block_table must be i32 [N, max_blocks]");
   const auto& attrs = std::get<AttentionAttrs>(a.node.attrs);
   if (attrs.window < 0) return node_error(a, "window must be >= 0 (0: no window)");
   if (!(attrs.softcap >= 0.0f)) return node_error(a, "softcap must be >= 0 (0: none)");
@@ -51,12 +50,13 @@ Result<TypeInfo> infer_attention(const InferArgs& a) {
   if (!k.shape[0].is_symbolic() && k.shape[0].value % attrs.block_size != 0)
     return node_error(
         a, fmt::format("cache rows {} not a multiple of block_size {}", k.shape[0].value, attrs.block_size));
-  if (!attrs.kv_len.is_symbolic() && attrs.kv_len.value > table.shape[1].value * attrs.block_size)
+  if (!attrs.kv_len.is_symbolic() && !table.shape[1].is_symbolic() &&
+      attrs.kv_len.value > table.shape[1].value * attrs.block_size)
     return node_error(a, "kv_len exceeds what a block table row holds");
   return TypeInfo{q.shape, DType::F32};
 }
 
-Tensor decompose_attention(Builder& b, const Node& n, const std::vector<Tensor>& in) {
+Tensor decompose_attention(Builder& b, const Node& n, const std::vector<Tensor>& in, const Bindings& max) {
   const auto& attrs = std::get<AttentionAttrs>(n.attrs);
   const Tensor q = in[0];
   const Dim T = q.shape()[0];
@@ -77,8 +77,17 @@ Tensor decompose_attention(Builder& b, const Node& n, const std::vector<Tensor>&
   Tensor scores = b.matmul(qg, k) * b.scalar(attrs.scale);                 // [T, Hkv, group, S]
   if (attrs.softcap > 0.0f) scores = decompose_softcap(b, scores, attrs.softcap);
 
-  // The key positions 0 .. S-1 as a row (a sequence's position j is its j-th key).
-  const int64_t max_keys = in[5].shape()[1].value * attrs.block_size;
+  // The key positions 0 .. S-1 as a row (a sequence's position j is its j-th key): as many as a
+  // table row holds, or S's bound where the table's width is the session's.
+  const Dim& width = in[5].shape()[1];
+  const int64_t max_keys = width.is_symbolic() ? resolve(S, max) : width.value * attrs.block_size;
+  if (max_keys <= 0) {
+    b.fail(make_error(ErrorCode::InvalidArgument,
+                      fmt::format("attention '{}': its decomposition needs a bound on the keys a step reads "
+                                  "({} has none)",
+                                  n.name, dim_to_string(S))));
+    return q;
+  }
   std::vector<float> iota(static_cast<size_t>(max_keys));
   for (size_t j = 0; j < iota.size(); ++j) iota[j] = static_cast<float>(j);
   const Tensor kv_pos =

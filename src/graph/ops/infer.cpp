@@ -73,14 +73,14 @@ Result<TypeInfo> infer(const InferArgs& a) {
   return node_error(a, "unknown op");
 }
 
-Tensor decompose(Builder& b, const Node& n, const std::vector<Tensor>& in) {
+Tensor decompose(Builder& b, const Node& n, const std::vector<Tensor>& in, const Bindings& max) {
   switch (n.op) {
     case Op::RmsNorm:
       return decompose_rms_norm(b, n, in);
     case Op::Rope:
       return decompose_rope(b, n, in);
     case Op::Attention:
-      return decompose_attention(b, n, in);
+      return decompose_attention(b, n, in, max);
     case Op::KvWrite:
       return decompose_kv_write(b, n, in);
     case Op::Silu:

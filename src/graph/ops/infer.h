@@ -47,10 +47,10 @@ Result<TypeInfo> infer_fused_matmul(const InferArgs& a);
 // The per-pair inverse frequencies of rope, shared by its decomposition and kernels.
 std::vector<float> rope_inv_freq(const RopeAttrs& r);
 
-Tensor decompose(Builder& b, const Node& n, const std::vector<Tensor>& in);
+Tensor decompose(Builder& b, const Node& n, const std::vector<Tensor>& in, const Bindings& max = {});
 Tensor decompose_rms_norm(Builder& b, const Node& n, const std::vector<Tensor>& in);
 Tensor decompose_rope(Builder& b, const Node& n, const std::vector<Tensor>& in);
-Tensor decompose_attention(Builder& b, const Node& n, const std::vector<Tensor>& in);
+Tensor decompose_attention(Builder& b, const Node& n, const std::vector<Tensor>& in, const Bindings& max);
 Tensor decompose_kv_write(Builder& b, const Node& n, const std::vector<Tensor>& in);
 Tensor decompose_activation(Builder& b, const Node& n, const std::vector<Tensor>& in);
 // cap * tanh(x / cap) from primitives: the softcap op's decomposition, also used by attention's.

@@ -1,0 +1,31 @@
+#pragma once
+// How big a session's pools are. The runtime's choice, from what the session asks for and what the
+// model declares (its context, its sliding window, its block size), never the model's: a model's
+// graph names the pools' sizes as symbols (C, W, N, M: graph/shape.h) bound per session.
+#include <cstdint>
+
+#include "kv/state.h"
+
+namespace glass::kv {
+
+struct PoolRequest {
+  int64_t n_ctx = 0;        // positions one sequence may reach
+  int64_t block_size = 16;  // rows per block (the model's graph is built for it)
+  int64_t kv_size = 0;      // rows of the full-attention pool; 0 = n_ctx
+  int64_t n_seq_max = 64;   // sequence ids
+  int64_t kv_size_window =
+      0;                // the windowed pool's rows; 0 = n_seq_max windows and one step, at most kv_size
+  int64_t n_batch = 0;  // the caller's most tokens per step (0: the default); sizes the windowed pool
+  int64_t window = 0;   // the model's sliding window; 0: no windowed layers
+  bool dense = false;   // Fixed allocation: every pool laid out per sequence, nothing given back
+};
+
+// The pools for a request: group 0 full attention, group 1 the windowed layers' (with its null
+// block) when the model has them; n_seq and allocation set; n_batch and salt left to the caller.
+StateSpec size_pools(const PoolRequest& r);
+
+// The most tokens one step evaluates: the caller's n_batch (default 512), at most the larger of
+// n_ctx and the pool (several sequences' tokens may share a step, never more rows than it holds).
+int64_t choose_batch(int64_t requested, int64_t n_ctx, int64_t kv_rows);
+
+}  // namespace glass::kv
