@@ -59,7 +59,7 @@ struct LoadOptions {
   // session's sequences (generate_batch) — each may grow to n_ctx while the pool has blocks.
   int64_t kv_size = 0;         // rows; 0 = n_ctx (one full-length sequence)
   int64_t kv_block_size = 16;  // rows per block
-  int64_t n_seq_max = 64;      // sequences one step may hold (generate_batch's most prompts)
+  int64_t n_seq_max = 64;      // sequences one step may hold (generate_batch's most prompts), at most 65536
   // Sliding-window layers (Gemma 2/3/3n's local layers) keep their rows in a pool of their own and
   // give back the blocks that fell out of every later query's window. Its rows; 0 = enough for
   // n_seq_max sequences' windows plus one step (n_batch), at most kv_size. Paged storage only.

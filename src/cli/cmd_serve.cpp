@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -34,31 +33,11 @@ struct ServeOptions {
   int64_t ubatch = 0;            // tokens per engine step; 0: -b (the model's n_batch)
 };
 
-// The model load_or_report opens for an empty -m (the bundled one).
-std::string model_path(const ModelOptions& o) {
-  if (!o.path.empty()) return o.path;
-  const std::filesystem::path rel = "models/stories260K.gguf";
-  std::error_code ec;
-  return std::filesystem::exists(rel, ec) ? rel.string()
-                                          : (std::filesystem::path(GLASS_SOURCE_DIR) / rel).string();
-}
-
 // Without --kv-size the pool holds `running` sequences of the full context (n_ctx x -np rows), so
 // that -np long requests run together instead of preempting each other, but at most half the memory
-// the weights leave, and at least one full-length sequence. The context and the row size come from
-// the model itself: it is opened once for them, without repacking weights and with one-token plans.
-bool size_kv_pool(ServeOptions& o, int32_t running) {
-  LoadOptions probe = o.model.load;
-  probe.kv_size = 0;
-  probe.n_batch = 1;
-  probe.n_threads = 1;
-  probe.repack_weights = false;
-  auto m = load_llm(model_path(o.model), probe);
-  if (!m) {
-    report(m.error());
-    return false;
-  }
-  const ModelInfo& info = (*m)->info();
+// the weights leave, and at least one full-length sequence. The context and the row size are the
+// loaded model's; the engine's session takes the size (SessionOptions: the model is loaded once).
+int64_t size_kv_pool(const ModelInfo& info, int32_t running) {
   const int64_t n_ctx = info.n_ctx;
   const auto per_row = static_cast<int64_t>(info.kv_bytes_per_row);
   const int64_t wanted = n_ctx * std::max<int32_t>(1, running);
@@ -68,8 +47,6 @@ bool size_kv_pool(ServeOptions& o, int32_t running) {
     const auto cap = static_cast<int64_t>((memory - info.weight_bytes) / 2 / static_cast<uint64_t>(per_row));
     rows = std::max(n_ctx, std::min(wanted, cap));
   }
-  o.model.load.n_ctx = n_ctx;  // the context the probe chose, whatever kv_size does to the defaults
-  o.model.load.kv_size = rows;
   const std::string why = rows == wanted ? fmt::format("{} x {}: the context x --parallel", n_ctx, running)
                                          : fmt::format(
                                                "half the memory the weights leave; {} x {} wanted, "
@@ -77,7 +54,7 @@ bool size_kv_pool(ServeOptions& o, int32_t running) {
                                                n_ctx, running);
   fmt::print(stderr, "glass: KV pool of {} rows, {:.1f} MiB ({})\n", rows,
              static_cast<double>(rows * per_row) / (1024.0 * 1024.0), why);
-  return true;
+  return rows;
 }
 
 int serve(ServeOptions o) {
@@ -99,7 +76,6 @@ int serve(ServeOptions o) {
   const std::string url = fmt::format("http://{}:{}", o.server.host, (*server)->port());
   fmt::print(stderr, "glass: listening on {} (/health answers 503 until the model is loaded)\n", url);
 
-  if (o.model.load.kv_size == 0 && !size_kv_pool(o, running_wanted)) return 1;
   int load_rc = 1;
   auto model = load_or_report(o.model, load_rc);
   if (!model) return load_rc;
@@ -109,6 +85,9 @@ int serve(ServeOptions o) {
                "--chat-template-file)\n",
                model->info().path);
   EngineOptions engine = o.server.engine;
+  const int64_t pool_rows =
+      o.model.load.kv_size > 0 ? model->info().kv_size : size_kv_pool(model->info(), running_wanted);
+  engine.session.kv_size = pool_rows;
   const int64_t n_batch = model->info().n_batch;
   if (o.ubatch > n_batch)
     return report(make_error(ErrorCode::InvalidArgument,
@@ -122,8 +101,8 @@ int serve(ServeOptions o) {
   fmt::print(stderr,
              "glass: serving {} at {}: up to {} sequences at once in a KV pool of {} rows (--kv-size), {} "
              "waiting; Ctrl-C or SIGTERM drains and stops\n",
-             o.server.alias.empty() ? model->info().path : o.server.alias, url, running,
-             model->info().kv_size, o.server.engine.max_queued);
+             o.server.alias.empty() ? model->info().path : o.server.alias, url, running, pool_rows,
+             o.server.engine.max_queued);
 
   int sig = 0;
   sigwait(&signals, &sig);

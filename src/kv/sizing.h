@@ -8,6 +8,10 @@
 
 namespace glass::kv {
 
+// The most sequence ids a session holds (llama.cpp's is 256): each costs a block-table row of the
+// step inputs and its bookkeeping, whatever it holds.
+inline constexpr int64_t kMaxSequences = 65536;
+
 struct PoolRequest {
   int64_t n_ctx = 0;        // positions one sequence may reach
   int64_t block_size = 16;  // rows per block (the model's graph is built for it)

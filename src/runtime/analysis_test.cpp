@@ -8,16 +8,13 @@
 #include <cstring>
 
 #include "glass/llm.h"
+#include "support/bundled_model.h"
 #include "support/fixtures.h"
 
 namespace glass {
 namespace {
 
-std::shared_ptr<Model> bundled(LoadOptions opt = {}) {
-  auto m = load_llm((test::source_dir() / "models/stories260K.gguf").string(), opt);
-  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
-  return m.ok() ? *m : nullptr;
-}
+std::shared_ptr<Model> bundled(LoadOptions opt = {}) { return test::load_bundled(opt); }
 
 const std::vector<int32_t> kIds{1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 290};
 

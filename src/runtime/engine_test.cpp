@@ -11,17 +11,14 @@
 #include <thread>
 
 #include "backend/cpu/cpu_test_support.h"
+#include "support/bundled_model.h"
 #include "support/fixtures.h"
 #include "support/gate.h"
 
 namespace glass {
 namespace {
 
-std::shared_ptr<Model> bundled(LoadOptions opt) {
-  auto m = load_llm((test::source_dir() / "models/stories260K.gguf").string(), opt);
-  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
-  return m.ok() ? *m : nullptr;
-}
+std::shared_ptr<Model> bundled(LoadOptions opt) { return test::load_bundled(opt); }
 
 LoadOptions cpu(int64_t kv_size, int64_t n_ctx = 256) {
   return LoadOptions{.backend = "cpu", .n_ctx = n_ctx, .kv_size = kv_size, .n_threads = 2};

@@ -51,10 +51,12 @@ Result<std::shared_ptr<backend::Plan>> Model::Impl::plan(int64_t max_t, const gr
 }
 
 Result<Model::Impl::SessionShape> Model::Impl::resolve(const SessionOptions& o) const {
-  if (o.kv_size < 0 || o.kv_size_window < 0 || o.kv_block_size < 0 || o.n_seq_max < 0)
+  if (o.kv_size < 0 || o.kv_size_window < 0 || o.kv_block_size < 0 || o.n_seq_max < 0 ||
+      o.n_seq_max > kv::kMaxSequences)
     return make_error(ErrorCode::InvalidArgument,
-                      "session: kv_size, kv_size_window, kv_block_size and n_seq_max must not be negative "
-                      "(0: the model's)");
+                      fmt::format("session: kv_size, kv_size_window and kv_block_size must not be negative, "
+                                  "n_seq_max must be in [0, {}] (0: the model's)",
+                                  kv::kMaxSequences));
   for (const auto& [name, value] : {std::pair<const char*, int64_t>{"kv_size", o.kv_size},
                                     {"kv_size_window", o.kv_size_window},
                                     {"kv_block_size", o.kv_block_size},
@@ -178,10 +180,12 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   auto impl = std::make_unique<Model::Impl>();
   impl->options = options;
   if (options.kv_size < 0 || options.kv_size_window < 0 || options.kv_block_size <= 0 ||
-      options.n_seq_max <= 0)
-    return make_error(ErrorCode::InvalidArgument,
-                      "load: kv_size and kv_size_window must not be negative, "
-                      "kv_block_size and n_seq_max must be positive");
+      options.n_seq_max <= 0 || options.n_seq_max > kv::kMaxSequences)
+    return make_error(
+        ErrorCode::InvalidArgument,
+        fmt::format("load: kv_size and kv_size_window must not be negative, kv_block_size must be "
+                    "positive and n_seq_max in [1, {}]",
+                    kv::kMaxSequences));
   // Positions, cache slots and block ids are int32 step inputs: a size past that range cannot be
   // represented, and the cache's byte counts (rows x heads x head_dim) would overflow on the way.
   for (const auto& [name, value] : {std::pair<const char*, int64_t>{"n_ctx", options.n_ctx},

@@ -6,16 +6,13 @@
 
 #include "glass/engine.h"
 #include "glass/llm.h"
+#include "support/bundled_model.h"
 #include "support/fixtures.h"
 
 namespace glass {
 namespace {
 
-std::shared_ptr<Model> bundled(LoadOptions opt) {
-  auto m = load_llm((test::source_dir() / "models/stories260K.gguf").string(), opt);
-  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
-  return m.ok() ? *m : nullptr;
-}
+std::shared_ptr<Model> bundled(LoadOptions opt) { return test::load_bundled(opt); }
 
 std::vector<float> all_logits(Session& s, const std::vector<int32_t>& ids, int64_t vocab) {
   std::vector<float> out(ids.size() * static_cast<size_t>(vocab));
@@ -144,10 +141,13 @@ TEST(SessionOptions, OutOfRangeFieldsAreRefusedByName) {
   ASSERT_TRUE(model);
   for (const SessionOptions& bad :
        {SessionOptions{.kv_size = -1}, SessionOptions{.kv_block_size = -4}, SessionOptions{.n_seq_max = -1},
-        SessionOptions{.kv_size = int64_t{1} << 40}}) {
+        SessionOptions{.kv_size = int64_t{1} << 40}, SessionOptions{.n_seq_max = int64_t{1} << 30}}) {
     auto s = model->new_session(bad);
     ASSERT_FALSE(s.ok());
     EXPECT_EQ(s.error().code, ErrorCode::InvalidArgument) << s.error().message;
+    const bool named = s.error().message.find("kv_size") != std::string::npos ||
+                       s.error().message.find("n_seq_max") != std::string::npos;
+    EXPECT_TRUE(named) << s.error().message;
   }
 }
 

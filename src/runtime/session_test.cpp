@@ -7,16 +7,13 @@
 #include <cmath>
 
 #include "glass/llm.h"
+#include "support/bundled_model.h"
 #include "support/fixtures.h"
 
 namespace glass {
 namespace {
 
-std::shared_ptr<Model> bundled(LoadOptions opt = {.backend = "ref"}) {
-  auto m = load_llm((test::source_dir() / "models/stories260K.gguf").string(), opt);
-  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
-  return m.ok() ? *m : nullptr;
-}
+std::shared_ptr<Model> bundled(LoadOptions opt = {.backend = "ref"}) { return test::load_bundled(opt); }
 
 TEST(Session, CompilesTwoPlansAndWritesOneRowPerLayerPerStep) {
   auto model = bundled();
