@@ -91,7 +91,6 @@ void config(std::string_view text) {
   if (!metadata.ok()) return;
   models::BuildOptions build;
   build.n_ctx = 64;
-  build.n_seq_max = 2;
   (void)arch->from_gguf(*metadata, models::WeightIndex{}, build);
 }
 

@@ -198,6 +198,11 @@ struct CpuKernelTier {
 };
 std::vector<CpuKernelTier> cpu_kernel_tiers();
 
+// A backend's kernel table, one line per entry ("matmul(f32, q4_0) avx512"; the cpu backend's
+// matmul rows also name their repacked layout and decode walks): what a plan can run, by op, operand
+// types and tier. Errors: an unknown backend name (Unsupported).
+Result<std::vector<std::string>> kernel_table(std::string_view backend);
+
 // How much memory this process may use: the machine's physical memory, or the cgroup's limit (v2
 // memory.max, v1 memory.limit_in_bytes) when lower; 0 when neither can be read. The default
 // context (LoadOptions::n_ctx) and glass serve's KV pool are sized by it.

@@ -293,6 +293,22 @@ TEST_F(Cli, BenchRunsTheNamedKernelTier) {
   EXPECT_NE(bad.err.find("avx9"), std::string::npos) << bad.err;
 }
 
+// glass kernels prints the table plans choose from: every tier's matmuls, the repacked layouts.
+TEST_F(Cli, KernelsListsTheTable) {
+  const Ran r = glass("kernels");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("matmul(f32, q4_0) scalar\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("attention(f32, {f32|f16}, {f32|f16}, i32, i32, i32) avx2"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("repacked to q4_0x16"), std::string::npos) << r.out;
+  const Ran ref = glass("kernels --backend ref");
+  ASSERT_EQ(ref.status, 0) << ref.err;
+  EXPECT_NE(ref.out.find("matmul("), std::string::npos) << ref.out;
+  const Ran bad = glass("kernels --backend tpu");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("tpu"), std::string::npos) << bad.err;
+}
+
 // GLASS_DECODE_STRATEGY is the command's: it stands for --decode-strategy where that is not given
 // (the library reads no environment), and a name it does not know is refused naming it.
 TEST_F(Cli, DecodeStrategyComesFromTheEnvironmentThroughTheCommand) {

@@ -79,5 +79,6 @@ void add_bench_command(CLI::App& app, int& exit_code);
 void add_synth_command(CLI::App& app, int& exit_code);
 void add_quantize_command(CLI::App& app, int& exit_code);
 void add_serve_command(CLI::App& app, int& exit_code);
+void add_kernels_command(CLI::App& app, int& exit_code);
 
 }  // namespace glass::cli

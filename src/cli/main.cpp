@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   glass::cli::add_synth_command(app, exit_code);
   glass::cli::add_quantize_command(app, exit_code);
   glass::cli::add_serve_command(app, exit_code);
+  glass::cli::add_kernels_command(app, exit_code);
   // Test hook (cli_test's help check): parse and validate the arguments, run nothing. The main
   // app's parse-complete callback runs after every check and before any subcommand's callback.
   if (const char* p = std::getenv("GLASS_CLI_PARSE_ONLY"); p != nullptr && std::string(p) == "1")

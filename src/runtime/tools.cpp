@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "backend/backend.h"
 #include "backend/cpu/isa.h"
 #include "backend/cpu/read_bandwidth.h"
 #include "backend/cpu/thread_pool.h"
@@ -173,6 +174,12 @@ std::vector<CpuKernelTier> cpu_kernel_tiers() {
     tiers.push_back({std::string(cpu::isa_name(isa)), isa <= cpu::detect_isa()});
   }
   return tiers;
+}
+
+Result<std::vector<std::string>> kernel_table(std::string_view backend) {
+  auto be = backend::make_backend(backend, backend::BackendOptions{.n_threads = 1, .repack_weights = false});
+  if (!be) return be.error();
+  return (*be)->kernel_table();
 }
 
 uint64_t memory_limit() {

@@ -19,9 +19,9 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/kernel.h"
+#include "backend/cpu/kernel_table.h"
 #include "backend/cpu/kernels/kernels.h"
 #include "backend/cpu/kernels/matmul.h"
-#include "backend/cpu/matmul_choice.h"
 #include "backend/cpu/memory_planner.h"
 #include "graph/fuse.h"
 
@@ -48,7 +48,7 @@ struct Step {
   Location out;
   std::array<Location, kMaxInputs> in{};
   std::array<const Node*, kMaxInputs> in_node{};
-  const void* data = nullptr;
+  KernelData data;
   size_t prepared = 0;     // offset into prepared_ (+1; 0 = none)
   int state = -1;          // rows_written counter of a row write into state
   int64_t converted = -1;  // arena offset of input 0's converted copy, or -1
@@ -111,7 +111,7 @@ class CpuPlan final : public Plan {
   void plan_buffers(Layout& l);
   Status emit_steps(Layout& l);
   Status check_args(const StepArgs& a, StepStats& stats) const;
-  Result<const char*> use_decode_kernel(Step& s, const Node& nd, Isa isa);
+  Status read_repacked_weights(Step& s, const Node& nd, const kernels::MatmulKernel& layout);
   void read_repacked_tables(int threads);
   void label_step(Step& s, const char* layout) const;
   std::vector<int64_t> matmul_groups(const std::vector<KernelChoice>& choice, const std::vector<size_t>& root,
@@ -231,10 +231,8 @@ Status CpuPlan::choose_kernels(const WeightResolver& weights, Layout& l) {
     if (nd.inputs.size() > kMaxInputs)
       return make_error(ErrorCode::Unsupported, fmt::format("cpu: {} has more than {} operands",
                                                             kernel_signature(g_, nd), kMaxInputs));
-    auto k = find_kernel(g_, nd, isa_);
-    if (!k)
-      return make_error(ErrorCode::Unsupported,
-                        fmt::format("cpu: no kernel for {}", kernel_signature(g_, nd)));
+    auto k = choose_kernel(g_, nd, {isa_, strategy_, repacks_ != nullptr, batch_invariant_});
+    if (!k) return k.error();
     l.choice[i] = *k;
     const size_t r0 = l.root[static_cast<size_t>(nd.inputs[0])];
     const bool row_write = nd.op == Op::KvWrite || nd.op == Op::ScatterRows;
@@ -290,7 +288,7 @@ void CpuPlan::plan_buffers(Layout& l) {
   // first node using it to the last.
   for (size_t i = 0; i < n; ++i) {
     if (l.choice[i].convert == nullptr) continue;
-    const InputConversion c = l.choice[i].convert(g_, g_.nodes[i], max_, l.choice[i].data);
+    const InputConversion c = l.choice[i].convert(g_, g_.nodes[i], max_, l.choice[i].base);
     if (c.bytes == 0) continue;
     const auto key = std::make_pair(g_.nodes[i].inputs[0], c.key);
     auto it = l.conversions.find(key);
@@ -332,9 +330,12 @@ Status CpuPlan::emit_steps(Layout& l) {
       s.in_node[k] = &g_.node(nd.inputs[k]);
     }
     s.data = l.choice[i].data;
-    auto layout = use_decode_kernel(s, nd, l.choice[i].isa);
-    if (!layout) return layout.error();
-    if (*layout != nullptr) repacked_layouts.insert(*layout);
+    const char* layout = nullptr;
+    if (const kernels::MatmulKernel* repack = l.choice[i].repack) {
+      if (Status st = read_repacked_weights(s, nd, *repack); !st) return st;
+      layout = repack->layout;
+      repacked_layouts.insert(layout);
+    }
     s.state = l.written_state[i];
     if (l.conversion_of[i] >= 0) {
       s.converted = static_cast<int64_t>(l.mp.offsets[static_cast<size_t>(l.conversion_of[i])]);
@@ -347,8 +348,8 @@ Status CpuPlan::emit_steps(Layout& l) {
     }
     if (l.choice[i].scratch != nullptr)
       info_.scratch_bytes =
-          std::max(info_.scratch_bytes, l.choice[i].scratch(g_, nd, max_, threads, l.choice[i].data));
-    label_step(s, *layout);
+          std::max(info_.scratch_bytes, l.choice[i].scratch(g_, nd, max_, threads, l.choice[i].base));
+    label_step(s, layout);
     if (l.group_head[i] >= 0 && join_group(step_of[static_cast<size_t>(l.group_head[i])], s)) continue;
     step_of[i] = steps_.size();
     steps_.push_back(s);
@@ -379,33 +380,20 @@ Status CpuPlan::emit_steps(Layout& l) {
   return {};
 }
 
-// A matmul (or fused matmul) runs the kernel choose_matmul_kernel (matmul_choice.h) picks for the
-// plan's decode strategy, reading the copies of its weights it names. Returns the repacked layout's
-// name, or null.
-Result<const char*> CpuPlan::use_decode_kernel(Step& s, const Node& nd, Isa isa) {
-  const bool fused = nd.op == Op::MatMulAdd || nd.op == Op::MatMulSwiGlu || nd.op == Op::MatMulGeGlu;
-  if (nd.op != Op::MatMul && !fused) return static_cast<const char*>(nullptr);
-  MatmulStep m;
-  m.kernel = s.data;
-  m.fused = fused;
-  m.n_weights = nd.op == Op::MatMulSwiGlu || nd.op == Op::MatMulGeGlu ? 2 : 1;
-  for (size_t j = 1; j <= m.n_weights; ++j) {
+// A matmul whose row the table chose in a repacked layout reads the backend's copies of its
+// weights in it (made once for all of the backend's plans, weight_repack.h).
+Status CpuPlan::read_repacked_weights(Step& s, const Node& nd, const kernels::MatmulKernel& layout) {
+  const size_t n_weights = nd.op == Op::MatMulSwiGlu || nd.op == Op::MatMulGeGlu ? 2 : 1;
+  for (size_t j = 1; j <= n_weights; ++j) {
     const Node& w = *s.in_node[j];
-    MatmulWeight& mw = m.weights[j - 1];
-    mw.dtype = w.dtype;
-    if (s.in[j].kind != Location::Fixed || w.op != Op::Parameter || w.shape.size() != 2) continue;
-    mw.data = s.in[j].fixed;
-    mw.rows = w.shape[0].value;
-    mw.k = w.shape[1].value;
+    const int64_t rows = w.shape[0].value, k = w.shape[1].value;
+    const size_t bytes = *graph::dtype_bytes(w.dtype, static_cast<uint64_t>(rows * k));
+    auto copy = repacks_->get(s.in[j].fixed, bytes, rows, k, layout, *pool_);
+    if (!copy) return copy.error();
+    s.in[j].fixed = *copy;
   }
-  auto c = choose_matmul_kernel(m, {isa, strategy_, batch_invariant_, repacks_.get(), pool_.get()},
-                                kernel_signature(g_, nd));
-  if (!c) return c.error();
-  s.data = c->kernel;
-  for (size_t j = 1; j <= m.n_weights; ++j)
-    if (m.weights[j - 1].data != nullptr) s.in[j].fixed = c->weights[j - 1];
-  if (c->layout != nullptr) ++info_.n_repacked;
-  return c->layout;
+  ++info_.n_repacked;
+  return {};
 }
 
 // Row lookups of a table that the backend has repacked for a matmul (a tied embedding, repacked for
@@ -640,7 +628,10 @@ std::string CpuBackend::describe() const {
 }
 
 bool CpuBackend::supports(const graph::Graph& g, const graph::Node& n) const {
-  return graph::is_leaf(n.op) || find_kernel(g, n, isa_).has_value();
+  if (graph::is_leaf(n.op)) return true;
+  std::vector<graph::DType> operands;
+  for (graph::NodeId in : n.inputs) operands.push_back(g.node(in).dtype);
+  return has_kernel(n.op, operands, isa_);
 }
 
 std::vector<std::string> CpuBackend::kernel_table() const { return kernel_table_lines(); }

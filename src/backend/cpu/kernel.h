@@ -2,11 +2,13 @@
 // The cpu backend's kernel interface. A plan is a flat schedule of kernel calls; each call gets its
 // tensors with extents resolved for the step, the backend's thread pool (kernels split work only
 // through parallel_for), scratch memory sized at compile time, and the table entry's data (e.g.
-// the dot-product routines of a matmul's weight type at the chosen ISA).
+// the dot-product routines of a matmul's weight type at the chosen ISA). The table that maps a
+// node to its kernel is kernel_table.h.
 #include <array>
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "backend/backend.h"
@@ -15,6 +17,27 @@
 #include "graph/graph.h"
 
 namespace glass::backend::cpu {
+
+namespace kernels {
+struct VecOps;
+struct MatmulKernel;
+struct FusedMatmulKernel;
+struct MoeKernel;
+struct RefKernel;
+}  // namespace kernels
+
+// What a table entry hands its kernel beside the tensors: the tier's routines for the node (a row
+// of the matmul table, its fused entry, the tier's vector ops, ...), or nothing.
+using KernelData =
+    std::variant<std::monostate, const kernels::VecOps*, const kernels::MatmulKernel*,
+                 const kernels::FusedMatmulKernel*, const kernels::MoeKernel*, const kernels::RefKernel*>;
+// The entry's data as the kernel expects it; a mismatch is a table defect.
+template <class T>
+const T& data_of(const KernelData& d) {
+  const T* const* p = std::get_if<const T*>(&d);
+  GLASS_CHECK(p != nullptr && *p != nullptr);
+  return **p;
+}
 
 struct TensorView {
   void* data = nullptr;
@@ -39,7 +62,7 @@ struct KernelArgs {
   ThreadPool& pool;
   std::byte* scratch = nullptr;      // scratch_bytes() of the entry, 64-byte aligned
   uint64_t* rows_written = nullptr;  // row writes into state: the written state's counter
-  const void* data = nullptr;        // the table entry's data
+  KernelData data;                   // the table entry's data
   const float* prepared = nullptr;   // per-node constants computed at compile (KernelChoice::prepare)
   std::byte* converted = nullptr;    // input 0 converted (KernelChoice::convert), shared between nodes
   bool convert_now = true;           // false: an earlier node already wrote `converted` this step
@@ -50,7 +73,7 @@ using KernelFn = Status (*)(const KernelArgs&);
 
 // Scratch a kernel needs for `n` at the bucket's maximum extents, `threads` workers.
 using ScratchFn = size_t (*)(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max,
-                             int threads, const void* data);
+                             int threads, const KernelData& data);
 
 // Per-node constants a kernel wants computed once at compile time (e.g. rope frequencies).
 using PrepareFn = std::vector<float> (*)(const graph::Node& n);
@@ -64,24 +87,24 @@ struct InputConversion {
   const char* what = "";  // the converted type, for the plan's report ("q8_0")
 };
 using ConvertFn = InputConversion (*)(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max,
-                                      const void* data);
+                                      const KernelData& data);
 
+// A node's kernel as the table chose it for a plan (kernel_table.h).
 struct KernelChoice {
   KernelFn fn = nullptr;  // nullptr: the node is an alias (reshape) and runs nothing
-  const void* data = nullptr;
+  KernelData data;        // what the kernel runs with: for a matmul, the decode strategy's row
+  // The entry's own data, which sizes the scratch and names the input conversion (for a matmul, the
+  // tier's file-layout row: its activations are the ones every row of the weight type reads).
+  KernelData base;
   ScratchFn scratch = nullptr;
   PrepareFn prepare = nullptr;
   ConvertFn convert = nullptr;
   bool in_place = false;  // out may share input in_place_input's buffer
   Isa isa = Isa::Scalar;
   uint8_t in_place_input = 0;
+  // A matmul whose row reads its weights in a repacked layout: that layout's kernel; the plan makes
+  // (or finds) the backend's copy of each weight in it. Null: the weights as the file has them.
+  const kernels::MatmulKernel* repack = nullptr;
 };
-
-// The best entry for the node's op and operand dtypes at an ISA no higher than `max_isa`.
-std::optional<KernelChoice> find_kernel(const graph::Graph& g, const graph::Node& n, Isa max_isa);
-// Whether an entry exists for the op and operand dtypes (a node not built yet: fusion rewrites).
-bool has_kernel(graph::Op op, const std::vector<graph::DType>& operands, Isa max_isa);
-// One "op(dtypes) isa" line per entry, for `glass ops`.
-std::vector<std::string> kernel_table_lines();
 
 }  // namespace glass::backend::cpu

@@ -54,7 +54,7 @@ int64_t packed_floats(int64_t Hkv, int64_t D, int64_t S) {
 }  // namespace
 
 size_t attention_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int threads,
-                         const void*) {
+                         const KernelData&) {
   const graph::Shape& q = g.node(n.inputs[0]).shape;
   const graph::Shape& k = g.node(n.inputs[1]).shape;
   const int64_t group = q[1].value / k[1].value, D = q[2].value;
@@ -222,7 +222,7 @@ Status attention(const KernelArgs& a) {
                           attrs.softcap};
   const int64_t group = H / Hkv, rows = attention_rows_per_job(group);
   const auto per_thread = static_cast<size_t>(attention_scratch_floats(group, D));
-  const auto& ops = *static_cast<const VecOps*>(a.data);
+  const auto& ops = data_of<VecOps>(a.data);
   auto* runs = reinterpret_cast<int64_t*>(a.scratch);
   float* threads_scratch = reinterpret_cast<float*>(a.scratch + runs_bytes(T));
   auto bad_table = [&](int64_t t) {

@@ -15,7 +15,7 @@ Status swiglu(const KernelArgs& a);  // swiglu and silu
 Status binary(const KernelArgs& a);  // add and mul, numpy broadcasting
 Status attention(const KernelArgs& a);
 size_t attention_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int threads,
-                         const void* data);
+                         const KernelData& data);
 
 // Mixture of experts: data is the MoeKernel of the ISA (its matmul routines and VecOps).
 struct VecOps;
@@ -26,13 +26,13 @@ struct MoeKernel {
 const MoeKernel& moe_kernel(Isa isa);
 Status moe(const KernelArgs& a);
 size_t moe_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int threads,
-                   const void* data);
+                   const KernelData& data);
 
 // ISA-neutral
 Status rope(const KernelArgs& a);  // prepared: the rotation's base frequencies
 std::vector<float> rope_prepare(const graph::Node& n);
 size_t rope_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int threads,
-                    const void* data);
+                    const KernelData& data);
 Status embedding(const KernelArgs& a);
 // An embedding whose table is also a repacked matmul weight (a tied output projection) reads the
 // repacked copy: data is the layout's MatmulKernel (its unpack_row), scratch one row per thread.

@@ -87,7 +87,7 @@ Activations matmul_activations(const KernelArgs& a, const MatmulKernel& mk) {
 }
 
 Status matmul(const KernelArgs& a) {
-  const auto& mk = *static_cast<const MatmulKernel*>(a.data);
+  const auto& mk = data_of<MatmulKernel>(a.data);
   const TensorView& x = a.in[0];
   const TensorView& w = a.in[1];
   const Dims d = dims_of(x, w, a.out);
@@ -136,7 +136,7 @@ bool gemv_parts(std::span<const KernelArgs* const> parts, const MatmulKernel& mk
 
 Status matmul_group(std::span<const KernelArgs* const> parts) {
   const KernelArgs& first = *parts[0];
-  const auto& mk = *static_cast<const MatmulKernel*>(first.data);
+  const auto& mk = data_of<MatmulKernel>(first.data);
   const int64_t M = first.in[0].dim(first.in[0].ext.rank - 2), K = first.in[0].last();
   bool together = M > 0 && M <= kSmallM;
   for (const KernelArgs* p : parts) together = together && p->in[1].ext.rank == 2 && p->out.ext.rank == 2;
@@ -179,16 +179,16 @@ Status matmul_group(std::span<const KernelArgs* const> parts) {
 }
 
 size_t matmul_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings&, int threads,
-                      const void* data) {
-  const auto& mk = *static_cast<const MatmulKernel*>(data);
+                      const KernelData& data) {
+  const auto& mk = data_of<MatmulKernel>(data);
   if (mk.packed_bytes == nullptr) return 0;
   const graph::Shape& x = g.node(n.inputs[0]).shape;
   return static_cast<size_t>(threads) * ((mk.packed_bytes(x.back().value) + 63) / 64 * 64);
 }
 
 InputConversion matmul_conversion(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max,
-                                  const void* data) {
-  const auto& mk = *static_cast<const MatmulKernel*>(data);
+                                  const KernelData& data) {
+  const auto& mk = data_of<MatmulKernel>(data);
   if (mk.quantize == nullptr) return {};
   const graph::Extents x = graph::resolve(g.node(n.inputs[0]).shape, max);
   const int64_t K = x.dims[static_cast<size_t>(x.rank - 1)];

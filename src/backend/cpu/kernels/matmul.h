@@ -226,9 +226,9 @@ inline constexpr size_t kMaxMatmulGroup = kMaxGemvParts;
 Status matmul_group(std::span<const KernelArgs* const> parts);
 // Per-thread scratch of the packed path.
 size_t matmul_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int threads,
-                      const void* data);
+                      const KernelData& data);
 // The activations converted for the weight type: all rows of input 0.
 InputConversion matmul_conversion(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max,
-                                  const void* data);
+                                  const KernelData& data);
 
 }  // namespace glass::backend::cpu::kernels

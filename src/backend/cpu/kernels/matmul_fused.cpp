@@ -113,9 +113,7 @@ void fused_product(const KernelArgs& a, const MatmulKernel& mk, const std::array
   });
 }
 
-const FusedMatmulKernel& kernel_of(const KernelArgs& a) {
-  return *static_cast<const FusedMatmulKernel*>(a.data);
-}
+const FusedMatmulKernel& kernel_of(const KernelArgs& a) { return data_of<FusedMatmulKernel>(a.data); }
 
 }  // namespace
 
@@ -172,8 +170,8 @@ Status matmul_glu(const KernelArgs& a) {
 }
 
 size_t fused_matmul_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max,
-                            int threads, const void* data) {
-  const auto& fk = *static_cast<const FusedMatmulKernel*>(data);
+                            int threads, const KernelData& data) {
+  const auto& fk = data_of<FusedMatmulKernel>(data);
   const graph::Extents x = graph::resolve(g.node(n.inputs[0]).shape, max);
   const int64_t K = x.dims[static_cast<size_t>(x.rank - 1)];
   const int64_t M = K == 0 ? 0 : x.numel() / K;
@@ -181,8 +179,8 @@ size_t fused_matmul_scratch(const graph::Graph& g, const graph::Node& n, const g
 }
 
 InputConversion fused_matmul_conversion(const graph::Graph& g, const graph::Node& n,
-                                        const graph::Bindings& max, const void* data) {
-  return matmul_conversion(g, n, max, static_cast<const FusedMatmulKernel*>(data)->mk);
+                                        const graph::Bindings& max, const KernelData& data) {
+  return matmul_conversion(g, n, max, data_of<FusedMatmulKernel>(data).mk);
 }
 
 }  // namespace glass::backend::cpu::kernels

@@ -23,8 +23,8 @@ const FusedMatmulKernel* fused_matmul_kernel(Isa isa, const MatmulKernel* mk);
 Status matmul_add(const KernelArgs& a);  // out may share the residual's buffer (input 2)
 Status matmul_glu(const KernelArgs& a);  // matmul_swiglu and matmul_geglu
 size_t fused_matmul_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max,
-                            int threads, const void* data);
+                            int threads, const KernelData& data);
 InputConversion fused_matmul_conversion(const graph::Graph& g, const graph::Node& n,
-                                        const graph::Bindings& max, const void* data);
+                                        const graph::Bindings& max, const KernelData& data);
 
 }  // namespace glass::backend::cpu::kernels

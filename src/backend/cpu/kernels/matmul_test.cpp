@@ -14,6 +14,7 @@
 #include <map>
 
 #include "backend/cpu/cpu_test_support.h"
+#include "backend/cpu/kernel_table.h"
 #include "backend/cpu/kernels/matmul_fused.h"
 #include "backend/ref/ref_backend.h"
 #include "formats/quant.h"
@@ -124,9 +125,9 @@ void expect_matches(const Case& c, const std::vector<uint8_t>& wdata, const std:
   for (Isa isa : testing::runnable_isas()) {
     SCOPED_TRACE(std::string(isa_name(isa)));
     CpuBackend cpu({3, isa});
-    auto choice = find_kernel(*g, g->nodes.back(), isa);
-    ASSERT_TRUE(choice.has_value());
-    const auto& mk = *static_cast<const kernels::MatmulKernel*>(choice->data);
+    auto choice = choose_kernel(*g, g->nodes.back(), {isa, DecodeStrategy::Spread, false, false});
+    ASSERT_TRUE(choice.ok()) << choice.error().message;
+    const auto& mk = data_of<kernels::MatmulKernel>(choice->base);  // the activations every row reads
     test::GraphRun got = run;
     auto st = testing::run_on(cpu, *g, got, testing::bindings(c.M + 5, 0), weights);
     ASSERT_TRUE(st.ok()) << st.error().message;

@@ -107,8 +107,8 @@ const MoeKernel& moe_kernel(Isa isa) {
 }
 
 size_t moe_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int,
-                   const void* data) {
-  const auto& mk = *static_cast<const MoeKernel*>(data);
+                   const KernelData& data) {
+  const auto& mk = data_of<MoeKernel>(data);
   const graph::Shape& gate = g.node(n.inputs[2]).shape;  // [n_expert, ffn, dim]
   const int64_t T = graph::resolve(g.node(n.inputs[0]).shape, max).dims[0];
   return layout(T, gate[0].value, gate[2].value, gate[1].value, std::get<graph::MoeAttrs>(n.attrs).n_used,
@@ -118,7 +118,7 @@ size_t moe_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bin
 }
 
 Status moe(const KernelArgs& a) {
-  const auto& mk = *static_cast<const MoeKernel*>(a.data);
+  const auto& mk = data_of<MoeKernel>(a.data);
   const auto& m = std::get<graph::MoeAttrs>(a.node.attrs);
   const TensorView& x = a.in[0];
   const TensorView& probs = a.in[1];

@@ -19,7 +19,7 @@ Status ref_kernel(const KernelArgs& a) {
   auto view = [](const TensorView& t) { return ref::TensorRef{t.data, t.ext, t.dtype}; };
   ref::KernelArgs ra{a.node, view(a.out), {}, &a.bind, nullptr, a.rows_written};
   for (size_t i = 0; i < a.node.inputs.size(); ++i) ra.in[i] = view(a.in[i]);
-  return static_cast<const RefKernel*>(a.data)->fn(ra);
+  return data_of<RefKernel>(a.data).fn(ra);
 }
 
 }  // namespace glass::backend::cpu::kernels

@@ -16,7 +16,7 @@
 namespace glass::backend::cpu::kernels {
 namespace {
 
-const VecOps& ops_of(const KernelArgs& a) { return *static_cast<const VecOps*>(a.data); }
+const VecOps& ops_of(const KernelArgs& a) { return data_of<VecOps>(a.data); }
 
 // Rows per task so a task is worth its hand-off: ~16k elements.
 int64_t row_grain(int64_t row_len) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(1, row_len)); }
@@ -125,7 +125,7 @@ std::vector<float> rope_prepare(const graph::Node& n) {
 }
 
 size_t rope_scratch(const graph::Graph&, const graph::Node& n, const graph::Bindings&, int threads,
-                    const void*) {
+                    const KernelData&) {
   return static_cast<size_t>(threads) * static_cast<size_t>(std::get<graph::RopeAttrs>(n.attrs).n_rot) *
          sizeof(float);
 }
@@ -201,7 +201,7 @@ Status embedding_repacked(const KernelArgs& a) {
   const TensorView& table = a.in[0];
   const int64_t V = table.dim(0), D = table.dim(1), T = a.in[1].dim(0);
   const size_t stride = row_scratch_stride(*graph::dtype_bytes(table.dtype, static_cast<uint64_t>(D)));
-  const auto& mk = *static_cast<const MatmulKernel*>(a.data);
+  const auto& mk = data_of<MatmulKernel>(a.data);
   if (Status s = check_token_ids(a, V); !s) return s;
   parallel_for(a.pool, T, row_grain(D), [&](int64_t t0, int64_t t1, int thread) {
     std::byte* row = a.scratch + static_cast<size_t>(thread) * stride;

@@ -1,12 +1,13 @@
-// The cpu backend's kernel table: (op, operand dtypes, ISA) -> kernel. Plan compilation looks every
-// node up here and takes the entry of the highest ISA the backend runs; a miss is a compile-time
-// error naming the op and dtypes ("cpu: no kernel for matmul(f32, q4_k)"). The table also decides
-// which composite ops stay fused: lower_for decomposes only composites without an entry.
-#include "backend/cpu/kernels/kernels.h"
+// The cpu backend's kernel table: (op, operand dtypes, ISA) -> kernel, and for matmuls the row of the
+// matmul table the decode strategy reads. Plan compilation asks here once per node and takes the
+// entry of the highest ISA the backend runs; a miss is a compile-time error naming the op and dtypes
+// ("cpu: no kernel for matmul(f32, q4_k)"). The table also decides which composite ops stay fused:
+// lower_for decomposes only composites without an entry.
+#include "backend/cpu/kernel_table.h"
 
 #include <fmt/format.h>
 
-#include "backend/cpu/kernel.h"
+#include "backend/cpu/kernels/kernels.h"
 #include "backend/cpu/kernels/matmul.h"
 #include "backend/cpu/kernels/matmul_fused.h"
 #include "backend/cpu/kernels/vec_ops.h"
@@ -35,7 +36,7 @@ struct Entry {
   std::vector<DTypeSet> operands;
   Isa isa;
   KernelFn fn;
-  const void* data = nullptr;
+  KernelData data;
   ScratchFn scratch = nullptr;
   PrepareFn prepare = nullptr;
   bool in_place = false;
@@ -110,12 +111,12 @@ std::vector<Entry> build_table() {
         {Op::Attention, {kF32, kKv, kKv, kI32, kI32, kI32}, isa, k::attention, ops, k::attention_scratch});
   }
   const Isa s = Isa::Scalar;
-  t.push_back({Op::Rope, {kF32, kI32}, s, k::rope, nullptr, k::rope_scratch, k::rope_prepare, true});
-  t.push_back({Op::Rope, {kF32, kI32, kF32}, s, k::rope, nullptr, k::rope_scratch, k::rope_prepare, true});
+  t.push_back({Op::Rope, {kF32, kI32}, s, k::rope, {}, k::rope_scratch, k::rope_prepare, true});
+  t.push_back({Op::Rope, {kF32, kI32, kF32}, s, k::rope, {}, k::rope_scratch, k::rope_prepare, true});
   t.push_back({Op::Embedding, {kWeights, kI32}, s, k::embedding});
-  t.push_back({Op::Gelu, {kF32}, s, k::tanh_activation, nullptr, nullptr, nullptr, true});
-  t.push_back({Op::GeGlu, {kF32, kF32}, s, k::tanh_activation, nullptr, nullptr, nullptr, true});
-  t.push_back({Op::Softcap, {kF32}, s, k::tanh_activation, nullptr, nullptr, nullptr, true});
+  t.push_back({Op::Gelu, {kF32}, s, k::tanh_activation, {}, nullptr, nullptr, true});
+  t.push_back({Op::GeGlu, {kF32, kF32}, s, k::tanh_activation, {}, nullptr, nullptr, true});
+  t.push_back({Op::Softcap, {kF32}, s, k::tanh_activation, {}, nullptr, nullptr, true});
   t.push_back({Op::Reshape, {kPlain}, s, nullptr});  // aliases its input: no kernel runs
   // Primitives off every supported model's hot path: the ref kernels, on the calling thread.
   auto ref = [&](Op op, std::vector<DTypeSet> operands, const k::RefKernel& fn) {
@@ -161,15 +162,70 @@ const Entry* best_entry(graph::Op op, const std::vector<DType>& operands, Isa ma
   return best;
 }
 
+bool is_matmul(Op op) {
+  return op == Op::MatMul || op == Op::MatMulAdd || op == Op::MatMulSwiGlu || op == Op::MatMulGeGlu;
+}
+
+// A matmul's row: the decode strategy's kernel for the weight type at the entry's tier (the file
+// layout's when the strategy names none), repacked only where the query allows it and every weight
+// is a 2-D parameter (a copy can be made once), never for F16/BF16 under batch invariance; and the
+// fused entry of that row for a fused matmul.
+Status choose_matmul_row(const graph::Graph& g, const graph::Node& n, const KernelQuery& q, KernelChoice& c) {
+  const bool fused = n.op != Op::MatMul;
+  const k::MatmulKernel& file =
+      fused ? *data_of<k::FusedMatmulKernel>(c.data).mk : data_of<k::MatmulKernel>(c.data);
+  const k::MatmulKernel* walk = k::decode_matmul_kernel(c.isa, file.weight, q.strategy);
+  if (walk == nullptr || walk == &file) return {};
+  if (walk->repack == nullptr) {  // the strategy's own file-layout kernel: under --no-repack too
+    if (walk->act != file.act || walk->quantize != file.quantize)
+      return make_error(ErrorCode::Internal,
+                        fmt::format("cpu: {}: the {} strategy's kernel converts activations unlike the file "
+                                    "layout's",
+                                    kernel_signature(g, n), decode_strategy_name(q.strategy)));
+  } else {
+    if (!q.repack) return {};
+    if (q.batch_invariant && (file.weight == DType::F16 || file.weight == DType::BF16)) return {};
+    const size_t n_weights = n.op == Op::MatMulSwiGlu || n.op == Op::MatMulGeGlu ? 2 : 1;
+    for (size_t j = 1; j <= n_weights; ++j) {
+      const graph::Node& w = g.node(n.inputs[j]);
+      if (w.op != Op::Parameter || w.shape.size() != 2) return {};  // nothing in the file to copy once
+    }
+    c.repack = walk;
+  }
+  if (!fused) {
+    c.data = walk;
+    return {};
+  }
+  const k::FusedMatmulKernel* fk = k::fused_matmul_kernel(c.isa, walk);
+  if (fk == nullptr)
+    return make_error(
+        ErrorCode::Internal,
+        fmt::format("cpu: {}: the {} {} kernel is not in the {} matmul table", kernel_signature(g, n),
+                    graph::dtype_name(walk->weight), walk->layout, isa_name(c.isa)));
+  c.data = fk;
+  return {};
+}
+
 }  // namespace
 
-std::optional<KernelChoice> find_kernel(const graph::Graph& g, const graph::Node& n, Isa max_isa) {
+Result<KernelChoice> choose_kernel(const graph::Graph& g, const graph::Node& n, const KernelQuery& q) {
   std::vector<DType> operands;
   for (graph::NodeId in : n.inputs) operands.push_back(g.node(in).dtype);
-  const Entry* best = best_entry(n.op, operands, max_isa);
-  if (best == nullptr) return std::nullopt;
-  return KernelChoice{best->fn,      best->data,     best->scratch, best->prepare,
-                      best->convert, best->in_place, best->isa,     best->in_place_input};
+  const Entry* best = best_entry(n.op, operands, q.max_isa);
+  if (best == nullptr)
+    return make_error(ErrorCode::Unsupported, fmt::format("cpu: no kernel for {}", kernel_signature(g, n)));
+  KernelChoice c;
+  c.fn = best->fn;
+  c.data = c.base = best->data;
+  c.scratch = best->scratch;
+  c.prepare = best->prepare;
+  c.convert = best->convert;
+  c.in_place = best->in_place;
+  c.isa = best->isa;
+  c.in_place_input = best->in_place_input;
+  if (is_matmul(n.op))
+    if (Status st = choose_matmul_row(g, n, q, c); !st) return st.error();
+  return c;
 }
 
 bool has_kernel(graph::Op op, const std::vector<DType>& operands, Isa max_isa) {
