@@ -2,6 +2,7 @@
 // up here; a miss is a compile-time error naming the op and dtypes.
 #include <fmt/format.h>
 
+#include "backend/dtype_sets.h"
 #include "backend/ref/kernel.h"
 
 namespace glass::backend::ref {
@@ -9,18 +10,6 @@ namespace {
 
 using graph::DType;
 using graph::Op;
-
-using DTypeSet = uint32_t;
-constexpr DTypeSet bit(DType t) { return 1u << static_cast<unsigned>(t); }
-constexpr DTypeSet kF32 = bit(DType::F32);
-constexpr DTypeSet kI32 = bit(DType::I32);
-constexpr DTypeSet kHalf = bit(DType::F16) | bit(DType::BF16);
-constexpr DTypeSet kQuant = bit(DType::Q4_0) | bit(DType::Q4_1) | bit(DType::Q5_0) | bit(DType::Q5_1) |
-                            bit(DType::Q8_0) | bit(DType::Q2_K) | bit(DType::Q3_K) | bit(DType::Q4_K) |
-                            bit(DType::Q5_K) | bit(DType::Q6_K) | bit(DType::Q8_A);
-constexpr DTypeSet kWeights = kF32 | kHalf | kQuant;
-constexpr DTypeSet kKv = kF32 | bit(DType::F16);
-constexpr DTypeSet kPlain = kF32 | kHalf | kI32;
 
 struct Entry {
   Op op;
@@ -81,13 +70,6 @@ const Entry* lookup(const graph::Graph& g, const graph::Node& n) {
   return nullptr;
 }
 
-std::string set_name(DTypeSet s) {
-  std::vector<std::string> names;
-  for (int t = 0; t < static_cast<int>(DType::kSentinel); ++t)
-    if (s & bit(static_cast<DType>(t))) names.emplace_back(graph::dtype_name(static_cast<DType>(t)));
-  return names.size() == 1 ? names[0] : fmt::format("{{{}}}", fmt::join(names, "|"));
-}
-
 Status no_kernel(const KernelArgs&) { return {}; }
 
 }  // namespace
@@ -102,7 +84,7 @@ std::vector<std::string> kernel_table_lines() {
   std::vector<std::string> lines;
   for (const Entry& e : table()) {
     std::vector<std::string> ops;
-    for (DTypeSet s : e.operands) ops.push_back(set_name(s));
+    for (DTypeSet s : e.operands) ops.push_back(dtype_set_name(s));
     lines.push_back(fmt::format("{}({})", graph::op_name(e.op), fmt::join(ops, ", ")));
   }
   return lines;
