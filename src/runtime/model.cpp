@@ -50,6 +50,19 @@ Result<std::shared_ptr<backend::Plan>> Model::Impl::plan(int64_t max_t, const gr
   return plans.get(*backend, g, hash, weight_resolver(), opt);
 }
 
+namespace {
+// Positions, cache slots and block ids are int32 step inputs: a size past that range cannot be
+// represented, and the cache's byte counts (rows x heads x head_dim) would overflow on the way.
+Status within_int32(std::string_view who, std::initializer_list<std::pair<const char*, int64_t>> fields) {
+  for (const auto& [name, value] : fields)
+    if (value > std::numeric_limits<int32_t>::max())
+      return make_error(ErrorCode::InvalidArgument,
+                        fmt::format("{}: {} = {} is more than the 2147483647 positions glass represents", who,
+                                    name, value));
+  return {};
+}
+}  // namespace
+
 Result<Model::Impl::SessionShape> Model::Impl::resolve(const SessionOptions& o) const {
   if (o.kv_size < 0 || o.kv_size_window < 0 || o.kv_block_size < 0 || o.n_seq_max < 0 ||
       o.n_seq_max > kv::kMaxSequences)
@@ -57,14 +70,12 @@ Result<Model::Impl::SessionShape> Model::Impl::resolve(const SessionOptions& o) 
                       fmt::format("session: kv_size, kv_size_window and kv_block_size must not be negative, "
                                   "n_seq_max must be in [0, {}] (0: the model's)",
                                   kv::kMaxSequences));
-  for (const auto& [name, value] : {std::pair<const char*, int64_t>{"kv_size", o.kv_size},
-                                    {"kv_size_window", o.kv_size_window},
-                                    {"kv_block_size", o.kv_block_size},
-                                    {"n_seq_max", o.n_seq_max}})
-    if (value > std::numeric_limits<int32_t>::max())
-      return make_error(ErrorCode::InvalidArgument,
-                        fmt::format("session: {} = {} is more than the 2147483647 positions glass represents",
-                                    name, value));
+  if (Status st = within_int32("session", {{"kv_size", o.kv_size},
+                                           {"kv_size_window", o.kv_size_window},
+                                           {"kv_block_size", o.kv_block_size},
+                                           {"n_seq_max", o.n_seq_max}});
+      !st)
+    return st.error();
   SessionShape r{build, pools};
   if (o.kv_size > 0) r.pools.kv_size = o.kv_size;
   if (o.kv_block_size > 0) r.build.kv_block_size = r.pools.block_size = o.kv_block_size;
@@ -186,18 +197,14 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
         fmt::format("load: kv_size and kv_size_window must not be negative, kv_block_size must be "
                     "positive and n_seq_max in [1, {}]",
                     kv::kMaxSequences));
-  // Positions, cache slots and block ids are int32 step inputs: a size past that range cannot be
-  // represented, and the cache's byte counts (rows x heads x head_dim) would overflow on the way.
-  for (const auto& [name, value] : {std::pair<const char*, int64_t>{"n_ctx", options.n_ctx},
-                                    {"min_ctx", options.min_ctx},
-                                    {"n_batch", options.n_batch},
-                                    {"kv_size", options.kv_size},
-                                    {"kv_size_window", options.kv_size_window},
-                                    {"kv_block_size", options.kv_block_size}})
-    if (value > std::numeric_limits<int32_t>::max())
-      return make_error(
-          ErrorCode::InvalidArgument,
-          fmt::format("load: {} = {} is more than the 2147483647 positions glass represents", name, value));
+  if (Status st = within_int32("load", {{"n_ctx", options.n_ctx},
+                                        {"min_ctx", options.min_ctx},
+                                        {"n_batch", options.n_batch},
+                                        {"kv_size", options.kv_size},
+                                        {"kv_size_window", options.kv_size_window},
+                                        {"kv_block_size", options.kv_block_size}});
+      !st)
+    return st.error();
   models::BuildOptions build;
   build.n_ctx = options.n_ctx;
   build.min_ctx = options.min_ctx;
