@@ -104,6 +104,10 @@ Tensor Builder::gather_blocks(Tensor cache, Tensor block_table, Tensor seq, cons
 Tensor Builder::kv_write(Tensor cache, Tensor rows, Tensor slots) {
   return add_node(Op::KvWrite, {cache.id, rows.id, slots.id}, NoAttrs{});
 }
+Tensor Builder::short_conv(Tensor cache, Tensor weight, Tensor q_pos, Tensor q_seq, Tensor block_table,
+                           const BlockGatherAttrs& a) {
+  return add_node(Op::ShortConv, {cache.id, weight.id, q_pos.id, q_seq.id, block_table.id}, a);
+}
 Tensor Builder::embedding(Tensor table, Tensor ids) {
   return add_node(Op::Embedding, {table.id, ids.id}, NoAttrs{});
 }

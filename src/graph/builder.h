@@ -71,6 +71,10 @@ class Builder {
   Tensor attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor q_pos, Tensor q_seq, Tensor block_table,
                    const AttentionAttrs& a);
   Tensor kv_write(Tensor cache, Tensor rows, Tensor slots);
+  // Token t's output channel d: sum over k < L of weight[d, k] times channel d at position
+  // q_pos[t] - (L-1) + k of its sequence, read through block_table (graph/ops/conv.cpp).
+  Tensor short_conv(Tensor cache, Tensor weight, Tensor q_pos, Tensor q_seq, Tensor block_table,
+                    const BlockGatherAttrs& a);
   Tensor silu(Tensor x) { return unary(Op::Silu, x); }
   Tensor swiglu(Tensor gate, Tensor up) { return binary(Op::SwiGlu, gate, up); }
   Tensor embedding(Tensor table, Tensor ids);

@@ -55,6 +55,7 @@ constexpr std::array<OpRow, kOpCount> kOps = {{
     {Op::MatMulAdd, "matmul_add", false, true},
     {Op::MatMulSwiGlu, "matmul_swiglu", false, true},
     {Op::MatMulGeGlu, "matmul_geglu", false, true},
+    {Op::ShortConv, "short_conv", false, true},
 }};
 
 constexpr bool rows_in_enum_order() {

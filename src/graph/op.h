@@ -58,6 +58,8 @@ enum class Op : uint8_t {
   MatMulAdd,     // matmul(x, w) + r
   MatMulSwiGlu,  // swiglu(matmul(x, w_gate), matmul(x, w_up))
   MatMulGeGlu,   // geglu(matmul(x, w_gate), matmul(x, w_up))
+  // composites over a sequence's state
+  ShortConv,  // causal depthwise convolution over a sequence's last positions (graph/ops/conv.cpp)
   kSentinel,
 };
 

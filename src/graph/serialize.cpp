@@ -103,7 +103,8 @@ Result<Attrs> read_attrs(Op op, const json& j) {
       return Attrs{AttentionAttrs{j.at("scale").get<float>(), *len, j.value("window", int64_t{0}),
                                   j.value("softcap", 0.0f), j.at("block_size").get<int64_t>()}};
     }
-    case Op::GatherBlocks: {
+    case Op::GatherBlocks:
+    case Op::ShortConv: {
       auto len = read_dim(j.at("len"));
       if (!len) return len.error();
       return Attrs{BlockGatherAttrs{j.at("block_size").get<int64_t>(), *len}};

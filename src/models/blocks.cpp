@@ -86,8 +86,9 @@ Tensor attend(graph::Builder& b, const std::string& layer, const QkvHeads& h, Te
   const Dim Hkv = Dim::constant(s.n_kv_heads), D = Dim::constant(s.head_dim);
   const Shape cache_shape{Dim::symbol(step.full.rows), Hkv, D};
 
-  const Tensor q = b.rope(h.q, step.positions, s.rope, s.rope_freqs).named(layer + ".q_rope");
-  const Tensor k = b.rope(h.k, step.positions, s.rope, s.rope_freqs).named(layer + ".k_rope");
+  const bool rotates = s.rope.n_rot > 0;
+  const Tensor q = rotates ? b.rope(h.q, step.positions, s.rope, s.rope_freqs).named(layer + ".q_rope") : h.q;
+  const Tensor k = rotates ? b.rope(h.k, step.positions, s.rope, s.rope_freqs).named(layer + ".k_rope") : h.k;
   const Tensor v = h.v;
 
   const Tensor k_cache = b.state(layer + ".cache_k", cache_shape, kv_dtype);  // [C, n_kv_heads, head_dim]

@@ -46,7 +46,7 @@ struct AttentionWeights {
 
 struct AttentionShape {
   int64_t n_heads, n_kv_heads, head_dim;
-  graph::RopeAttrs rope;
+  graph::RopeAttrs rope;                    // n_rot 0: q and k are not rotated (NoPE layers)
   std::optional<graph::Tensor> rope_freqs;  // [n_rot/2] per-frequency divisors (Llama 3 scaling)
 };
 

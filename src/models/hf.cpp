@@ -170,7 +170,7 @@ Result<WeightIndex> bind_table(
       continue;
     }
     const bool stacked = patterns[row].has('e');
-    if ((stacked || r.transform != HfTransform::None) && owned == nullptr)
+    if ((stacked || r.transform == HfTransform::AddOne) && owned == nullptr)
       return make_error(
           ErrorCode::Internal,
           fmt::format("{}: tensor '{}' must be built at load but no storage was given", where, name));
@@ -179,9 +179,9 @@ Result<WeightIndex> bind_table(
       continue;
     }
     const std::string gguf = with_layer(r.gguf, layer);
-    const WeightInfo info = r.transform == HfTransform::AddOne
-                                ? add_one(*t, *owned)
-                                : WeightInfo{t->shape, *t->graph_dtype, t->data};
+    WeightInfo info = r.transform == HfTransform::AddOne ? add_one(*t, *owned)
+                                                         : WeightInfo{t->shape, *t->graph_dtype, t->data};
+    if (r.transform == HfTransform::DropUnitAxes) std::erase(info.shape, int64_t{1});
     if (!out.emplace(gguf, info).second) unexpected.push_back(name + " (a second '" + gguf + "')");
     bound.insert({row, layer});
   }

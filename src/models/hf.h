@@ -42,6 +42,9 @@ enum class HfTransform : uint8_t {
   // GGUF stores 1 + w (as F32): Gemma 2/3's RMSNorm computes x * (1 + w) and llama.cpp's converter
   // adds the 1, so the graph multiplies by the stored value for both formats.
   AddOne,
+  // The shape without its size-1 axes, the same bytes (LFM2's conv weights [dim, 1, L] are GGUF's
+  // [dim, L], as the converter squeezes them): a view, nothing is copied.
+  DropUnitAxes,
 };
 
 // One row: "{}" in both names stands for the layer index. An HF name may also hold "{e}": the

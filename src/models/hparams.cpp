@@ -32,7 +32,8 @@ void validate(HparamReader& hp, const DecoderConfig& c, bool read_ffn) {
 
 }  // namespace
 
-Result<DecoderConfig> read_decoder_config(HparamReader& hp, const WeightIndex& weights, bool read_ffn) {
+Result<DecoderConfig> read_decoder_config(HparamReader& hp, const WeightIndex& weights, bool read_ffn,
+                                          std::vector<int64_t>* kv_heads_per_layer) {
   DecoderConfig c;
   c.arch = hp.arch();
   c.n_layers = hp.required_int("block_count");
@@ -40,7 +41,19 @@ Result<DecoderConfig> read_decoder_config(HparamReader& hp, const WeightIndex& w
   c.n_heads = hp.required_int("attention.head_count");
   c.n_ctx_train = hp.required_int("context_length");
   if (read_ffn) c.ffn_dim = hp.required_int("feed_forward_length");
-  c.n_kv_heads = hp.optional_int("attention.head_count_kv", c.n_heads);
+  if (kv_heads_per_layer != nullptr) {
+    *kv_heads_per_layer = hp.per_layer_int("attention.head_count_kv", c.n_layers);
+    c.n_kv_heads = 0;
+    for (int64_t h : *kv_heads_per_layer) {
+      if (h < 0 || (h > 0 && c.n_kv_heads > 0 && h != c.n_kv_heads))
+        hp.fail(fmt::format("{}: every attention layer must have the same positive count, got {} and {}",
+                            hp.key("attention.head_count_kv"), c.n_kv_heads, h));
+      if (h > 0) c.n_kv_heads = h;
+    }
+    if (c.n_kv_heads == 0) c.n_kv_heads = c.n_heads;  // no attention layer: nothing reads it
+  } else {
+    c.n_kv_heads = hp.optional_int("attention.head_count_kv", c.n_heads);
+  }
   if (!hp.has("attention.key_length") && (c.n_heads <= 0 || c.dim % c.n_heads != 0))
     hp.fail(fmt::format("{} = {} is not divisible by {} = {} (and {} is absent)", hp.key("embedding_length"),
                         c.dim, hp.key("attention.head_count"), c.n_heads, hp.key("attention.key_length")));

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "formats/gguf.h"
 #include "glass/result.h"
@@ -37,7 +38,11 @@ struct DecoderConfig {
 // vocabulary size (vocab_size or the rows of token_embd.weight); then validates them. The first
 // error names the key (InvalidFile), or is Unsupported for a value_length or RoPE scaling glass does
 // not build.
-Result<DecoderConfig> read_decoder_config(HparamReader& hp, const WeightIndex& weights, bool read_ffn);
+// With `kv_heads_per_layer`, attention.head_count_kv may be an array with a value per layer (0:
+// the layer has no attention, LFM2); it is returned there and n_kv_heads is the attention layers'
+// count, which must be the same for all of them.
+Result<DecoderConfig> read_decoder_config(HparamReader& hp, const WeightIndex& weights, bool read_ffn,
+                                          std::vector<int64_t>* kv_heads_per_layer = nullptr);
 
 // The ModelGraph of a finished graph: sizes, state kinds and the one-line summary.
 ModelGraph decoder_model_graph(graph::Graph g, const DecoderConfig& c, const BuildOptions& opt,

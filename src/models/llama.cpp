@@ -17,12 +17,14 @@ std::string blk(int64_t i, const char* what) { return fmt::format("blk.{}.{}.wei
 
 }  // namespace
 
-Result<LlamaConfig> llama_config_from_gguf(const formats::GgufFile& f, const WeightIndex& weights) {
-  HparamReader hp(f, "llama");
+Result<LlamaConfig> llama_config_from_gguf(const formats::GgufFile& f, const WeightIndex& weights,
+                                           const char* arch) {
+  HparamReader hp(f, arch);
   return read_decoder_config(hp, weights, /*read_ffn=*/true);
 }
 
-Result<graph::Graph> build_llama(const LlamaConfig& c, const WeightIndex& w, const BuildOptions& opt) {
+Result<graph::Graph> build_llama(const LlamaConfig& c, const WeightIndex& w, const BuildOptions& opt,
+                                 const LlamaVariant& variant) {
   using graph::Tensor;
   graph::Builder b;
   const int64_t q_dim = c.n_heads * c.head_dim, kv_dim = c.n_kv_heads * c.head_dim;
@@ -38,9 +40,14 @@ Result<graph::Graph> build_llama(const LlamaConfig& c, const WeightIndex& w, con
       graph::RopeAttrs{static_cast<int>(c.n_rot), rope_mode, c.rope_freq_base, c.rope_freq_scale},
       optional_weight(b, w, "rope_freqs.weight", {c.n_rot / 2})};
 
+  AttentionShape nope = attn;  // a NoPE layer's attention: no rotation (n_rot 0)
+  nope.rope.n_rot = 0;
+  nope.rope_freqs.reset();
+
   Tensor x = b.embedding(token_embd, step.tokens).named("token_embd");  // [T, dim]
   for (int64_t i = 0; i < c.n_layers; ++i) {
     const std::string layer = fmt::format("blk.{}", i);
+    const bool rotates = variant.no_rope_period == 0 || (i + 1) % variant.no_rope_period != 0;
     const AttentionWeights aw{
         weight(b, w, blk(i, "attn_q"), {q_dim, c.dim}), weight(b, w, blk(i, "attn_k"), {kv_dim, c.dim}),
         weight(b, w, blk(i, "attn_v"), {kv_dim, c.dim}), weight(b, w, blk(i, "attn_output"), {c.dim, q_dim})};
@@ -50,7 +57,7 @@ Result<graph::Graph> build_llama(const LlamaConfig& c, const WeightIndex& w, con
     const Tensor up = weight(b, w, blk(i, "ffn_up"), {c.ffn_dim, c.dim});
     const Tensor down = weight(b, w, blk(i, "ffn_down"), {c.dim, c.ffn_dim});
 
-    Tensor h = x + self_attention(b, layer, aw, attn,
+    Tensor h = x + self_attention(b, layer, aw, rotates ? attn : nope,
                                   b.rms_norm(x, attn_norm, c.rms_eps).named(layer + ".attn_norm"), step,
                                   opt.kv_dtype);
     // Past the last attention every op is per token: only the tokens whose logits are wanted go on.

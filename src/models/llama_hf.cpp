@@ -48,7 +48,8 @@ Status unsupported(const formats::HfObject& c, std::string_view key, std::string
 }
 
 // rope_scaling (transformers <= 4.x) or rope_parameters (5.x, which also moves rope_theta there).
-Status rope(const formats::HfObject& c, int64_t n_rot, formats::GgufMetadataBuilder& m, HfNormalized& out) {
+Status rope(const formats::HfObject& c, const std::string& arch, int64_t n_rot,
+            formats::GgufMetadataBuilder& m, HfNormalized& out) {
   auto params = c.object("rope_parameters");
   if (!params) return params.error();
   auto scaling = c.object("rope_scaling");
@@ -59,7 +60,7 @@ Status rope(const formats::HfObject& c, int64_t n_rot, formats::GgufMetadataBuil
   if (r && r->has("rope_theta")) theta = r->get_float("rope_theta");
   if (!theta) return theta.error();
   if (!(*theta > 0)) return c.error("rope_theta", "must be positive");
-  m.f32("llama.rope.freq_base", static_cast<float>(*theta));
+  m.f32(arch + ".rope.freq_base", static_cast<float>(*theta));
   if (!r) return {};
   auto type = hf_rope_type(*r);
   if (!type) return type.error();
@@ -71,8 +72,8 @@ Status rope(const formats::HfObject& c, int64_t n_rot, formats::GgufMetadataBuil
   if (!factor) return factor.error();
   if (!(*factor > 0)) return r->error("factor", "must be positive");
   if (*type == "linear") {
-    m.string("llama.rope.scaling.type", "linear");
-    m.f32("llama.rope.scaling.factor", static_cast<float>(*factor));
+    m.string(arch + ".rope.scaling.type", "linear");
+    m.f32(arch + ".rope.scaling.factor", static_cast<float>(*factor));
     return {};
   }
   // llama3: the frequency factors GGUF files carry as rope_freqs.weight.
@@ -92,10 +93,12 @@ Status rope(const formats::HfObject& c, int64_t n_rot, formats::GgufMetadataBuil
   return {};
 }
 
-Status normalize(const formats::HfConfig& config, HfNormalized& out) {
+// config.json -> the `arch`.* keys of the Llama graph (llama.h).
+Status normalize_llama_graph(const formats::HfConfig& config, HfNormalized& out, const std::string& arch) {
   const formats::HfObject c = config.config();
   formats::GgufMetadataBuilder& m = out.metadata;
-  m.string("general.architecture", "llama");
+  m.string("general.architecture", arch);
+  const auto key = [&arch](const char* k) { return arch + "." + k; };
 
   // The math the llama graph implements: SiLU-gated MLP, no biases.
   auto act = c.get_string("hidden_act", std::string("silu"));
@@ -108,20 +111,19 @@ Status normalize(const formats::HfConfig& config, HfNormalized& out) {
   }
 
   int64_t dim = 0, n_heads = 0, n_ctx = 0;
-  if (auto s = put_int(c, "hidden_size", "llama.embedding_length", std::nullopt, m, &dim); !s) return s;
-  if (auto s = put_int(c, "intermediate_size", "llama.feed_forward_length", std::nullopt, m); !s) return s;
-  if (auto s = put_int(c, "num_hidden_layers", "llama.block_count", std::nullopt, m, &out.n_layers); !s)
+  if (auto s = put_int(c, "hidden_size", key("embedding_length"), std::nullopt, m, &dim); !s) return s;
+  if (auto s = put_int(c, "intermediate_size", key("feed_forward_length"), std::nullopt, m); !s) return s;
+  if (auto s = put_int(c, "num_hidden_layers", key("block_count"), std::nullopt, m, &out.n_layers); !s)
     return s;
-  if (auto s = put_int(c, "num_attention_heads", "llama.attention.head_count", std::nullopt, m, &n_heads); !s)
+  if (auto s = put_int(c, "num_attention_heads", key("attention.head_count"), std::nullopt, m, &n_heads); !s)
     return s;
-  if (auto s = put_int(c, "num_key_value_heads", "llama.attention.head_count_kv", n_heads, m); !s) return s;
-  if (auto s = put_int(c, "vocab_size", "llama.vocab_size", std::nullopt, m); !s) return s;
+  if (auto s = put_int(c, "num_key_value_heads", key("attention.head_count_kv"), n_heads, m); !s) return s;
+  if (auto s = put_int(c, "vocab_size", key("vocab_size"), std::nullopt, m); !s) return s;
   if (dim % n_heads != 0 && !c.has("head_dim"))
     return c.error("hidden_size", fmt::format("{} is not divisible by num_attention_heads {}", dim, n_heads));
   int64_t head_dim = 0;
-  if (auto s = put_int(c, "head_dim", "llama.attention.key_length", dim / n_heads, m, &head_dim); !s)
-    return s;
-  m.u32("llama.attention.value_length", static_cast<uint32_t>(head_dim));
+  if (auto s = put_int(c, "head_dim", key("attention.key_length"), dim / n_heads, m, &head_dim); !s) return s;
+  m.u32(key("attention.value_length"), static_cast<uint32_t>(head_dim));
 
   // Mistral's sliding window: attention within the window is the full attention the graph
   // computes, so the training context is capped at the window (a longer -c goes beyond it).
@@ -130,14 +132,14 @@ Status normalize(const formats::HfConfig& config, HfNormalized& out) {
   auto window = c.get_int("sliding_window", *max_pos);
   if (!window) return window.error();
   if (auto s = put_int(c, *window < *max_pos ? "sliding_window" : "max_position_embeddings",
-                       "llama.context_length", std::min(*window, *max_pos), m, &n_ctx);
+                       key("context_length"), std::min(*window, *max_pos), m, &n_ctx);
       !s)
     return s;
 
   auto eps = c.get_float("rms_norm_eps", 1e-6);
   if (!eps) return eps.error();
   if (!(*eps > 0)) return c.error("rms_norm_eps", "must be positive");
-  m.f32("llama.attention.layer_norm_rms_epsilon", static_cast<float>(*eps));
+  m.f32(key("attention.layer_norm_rms_epsilon"), static_cast<float>(*eps));
 
   auto partial = c.get_float("partial_rotary_factor", 1.0);
   if (!partial) return partial.error();
@@ -145,12 +147,43 @@ Status normalize(const formats::HfConfig& config, HfNormalized& out) {
   if (n_rot <= 0 || n_rot > head_dim || n_rot % 2 != 0)
     return c.error("partial_rotary_factor",
                    fmt::format("gives {} rotated dims of head_dim {}", n_rot, head_dim));
-  m.u32("llama.rope.dimension_count", static_cast<uint32_t>(n_rot));
-  if (auto s = rope(c, n_rot, m, out); !s) return s;
+  m.u32(key("rope.dimension_count"), static_cast<uint32_t>(n_rot));
+  if (auto s = rope(c, arch, n_rot, m, out); !s) return s;
 
   auto tied = c.get_bool("tie_word_embeddings", false);  // LlamaConfig's default
   if (!tied) return tied.error();
   out.tied_embeddings = *tied;
+  return {};
+}
+
+Status normalize_llama(const formats::HfConfig& config, HfNormalized& out) {
+  return normalize_llama_graph(config, out, "llama");
+}
+
+// SmolLM3: its NoPE layers must be the every-fourth pattern llama.cpp fixes (smollm3.cpp).
+Status normalize_smollm3(const formats::HfConfig& config, HfNormalized& out) {
+  const formats::HfObject c = config.config();
+  auto sliding = c.get_bool("use_sliding_window", false);
+  if (!sliding) return sliding.error();
+  if (*sliding) return unsupported(c, "use_sliding_window", "true (smollm3 attends to the whole context)");
+  if (auto s = normalize_llama_graph(config, out, "smollm3"); !s) return s;
+  auto interval = c.get_int("no_rope_layer_interval", 4);
+  if (!interval) return interval.error();
+  if (*interval != 4)
+    return unsupported(c, "no_rope_layer_interval",
+                       fmt::format("{} (llama.cpp's smollm3 fixes 4)", *interval));
+  if (const formats::Json* layers = c.find("no_rope_layers"); layers != nullptr) {
+    if (!layers->is_array() || static_cast<int64_t>(layers->size()) != out.n_layers)
+      return c.error("no_rope_layers", fmt::format("must be a list of {} flags", out.n_layers));
+    for (int64_t i = 0; i < out.n_layers; ++i) {
+      const formats::Json& v = (*layers)[static_cast<size_t>(i)];
+      const int64_t want = (i + 1) % 4 != 0 ? 1 : 0;  // 1: the layer uses RoPE
+      if (!v.is_number_integer() || v.get<int64_t>() != want)
+        return unsupported(
+            c, "no_rope_layers",
+            fmt::format("[{}] is {}, but a GGUF smollm3 rotates every layer but each 4th", i, v.dump()));
+    }
+  }
   return {};
 }
 
@@ -180,6 +213,7 @@ std::vector<float> llama3_rope_factors(int64_t n_rot, double base, double factor
   return out;
 }
 
-const HfAdapter kLlamaHf{normalize, kTensors, /*gguf_permutes_qk=*/true};
+const HfAdapter kLlamaHf{normalize_llama, kTensors, /*gguf_permutes_qk=*/true};
+const HfAdapter kSmolLm3Hf{normalize_smollm3, kTensors, /*gguf_permutes_qk=*/true};
 
 }  // namespace glass::models

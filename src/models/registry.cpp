@@ -8,6 +8,7 @@
 #include "models/gemma3n.h"
 #include "models/hf_families.h"
 #include "models/hparam_bounds.h"
+#include "models/lfm2.h"
 #include "models/llama.h"
 #include "models/llama_hf.h"
 #include "models/phi3.h"
@@ -29,10 +30,11 @@ Result<ModelGraph> checked(const formats::GgufFile& file, const WeightIndex& wei
 }
 
 constexpr char kLlama[] = "llama", kQwen2[] = "qwen2", kQwen3[] = "qwen3", kPhi3[] = "phi3",
-               kQwen3Moe[] = "qwen3moe", kGemma2[] = "gemma2", kGemma3[] = "gemma3", kGemma3n[] = "gemma3n";
+               kQwen3Moe[] = "qwen3moe", kGemma2[] = "gemma2", kGemma3[] = "gemma3", kGemma3n[] = "gemma3n",
+               kSmolLm3[] = "smollm3", kLfm2[] = "lfm2";
 
-const std::array<Architecture, 8>& registry() {
-  static const std::array<Architecture, 8> kArchitectures = {{
+const std::array<Architecture, 10>& registry() {
+  static const std::array<Architecture, 10> kArchitectures = {{
       {kLlama, {"llama", "mistral"}, checked<llama_from_gguf, kLlama>, &kLlamaHf},
       {kQwen2, {"qwen2"}, checked<qwen2_from_gguf, kQwen2>, &kQwen2Hf},
       {kQwen3, {"qwen3"}, checked<qwen3_from_gguf, kQwen3>, &kQwen3Hf},
@@ -41,6 +43,8 @@ const std::array<Architecture, 8>& registry() {
       {kGemma2, {"gemma2"}, checked<gemma2_from_gguf, kGemma2>, &kGemma2Hf},
       {kGemma3, {"gemma3", "gemma3_text"}, checked<gemma3_from_gguf, kGemma3>, &kGemma3Hf},
       {kGemma3n, {"gemma3n", "gemma3n_text"}, checked<gemma3n_from_gguf, kGemma3n>, &kGemma3nHf},
+      {kSmolLm3, {"smollm3"}, checked<smollm3_from_gguf, kSmolLm3>, &kSmolLm3Hf},
+      {kLfm2, {"lfm2"}, checked<lfm2_from_gguf, kLfm2>, &kLfm2Hf},
   }};
   return kArchitectures;
 }

@@ -654,3 +654,31 @@ INSTANTIATE_TEST_SUITE_P(Families, EngineSlidingWindow, ::testing::Values("gemma
 
 }  // namespace
 }  // namespace glass
+
+namespace glass {
+namespace {
+
+// LFM2, a hybrid whose convolutions keep their state as rows of the sliding-window pool (window 3):
+// batched, chunked, preempted, cancelled and prefix-hit requests all equal their solo runs, so the
+// state each sequence resumes from is exactly its own (models/lfm2.cpp; the fixture is in the
+// repository).
+std::string lfm2_fixture() {
+  return (test::source_dir() / "tests/fixtures/models/synthetic-2026/lfm2-f32.gguf").string();
+}
+
+TEST(EngineHybrid, Lfm2ThirtyTwoRequestsFromFourThreadsEqualSoloRuns) {
+  many_threads_equal_solo(cpu(/*kv_size=*/32 * 112), 32, lfm2_fixture());
+}
+
+TEST(EngineHybrid, Lfm2RandomScheduleKeepsInvariantsAndSoloResults) {
+  LoadOptions lo = cpu(/*kv_size=*/160, 128);
+  lo.n_seq_max = 6;
+  lo.kv_size_window = 112;  // a solo run prefills up to 100 tokens in one step
+  auto m = load_llm(lfm2_fixture(), lo);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_EQ((*m)->info().kv_size_window, 112 + 16);  // + the null block
+  random_schedule(*m, 80, {.max_running = 6, .max_queued = 1000, .step_tokens = 20}, 32);
+}
+
+}  // namespace
+}  // namespace glass

@@ -11,35 +11,47 @@
 namespace glass::conformance {
 namespace {
 
+Outcome run(const std::string& set, const std::vector<Reference>& refs) {
+  Outcome out;
+  for (const std::string& backend : available_backends())
+    for (const Reference& ref : refs) check(ref, backend, {}, out);
+  std::printf("\nconformance: reference/%s\n%s", set.c_str(), verify::format_table(out.rows).c_str());
+  for (const std::string& p : out.pending)
+    std::printf("pending (architecture not supported yet): %s\n", p.c_str());
+  std::fflush(stdout);
+  for (const std::string& e : out.errors) ADD_FAILURE() << e;
+  for (const verify::Row& r : out.rows)
+    for (const std::string& b : r.breaches) ADD_FAILURE() << r.model << " " << r.mode << ": " << b;
+  return out;
+}
+
+// `required`: models that must be checked (not pending) in every mode on every backend.
+void run_set(const std::filesystem::path& root, const std::string& set, size_t min_references,
+             const std::vector<std::string>& required = {}) {
+  const auto refs = find_references(root, set);
+  ASSERT_GE(refs.size(), min_references) << "reference/" << set;
+  const Outcome out = run(set, refs);
+  for (const std::string& name : required)
+    for (const std::string& backend : available_backends()) {
+      const std::string label = name + (backend == "ref" ? "" : " @" + backend);
+      const auto n = std::count_if(out.rows.begin(), out.rows.end(),
+                                   [&](const verify::Row& r) { return r.model == label; });
+      EXPECT_EQ(n, 3) << label << " was not checked in prefill, decode and chunked modes";
+    }
+}
+
 class Conformance : public test::WithSharedFixtures {
  protected:
-  // `required`: models that must be checked (not pending) in every mode on every backend.
   void run_set(const std::string& set, size_t min_references, const std::vector<std::string>& required = {}) {
-    const auto refs = find_references(fixtures_, set);
-    ASSERT_GE(refs.size(), min_references) << "reference/" << set;
-    const Outcome out = run(set, refs);
-    for (const std::string& name : required)
-      for (const std::string& backend : available_backends()) {
-        const std::string label = name + (backend == "ref" ? "" : " @" + backend);
-        const auto n = std::count_if(out.rows.begin(), out.rows.end(),
-                                     [&](const verify::Row& r) { return r.model == label; });
-        EXPECT_EQ(n, 3) << label << " was not checked in prefill, decode and chunked modes";
-      }
-  }
-  Outcome run(const std::string& set, const std::vector<Reference>& refs) {
-    Outcome out;
-    for (const std::string& backend : available_backends())
-      for (const Reference& ref : refs) check(ref, backend, {}, out);
-    std::printf("\nconformance: reference/%s\n%s", set.c_str(), verify::format_table(out.rows).c_str());
-    for (const std::string& p : out.pending)
-      std::printf("pending (architecture not supported yet): %s\n", p.c_str());
-    std::fflush(stdout);
-    for (const std::string& e : out.errors) ADD_FAILURE() << e;
-    for (const verify::Row& r : out.rows)
-      for (const std::string& b : r.breaches) ADD_FAILURE() << r.model << " " << r.mode << ": " << b;
-    return out;
+    conformance::run_set(fixtures_, set, min_references, required);
   }
 };
+
+// The families of 2026 (issue 52): random-weight files and llama.cpp's logits for them ship in the
+// repository (tests/fixtures/reference/synthetic-2026/README.md), so this runs without ../shared.
+TEST(Conformance2026, SyntheticFamilies) {
+  run_set(test::source_dir() / "tests/fixtures", "synthetic-2026", 2, {"smollm3-f32", "lfm2-f32"});
+}
 
 TEST_F(Conformance, Stories260K) { run_set("stories260K", 1); }
 TEST_F(Conformance, SyntheticLlama) { run_set("synthetic", 14); }
@@ -62,7 +74,7 @@ TEST_F(Conformance, Stories260KHuggingFace) {
     r.model = fixtures_ / "models" / dir;
     hf.push_back(std::move(r));
   }
-  const Outcome out = run("stories260K (HF directories)", hf);
+  const Outcome out = conformance::run("stories260K (HF directories)", hf);
   EXPECT_TRUE(out.pending.empty()) << "llama is supported: nothing may be pending";
   EXPECT_EQ(out.rows.size(), 3 * 3 * available_backends().size());  // 3 folders x 3 modes
 }

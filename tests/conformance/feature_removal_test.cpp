@@ -83,5 +83,38 @@ INSTANTIATE_TEST_SUITE_P(Gemma, GemmaFeatureRemoval, ::testing::Range(0, static_
                            return s;
                          });
 
+// The 2026 families (fixtures in the repository): SmolLM3's NoPE layers and LFM2's convolution
+// history each change the logits beyond the bar.
+class Feature2026Removal : public ::testing::TestWithParam<int> {};
+
+TEST_P(Feature2026Removal, ReferenceCheckFails) {
+  const std::filesystem::path root = test::source_dir() / "tests/fixtures";
+  const std::string model = GetParam() == 0 ? "smollm3-f32" : "lfm2-f32";
+  const Mutation m = GetParam() == 0
+                         ? nope_removed((root / "models/synthetic-2026/smollm3-f32.gguf").string())
+                         : conv_history_removed();
+  std::vector<Reference> refs;
+  for (Reference& r : find_references(root, "synthetic-2026"))
+    if (r.name == model) refs.push_back(r);
+  ASSERT_EQ(refs.size(), 1u) << model;
+  for (const char* backend : {"ref", "cpu"}) {
+    Outcome out;
+    check(refs[0], backend, m.rewrite, out);
+    ASSERT_TRUE(out.errors.empty()) << out.errors.front();
+    ASSERT_EQ(out.rows.size(), 3u);
+    double worst = 0;
+    for (const verify::Row& r : out.rows) {
+      EXPECT_FALSE(r.breaches.empty())
+          << model << " " << backend << " " << r.mode << ": removing " << m.name << " passed";
+      worst = std::max(worst, r.metrics.max_abs);
+    }
+    std::printf("%s without '%s' (%s): max abs %.3g\n", model.c_str(), m.name.c_str(), backend, worst);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Families2026, Feature2026Removal, ::testing::Values(0, 1), [](const auto& p) {
+  return std::string(p.param == 0 ? "smollm3_nope" : "lfm2_conv");
+});
+
 }  // namespace
 }  // namespace glass::conformance

@@ -6,6 +6,7 @@
 #include "formats/gguf.h"
 #include "graph/rewrite.h"
 #include "models/gemma3n.h"
+#include "models/llama.h"
 
 namespace glass::conformance {
 namespace {
@@ -125,6 +126,41 @@ Mutation kv_sharing_removed(const std::string& model_path) {
             models::BuildOptions opt;
             opt.min_ctx = 48;
             return models::build_gemma3n(*c, w, opt);
+          }};
+}
+
+Mutation nope_removed(const std::string& model_path) {
+  return {"NoPE layers removed", [model_path](const graph::Graph&) -> Result<graph::Graph> {
+            auto file = formats::GgufFile::open(model_path);
+            if (!file) return file.error();
+            models::WeightIndex w;
+            for (const formats::GgufTensorInfo& t : file->tensors())
+              w.emplace(t.name, models::WeightInfo{t.shape, t.dtype, t.data});
+            auto c = models::llama_config_from_gguf(*file, w, "smollm3");
+            if (!c) return c.error();
+            models::BuildOptions opt;
+            opt.min_ctx = 48;
+            return models::build_llama(*c, w, opt,
+                                       models::LlamaVariant{.arch = "smollm3", .no_rope_period = 0});
+          }};
+}
+
+Mutation conv_history_removed() {
+  // blk.N.conv = short_conv(rows of B*x, w): becomes B*x times its own tap, w[:, L-1].
+  return {"short-conv history removed", [](const graph::Graph& g) {
+            std::map<std::string, Tensor> emitted;
+            return graph::rewrite_nodes(g, [&](Builder& b, const Node& n, const std::vector<Tensor>& in) {
+              Tensor t = graph::copy_node(b, n, in);
+              if (n.op == Op::ShortConv) {
+                const std::string layer = n.name.substr(0, n.name.size() - std::string(".conv").size());
+                const graph::Shape& ws = in[1].shape();
+                t = emitted.at(layer + ".conv_bx") *
+                    b.reshape(b.slice(in[1], 1, ws[1].value - 1, graph::Dim::constant(1)),
+                              graph::Shape{ws[0]});
+              }
+              if (!n.name.empty()) emitted[n.name] = t;
+              return t;
+            });
           }};
 }
 

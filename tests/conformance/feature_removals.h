@@ -20,5 +20,9 @@ Mutation per_layer_inputs_removed();     // nothing is added to the non-active s
 // Gemma 3n rebuilt with every layer owning its K/V (layer 20 computes its own instead of reusing
 // layer 18's). Rebuilds the graph from `model_path`'s config with n_kv_layers = n_layers.
 Mutation kv_sharing_removed(const std::string& model_path);
+// SmolLM3 rebuilt with RoPE in every layer (its NoPE layers rotate too).
+Mutation nope_removed(const std::string& model_path);
+// Every short convolution sees its own token only: no earlier positions, no state between steps.
+Mutation conv_history_removed();
 
 }  // namespace glass::conformance

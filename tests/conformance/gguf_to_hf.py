@@ -15,7 +15,11 @@ What is inverted, per family:
     written; Gemma 3n's norms are the multiplier in both formats and stay;
   * Qwen3-MoE experts: GGUF stacks [n_expert, ...]; HF stores mlp.experts.E.{gate,up,down}_proj;
   * Gemma 3n AltUp projections: GGUF stacks [3, dim, dim]; HF stores altup_projections.{0,1,2};
-  * Phi-3's fused qkv_proj / gate_up_proj are the same rows in both formats.
+  * Phi-3's fused qkv_proj / gate_up_proj are the same rows in both formats;
+  * SmolLM3 (Llama's converter): q/k rows un-permuted from GGUF's interleaved RoPE pairs back to
+    HF's rotate-half order; config.json's no_rope_layers is every fourth layer, as llama.cpp fixes;
+  * LFM2: the final norm token_embd_norm is model.embedding_norm; conv weights [dim, L] become
+    [dim, 1, L]; head_count_kv per layer becomes layer_types ("conv" where it is 0).
 Gemma 3n's twin uses the multimodal layout (model_type "gemma3n", text_config,
 model.language_model.* tensors, plus one tiny vision-tower tensor a text loader must skip).
 
@@ -24,7 +28,7 @@ groups of G, bfloat16 scales and biases, as mlx-community publishes) and as the 
 quantization stands for (HF_DIR-mlx4-deq), so a loader of MLX snapshots can be held to the plain
 checkpoint.
 
-Usage: gguf_to_hf.py --fixtures DIR --out DIR [--arch NAME ...] [--mlx-group G]
+Usage: gguf_to_hf.py --fixtures DIR --out DIR [--arch NAME ...] [--mlx-group G] [--set synthetic-2026 --models DIR]
        gguf_to_hf.py --fixtures DIR --out DIR --mlx-from HF_DIR [--mlx-group G] [--mlx-bits 4|8]  (any F32 HF directory)
 Writes OUT/index.json: one entry per twin (arch, gguf, hf directory, reference .npy / .json).
 Exit 0 on success; 77 when the fixtures are absent or numpy is missing (index.json says why).
@@ -166,6 +170,13 @@ LAYER = {
                    ffn_norm="pre_feedforward_layernorm", post_ffw_norm="post_feedforward_layernorm"),
 }
 LAYER["gemma3"] = LAYER["gemma2"]
+LAYER["smollm3"] = dict(LAYER_COMMON, ffn_norm="post_attention_layernorm")
+LAYER["lfm2"] = dict(
+    attn_norm="operator_norm", ffn_norm="ffn_norm", attn_q="self_attn.q_proj", attn_k="self_attn.k_proj",
+    attn_v="self_attn.v_proj", attn_output="self_attn.out_proj", attn_q_norm="self_attn.q_layernorm",
+    attn_k_norm="self_attn.k_layernorm", ffn_gate="feed_forward.w1", ffn_up="feed_forward.w3",
+    ffn_down="feed_forward.w2")
+LFM2_CONV = {"shortconv.in_proj": "conv.in_proj", "shortconv.out_proj": "conv.out_proj", "shortconv.conv": "conv.conv"}
 LAYER["gemma3n"] = dict(
     LAYER["gemma2"],
     altup_correct_coef="altup.correction_coefs",
@@ -194,9 +205,29 @@ STACKED_GLOBAL = {  # GGUF stacks these along axis 0; HF keeps one tensor per in
 EXPERTS = {"ffn_gate_exps": "gate_proj", "ffn_up_exps": "up_proj", "ffn_down_exps": "down_proj"}
 
 
-def hf_tensors(arch, gguf):
+def unpermute(w, n_head):
+    """Inverse of llama.cpp's LlamaModel.permute: GGUF's interleaved RoPE rows back to HF's halves."""
+    return w.reshape(n_head, w.shape[0] // n_head // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def hf_tensors(arch, gguf, meta=None):
     """The HF state dict for a GGUF state dict."""
     out = {}
+    if arch == "lfm2":
+        gguf = dict(gguf)
+        out["model.embedding_norm.weight"] = gguf.pop("token_embd_norm.weight")
+        for name in [n for n in gguf if ".shortconv." in n]:
+            t = gguf.pop(name)
+            layer, what = name.split(".")[1], name.split(".")[2] + "." + name.split(".")[3]
+            out[f"model.layers.{layer}.{LFM2_CONV[what]}.weight"] = t[:, None, :] if what == "shortconv.conv" else t
+    if arch == "smollm3":
+        gguf = dict(gguf)
+        heads, kv = meta["smollm3.attention.head_count"], meta.get("smollm3.attention.head_count_kv")
+        for name in gguf:
+            if name.endswith("attn_q.weight"):
+                gguf[name] = unpermute(gguf[name], heads)
+            elif name.endswith("attn_k.weight"):
+                gguf[name] = unpermute(gguf[name], kv if kv else heads)
     shift_norms = arch in ("gemma2", "gemma3")  # HF stores w - 1
     for name, t in gguf.items():
         if name in GLOBAL:
@@ -286,6 +317,25 @@ def config(arch, meta, tensors):
             c.update(num_experts=g("expert_count"), num_experts_per_tok=g("expert_used_count"),
                      moe_intermediate_size=g("expert_feed_forward_length"), norm_topk_prob=True,
                      decoder_sparse_step=1, mlp_only_layers=[], router_aux_loss_coef=0.001)
+        return c
+    if arch == "smollm3":
+        c.update(model_type="smollm3", architectures=["SmolLM3ForCausalLM"], hidden_act="silu",
+                 rope_theta=g("rope.freq_base", 10000.0), attention_bias=False, mlp_bias=False,
+                 use_sliding_window=False, sliding_window=None, rope_scaling=None,
+                 no_rope_layer_interval=4, no_rope_layers=[int((i + 1) % 4 != 0) for i in range(n_layers)],
+                 layer_types=["full_attention"] * n_layers)
+        return c
+    if arch == "lfm2":
+        kv_per_layer = meta["lfm2.attention.head_count_kv"]
+        del c["rms_norm_eps"], c["intermediate_size"]
+        c.update(model_type="lfm2", architectures=["Lfm2ForCausalLM"], norm_eps=g("attention.layer_norm_rms_epsilon"),
+                 num_key_value_heads=max(kv_per_layer), rope_theta=g("rope.freq_base", 1e6),
+                 conv_L_cache=g("shortconv.l_cache"), conv_bias=False, use_pos_enc=True,
+                 layer_types=["conv" if h == 0 else "full_attention" for h in kv_per_layer],
+                 # the converter's width: int(2 * block_ff_dim / 3), rounded up to block_multiple_of
+                 block_ff_dim=ffn * 3 // 2, block_auto_adjust_ff_dim=True, block_ffn_dim_multiplier=1.0,
+                 block_multiple_of=ffn, block_use_swiglu=True, tie_embedding=tied)
+        del c["tie_word_embeddings"]
         return c
     if arch == "phi3":
         n_rot = g("rope.dimension_count", head_dim)
@@ -444,7 +494,7 @@ def convert(fixtures, gguf_path, out_dir, arch_expected):
     if arch != arch_expected:
         raise ValueError(f"{gguf_path}: architecture {arch}, expected {arch_expected}")
     os.makedirs(out_dir, exist_ok=True)
-    tensors = hf_tensors(arch, gguf)
+    tensors = hf_tensors(arch, gguf, meta)
     if arch == "gemma3n":  # the multimodal layout, with a tower tensor the text graph never reads
         tensors = {n.replace("model.", "model.language_model.", 1) if n.startswith("model.") else n: t
                    for n, t in tensors.items()}
@@ -469,6 +519,8 @@ def main():
                    help="also write each twin MLX-quantized (4-bit, groups of N) and its dequantized F32 twin")
     p.add_argument("--mlx-from", help="instead: MLX-quantize this F32 HF directory (a copy in --out)")
     p.add_argument("--mlx-bits", type=int, default=4, choices=(4, 8), help="MLX quantization width")
+    p.add_argument("--set", default="synthetic-arch", help="the fixture set (models/SET, reference/SET)")
+    p.add_argument("--models", help="the folder holding models/SET and reference/SET (default: --fixtures)")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     index = {"twins": []}
@@ -486,7 +538,8 @@ def main():
         index["twins"].append({"hf": copy, "mlx": mlx["quantized"], "mlx_dequantized": mlx["dequantized"]})
         json.dump(index, open(os.path.join(a.out, "index.json"), "w"), indent=2)
         return 0
-    models = os.path.join(a.fixtures, "models", "synthetic-arch")
+    root = a.models or a.fixtures
+    models = os.path.join(root, "models", a.set)
     if np is None or not os.path.isdir(models):
         index["skip_reason"] = "numpy is missing" if np is None else f"no fixtures at {models}"
         json.dump(index, open(os.path.join(a.out, "index.json"), "w"), indent=2)
@@ -503,7 +556,7 @@ def main():
         # a converted file's general.name is its directory's name.
         hf_dir = os.path.join(a.out, stem.replace("phi3", "phi_3") + "-hf")
         convert(a.fixtures, os.path.join(models, fname), hf_dir, arch)
-        ref = os.path.join(a.fixtures, "reference", "synthetic-arch", stem)
+        ref = os.path.join(root, "reference", a.set, stem)
         entry = {"arch": arch, "gguf": os.path.join(models, fname), "hf": hf_dir,
                  "reference": ref + ".npy", "reference_json": ref + ".json"}
         if a.mlx_group:

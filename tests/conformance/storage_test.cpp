@@ -86,47 +86,56 @@ Result<std::vector<float>> eval_with(const Model& model, const std::vector<int32
   return out;
 }
 
+// Every reference of the suite: the shared sets and the one in the repository (the 2026 families).
+std::vector<Reference> suite_references(const std::filesystem::path& shared) {
+  std::vector<Reference> all;
+  for (const char* set : {"stories260K", "synthetic", "synthetic-arch"})
+    for (Reference& r : find_references(shared, set)) all.push_back(std::move(r));
+  for (Reference& r : find_references(test::source_dir() / "tests/fixtures", "synthetic-2026"))
+    all.push_back(std::move(r));
+  return all;
+}
+
 class KvStorageConformance : public test::WithSharedFixtures {};
 
 TEST_F(KvStorageConformance, LogitsAreBitwiseEqualInEveryLayout) {
   size_t checked = 0, models = 0;
-  for (const char* set : {"stories260K", "synthetic", "synthetic-arch"})
-    for (const Reference& ref : find_references(fixtures_, set))
-      for (const std::string& backend : available_backends()) {
-        auto dense_model = load_with(ref, backend, kDense);
-        if (!dense_model && dense_model.error().code == ErrorCode::Unsupported) continue;  // pending
-        ASSERT_TRUE(dense_model.ok()) << ref.name << ": " << dense_model.error().message;
-        ++models;
-        const std::vector<int64_t> chunks{1, 7, static_cast<int64_t>(ref.tokens.size())};
-        // The same steps in a dense cache, alone and with the neighbour (a step's other tokens may
-        // change how a kernel tiles its rows: storage is compared with the batch held equal).
-        std::vector<std::vector<float>> dense, dense_neighbour;
-        for (int64_t chunk : chunks) {
-          auto d = eval_with(**dense_model, ref.tokens, kDense, chunk);
-          ASSERT_TRUE(d.ok()) << ref.name << ": " << d.error().message;
-          dense.push_back(std::move(*d));
-          auto dn = eval_with(**dense_model, ref.tokens, kDenseNeighbour, chunk);
-          ASSERT_TRUE(dn.ok()) << ref.name << ": " << dn.error().message;
-          dense_neighbour.push_back(std::move(*dn));
-        }
-        for (const Layout& layout : kLayouts) {
-          auto model = load_with(ref, backend, layout);
-          ASSERT_TRUE(model.ok()) << ref.name << " " << layout.name << ": " << model.error().message;
-          for (size_t i = 0; i < chunks.size(); ++i) {
-            // With a neighbour a step holds two tokens and runs the prefill plan, whose kernels may
-            // round differently from the solo decode plan: one-token steps are compared without it.
-            if (layout.neighbour && chunks[i] == 1) continue;
-            auto got = eval_with(**model, ref.tokens, layout, chunks[i]);
-            ASSERT_TRUE(got.ok()) << ref.name << " " << layout.name << ": " << got.error().message;
-            const std::vector<float>& want = layout.neighbour ? dense_neighbour[i] : dense[i];
-            ASSERT_EQ(got->size(), want.size());
-            EXPECT_EQ(std::memcmp(got->data(), want.data(), got->size() * sizeof(float)), 0)
-                << ref.name << " @" << backend << " chunk " << chunks[i] << ": " << layout.name
-                << " differs from dense";
-            ++checked;
-          }
+  for (const Reference& ref : suite_references(fixtures_))
+    for (const std::string& backend : available_backends()) {
+      auto dense_model = load_with(ref, backend, kDense);
+      if (!dense_model && dense_model.error().code == ErrorCode::Unsupported) continue;  // pending
+      ASSERT_TRUE(dense_model.ok()) << ref.name << ": " << dense_model.error().message;
+      ++models;
+      const std::vector<int64_t> chunks{1, 7, static_cast<int64_t>(ref.tokens.size())};
+      // The same steps in a dense cache, alone and with the neighbour (a step's other tokens may
+      // change how a kernel tiles its rows: storage is compared with the batch held equal).
+      std::vector<std::vector<float>> dense, dense_neighbour;
+      for (int64_t chunk : chunks) {
+        auto d = eval_with(**dense_model, ref.tokens, kDense, chunk);
+        ASSERT_TRUE(d.ok()) << ref.name << ": " << d.error().message;
+        dense.push_back(std::move(*d));
+        auto dn = eval_with(**dense_model, ref.tokens, kDenseNeighbour, chunk);
+        ASSERT_TRUE(dn.ok()) << ref.name << ": " << dn.error().message;
+        dense_neighbour.push_back(std::move(*dn));
+      }
+      for (const Layout& layout : kLayouts) {
+        auto model = load_with(ref, backend, layout);
+        ASSERT_TRUE(model.ok()) << ref.name << " " << layout.name << ": " << model.error().message;
+        for (size_t i = 0; i < chunks.size(); ++i) {
+          // With a neighbour a step holds two tokens and runs the prefill plan, whose kernels may
+          // round differently from the solo decode plan: one-token steps are compared without it.
+          if (layout.neighbour && chunks[i] == 1) continue;
+          auto got = eval_with(**model, ref.tokens, layout, chunks[i]);
+          ASSERT_TRUE(got.ok()) << ref.name << " " << layout.name << ": " << got.error().message;
+          const std::vector<float>& want = layout.neighbour ? dense_neighbour[i] : dense[i];
+          ASSERT_EQ(got->size(), want.size());
+          EXPECT_EQ(std::memcmp(got->data(), want.data(), got->size() * sizeof(float)), 0)
+              << ref.name << " @" << backend << " chunk " << chunks[i] << ": " << layout.name
+              << " differs from dense";
+          ++checked;
         }
       }
+    }
   EXPECT_GE(models, 20u);
   EXPECT_GE(checked, 10 * models);
 }
@@ -138,8 +147,9 @@ TEST_F(KvStorageConformance, LogitsAreBitwiseEqualInEveryLayout) {
 // logit is bitwise equal again.
 TEST_F(KvStorageConformance, SlidingWindowLayersGiveBackTheirBlocks) {
   size_t checked = 0, replays = 0;
-  for (const Reference& ref : find_references(fixtures_, "synthetic-arch")) {
-    if (ref.name.rfind("gemma", 0) != 0) continue;
+  for (const Reference& ref : suite_references(fixtures_)) {
+    // The families with a sliding-window pool: Gemma's local layers, LFM2's convolutions.
+    if (ref.name.rfind("gemma", 0) != 0 && ref.name.rfind("lfm2", 0) != 0) continue;
     for (const std::string& backend : available_backends())
       for (int64_t block : {1, 4, 16}) {
         LoadOptions opt;
@@ -206,32 +216,31 @@ TEST_F(KvStorageConformance, SlidingWindowLayersGiveBackTheirBlocks) {
 TEST_F(KvStorageConformance, BatchInvariantLogitsDoNotDependOnTheStep) {
   size_t checked = 0;
   std::string differ;
-  for (const char* set : {"stories260K", "synthetic", "synthetic-arch"})
-    for (const Reference& ref : find_references(fixtures_, set)) {
-      LoadOptions opt;
-      opt.backend = "cpu";
-      opt.n_ctx = static_cast<int64_t>(ref.tokens.size()) + 1;
-      opt.n_batch = opt.n_ctx;
-      opt.n_seq_max = 2;
-      opt.kv_size = 2 * (opt.n_ctx + 16);
-      opt.batch_invariant = true;
-      auto model = load_llm(ref.model.string(), opt);
-      if (!model && model.error().code == ErrorCode::Unsupported) continue;
-      ASSERT_TRUE(model.ok()) << ref.name << ": " << model.error().message;
-      const Layout alone{"paged 16", KvStorage::Paged, 16, false, false};
-      const Layout neighbour{"paged 16, with a neighbour", KvStorage::Paged, 16, false, true};
-      auto want = eval_with(**model, ref.tokens, alone, 1);
-      ASSERT_TRUE(want.ok()) << want.error().message;
-      for (const Layout* layout : {&alone, &neighbour})
-        for (int64_t chunk : {int64_t{1}, int64_t{2}, int64_t{7}, static_cast<int64_t>(ref.tokens.size())}) {
-          if (layout == &alone && chunk == 1) continue;
-          auto got = eval_with(**model, ref.tokens, *layout, chunk);
-          ASSERT_TRUE(got.ok()) << got.error().message;
-          if (std::memcmp(got->data(), want->data(), got->size() * sizeof(float)) != 0)
-            differ += fmt::format(" {} ({}, chunk {})", ref.name, layout->name, chunk);
-          ++checked;
-        }
-    }
+  for (const Reference& ref : suite_references(fixtures_)) {
+    LoadOptions opt;
+    opt.backend = "cpu";
+    opt.n_ctx = static_cast<int64_t>(ref.tokens.size()) + 1;
+    opt.n_batch = opt.n_ctx;
+    opt.n_seq_max = 2;
+    opt.kv_size = 2 * (opt.n_ctx + 16);
+    opt.batch_invariant = true;
+    auto model = load_llm(ref.model.string(), opt);
+    if (!model && model.error().code == ErrorCode::Unsupported) continue;
+    ASSERT_TRUE(model.ok()) << ref.name << ": " << model.error().message;
+    const Layout alone{"paged 16", KvStorage::Paged, 16, false, false};
+    const Layout neighbour{"paged 16, with a neighbour", KvStorage::Paged, 16, false, true};
+    auto want = eval_with(**model, ref.tokens, alone, 1);
+    ASSERT_TRUE(want.ok()) << want.error().message;
+    for (const Layout* layout : {&alone, &neighbour})
+      for (int64_t chunk : {int64_t{1}, int64_t{2}, int64_t{7}, static_cast<int64_t>(ref.tokens.size())}) {
+        if (layout == &alone && chunk == 1) continue;
+        auto got = eval_with(**model, ref.tokens, *layout, chunk);
+        ASSERT_TRUE(got.ok()) << got.error().message;
+        if (std::memcmp(got->data(), want->data(), got->size() * sizeof(float)) != 0)
+          differ += fmt::format(" {} ({}, chunk {})", ref.name, layout->name, chunk);
+        ++checked;
+      }
+  }
   EXPECT_GE(checked, 20u * 7u);
   EXPECT_EQ(differ, "") << "logits depend on the step:" << differ;
 }

@@ -106,6 +106,7 @@ std::vector<Entry> build_table() {
   t.push_back({Op::Gelu, {kF32}, s, k::tanh_activation, {}, nullptr, nullptr, true});
   t.push_back({Op::GeGlu, {kF32, kF32}, s, k::tanh_activation, {}, nullptr, nullptr, true});
   t.push_back({Op::Softcap, {kF32}, s, k::tanh_activation, {}, nullptr, nullptr, true});
+  t.push_back({Op::ShortConv, {kF32, kF32, kI32, kI32, kI32}, s, k::short_conv});
   t.push_back({Op::Reshape, {kPlain}, s, nullptr});  // aliases its input: no kernel runs
   // Primitives off every supported model's hot path: the ref kernels, on the calling thread.
   auto ref = [&](Op op, std::vector<DTypeSet> operands, const k::RefKernel& fn) {

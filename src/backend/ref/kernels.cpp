@@ -55,6 +55,7 @@ const std::vector<Entry>& table() {
       {Op::Softcap, {kF32}, activation},
       {Op::Gelu, {kF32}, activation},
       {Op::GeGlu, {kF32, kF32}, activation},
+      {Op::ShortConv, {kF32, kF32, kI32, kI32, kI32}, short_conv},
   };
   return kTable;
 }

@@ -67,6 +67,8 @@ Result<TypeInfo> infer(const InferArgs& a) {
     case Op::MatMulSwiGlu:
     case Op::MatMulGeGlu:
       return infer_fused_matmul(a);
+    case Op::ShortConv:
+      return infer_short_conv(a);
     case Op::kSentinel:
       break;
   }
@@ -97,6 +99,8 @@ Tensor decompose(Builder& b, const Node& n, const std::vector<Tensor>& in, const
     case Op::MatMulSwiGlu:
     case Op::MatMulGeGlu:
       return decompose_fused_matmul(b, n, in);
+    case Op::ShortConv:
+      return decompose_short_conv(b, n, in, max);
     default:
       break;
   }

@@ -41,6 +41,7 @@ Result<TypeInfo> infer_activation(const InferArgs& a);
 Result<TypeInfo> infer_embedding(const InferArgs& a);
 Result<TypeInfo> infer_moe(const InferArgs& a);
 Result<TypeInfo> infer_fused_matmul(const InferArgs& a);
+Result<TypeInfo> infer_short_conv(const InferArgs& a);
 
 // Composite op -> primitives. `in` are the node's inputs already present in `b`. Returns the
 // tensor standing for the node's output.
@@ -58,6 +59,7 @@ Tensor decompose_softcap(Builder& b, Tensor x, float cap);
 Tensor decompose_embedding(Builder& b, const Node& n, const std::vector<Tensor>& in);
 Tensor decompose_moe(Builder& b, const Node& n, const std::vector<Tensor>& in);
 Tensor decompose_fused_matmul(Builder& b, const Node& n, const std::vector<Tensor>& in);
+Tensor decompose_short_conv(Builder& b, const Node& n, const std::vector<Tensor>& in, const Bindings& max);
 // silu(g) and gelu(g) (tanh form) from primitives: the activations' decompositions, shared with the
 // fused matmuls'.
 Tensor decompose_silu(Builder& b, Tensor g);

@@ -39,6 +39,7 @@ Status embedding(const KernelArgs& a);
 Status embedding_repacked(const KernelArgs& a);
 size_t embedding_repacked_scratch(size_t row_bytes, int threads);
 Status tanh_activation(const KernelArgs& a);  // gelu, geglu (tanh form) and softcap
+Status short_conv(const KernelArgs& a);
 
 // The ref backend's kernel for the primitives the cpu backend does not specialise (layout, casts,
 // the remaining elementwise ops, reductions, row writes): data is a RefKernel.
