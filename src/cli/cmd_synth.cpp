@@ -1,5 +1,6 @@
 // glass synth: a deterministic random-weight GGUF of a named real shape (SmolLM2-135M,
-// Llama-3.2-1B, Qwen2.5-0.5B-like as llama; Gemma 3n E4B / E2B's text model as gemma3n), so
+// Llama-3.2-1B, Qwen2.5-0.5B-like as llama; SmolLM3-3B; LFM2-1.2B / 350M; Gemma 3n E4B / E2B's
+// text model as gemma3n), so
 // benchmarks run anywhere without downloads. The file is a GGUF v3 under llama.cpp's names and keys
 // (F32 / F16 / BF16 matrices, F32 norms and small tensors, a synthetic SentencePiece vocabulary of the
 // shape's size, or with --vocab a real one and its size) that llama.cpp loads and llama-quantize
@@ -28,7 +29,7 @@ namespace {
 // (Gemma 3n E2B / E4B, the text model of google/gemma-3n-E*B as llama.cpp converts it) the second.
 struct Shape {
   const char* name;
-  const char* arch;  // GGUF general.architecture: "llama" or "gemma3n"
+  const char* arch;  // GGUF general.architecture: "llama", "smollm3", "lfm2" or "gemma3n"
   int64_t dim, n_layers, n_heads, n_kv_heads, ffn_dim, vocab, n_ctx;
   float rope_base, rms_eps;
   // gemma3n
@@ -41,7 +42,19 @@ struct Shape {
   int64_t global_every = 0;    // layer i is global when (i + 1) % global_every == 0, local otherwise
   int64_t sparse_layers = 0;   // the first layers' FFN keeps the top 5% of activations (sparsity 0.95)
   float rope_base_swa = 0;     // local layers' RoPE base
+  // lfm2
+  const char* layer_kinds = nullptr;  // per layer 'c' (short convolution) or 'a' (attention)
+  int64_t conv_width = 0;             // conv_L_cache
 };
+
+// LiquidAI/LFM2-1.2B's config: 16 layers, 6 of them attention (layer_types).
+constexpr Shape lfm2_sized(const char* name, int64_t dim, int64_t n_heads, int64_t n_kv_heads,
+                           int64_t ffn_dim, const char* kinds) {
+  Shape s{name, "lfm2", dim, 0, n_heads, n_kv_heads, ffn_dim, 65536, 128000, 1000000.0f, 1e-5f};
+  s.layer_kinds = kinds, s.conv_width = 3;
+  for (const char* k = kinds; *k != 0; ++k) ++s.n_layers;
+  return s;
+}
 
 // google/gemma-3n-E4B's text_config: 262,144 embedding rows (vocab_size_per_layer_input; the 256
 // audio/vision tokens past it are not the text model's), layer_types (4 sliding, 1 full) x 7.
@@ -69,6 +82,17 @@ constexpr Shape kShapes[] = {
     {"llama-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0f, 1e-5f},
     {"qwen2.5-0.5b", "llama", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0f, 1e-6f},
     {"tiny", "llama", 64, 2, 4, 2, 128, 512, 256, 10000.0f, 1e-5f},
+    // HuggingFaceTB/SmolLM3-3B: Llama's tensors, no RoPE in every fourth layer, tied embeddings.
+    {"smollm3-3b", "smollm3", 2048, 36, 16, 4, 11008, 128256, 65536, 5000000.0f, 1e-6f},
+    lfm2_sized("lfm2-1.2b", 2048, 32, 8, 8192,
+               "ccacca"
+               "ccacac"
+               "acac"),
+    // LiquidAI/LFM2-350M: the same layer pattern, narrower.
+    lfm2_sized("lfm2-350m", 1024, 16, 8, 4608,
+               "ccacca"
+               "ccacac"
+               "acac"),
     gemma3n_e4b(),
     // google/gemma-3n-E2B: 30 layers, a narrower FFN, the last 10 sharing KV.
     gemma3n_sized("gemma3n-e2b", 2048, 30, 8, 2, 256, 8192, 262144, 32768, 10, 512),
@@ -184,17 +208,57 @@ std::vector<Tensor> llama_tensors(const Shape& s, int64_t vocab_size) {
   return t;
 }
 
+// The keys of the llama graph, under the shape's architecture ("llama", "smollm3", "lfm2").
 void llama_keys(const Shape& s, int64_t vocab_size, Meta& m) {
-  m.u32("llama.block_count", static_cast<uint32_t>(s.n_layers));
-  m.u32("llama.context_length", static_cast<uint32_t>(s.n_ctx));
-  m.u32("llama.embedding_length", static_cast<uint32_t>(s.dim));
-  m.u32("llama.feed_forward_length", static_cast<uint32_t>(s.ffn_dim));
-  m.u32("llama.attention.head_count", static_cast<uint32_t>(s.n_heads));
-  m.u32("llama.attention.head_count_kv", static_cast<uint32_t>(s.n_kv_heads));
-  m.u32("llama.rope.dimension_count", static_cast<uint32_t>(s.dim / s.n_heads));
-  m.u32("llama.vocab_size", static_cast<uint32_t>(vocab_size));
-  m.f32("llama.rope.freq_base", s.rope_base);
-  m.f32("llama.attention.layer_norm_rms_epsilon", s.rms_eps);
+  const std::string a = s.arch;
+  m.u32(a + ".block_count", static_cast<uint32_t>(s.n_layers));
+  m.u32(a + ".context_length", static_cast<uint32_t>(s.n_ctx));
+  m.u32(a + ".embedding_length", static_cast<uint32_t>(s.dim));
+  m.u32(a + ".feed_forward_length", static_cast<uint32_t>(s.ffn_dim));
+  m.u32(a + ".attention.head_count", static_cast<uint32_t>(s.n_heads));
+  if (s.layer_kinds == nullptr) {
+    m.u32(a + ".attention.head_count_kv", static_cast<uint32_t>(s.n_kv_heads));
+    m.u32(a + ".rope.dimension_count", static_cast<uint32_t>(s.dim / s.n_heads));
+  } else {  // lfm2: kv heads per layer, 0 for the convolutions
+    std::vector<int32_t> kv;
+    for (const char* k = s.layer_kinds; *k != 0; ++k)
+      kv.push_back(*k == 'a' ? static_cast<int32_t>(s.n_kv_heads) : 0);
+    m.i32s(a + ".attention.head_count_kv", kv);
+    m.u32(a + ".shortconv.l_cache", static_cast<uint32_t>(s.conv_width));
+  }
+  m.u32(a + ".vocab_size", static_cast<uint32_t>(vocab_size));
+  m.f32(a + ".rope.freq_base", s.rope_base);
+  m.f32(a + ".attention.layer_norm_rms_epsilon", s.rms_eps);
+}
+
+// LFM2's tensors (llama.cpp's lfm2 names): per layer a short convolution (in_proj to B | C | x, the
+// [dim, L] taps, out_proj) or attention with q/k norms, then the SwiGLU MLP; the final norm is
+// token_embd_norm, the output tied.
+std::vector<Tensor> lfm2_tensors(const Shape& s, int64_t vocab_size) {
+  const int64_t head_dim = s.dim / s.n_heads, kv_dim = s.n_kv_heads * head_dim;
+  std::vector<Tensor> t{{"token_embd.weight", {vocab_size, s.dim}, true, 0.02f},
+                        {"token_embd_norm.weight", {s.dim}, false, 0.0f}};
+  for (int64_t i = 0; i < s.n_layers; ++i) {
+    auto blk = [&](const char* w) { return fmt::format("blk.{}.{}.weight", i, w); };
+    t.push_back({blk("attn_norm"), {s.dim}, false, 0.0f});
+    if (s.layer_kinds[i] == 'a') {
+      t.push_back({blk("attn_q"), {s.dim, s.dim}, true, 0.02f});
+      t.push_back({blk("attn_k"), {kv_dim, s.dim}, true, 0.02f});
+      t.push_back({blk("attn_v"), {kv_dim, s.dim}, true, 0.02f});
+      t.push_back({blk("attn_output"), {s.dim, s.dim}, true, 0.02f});
+      t.push_back({blk("attn_q_norm"), {head_dim}, false, 0.0f});
+      t.push_back({blk("attn_k_norm"), {head_dim}, false, 0.0f});
+    } else {
+      t.push_back({blk("shortconv.in_proj"), {3 * s.dim, s.dim}, true, 0.02f});
+      t.push_back({blk("shortconv.conv"), {s.dim, s.conv_width}, false, 0.3f});
+      t.push_back({blk("shortconv.out_proj"), {s.dim, s.dim}, true, 0.02f});
+    }
+    t.push_back({blk("ffn_norm"), {s.dim}, false, 0.0f});
+    t.push_back({blk("ffn_gate"), {s.ffn_dim, s.dim}, true, 0.02f});
+    t.push_back({blk("ffn_up"), {s.ffn_dim, s.dim}, true, 0.02f});
+    t.push_back({blk("ffn_down"), {s.dim, s.ffn_dim}, true, 0.02f});
+  }
+  return t;
 }
 
 // Gemma 3n's tensors under llama.cpp's names (src/llama-arch.cpp LLM_ARCH_GEMMA3N), shapes outermost
@@ -337,8 +401,10 @@ int synth(const SynthOptions& o) {
     return report(
         make_error(ErrorCode::InvalidArgument,
                    fmt::format("synth: --format hf writes llama shapes only ({} is {})", s->name, s->arch)));
-  const std::vector<Tensor> tensors =
-      std::string(s->arch) == "gemma3n" ? gemma3n_tensors(*s, vocab_size) : llama_tensors(*s, vocab_size);
+  const std::string arch = s->arch;
+  const std::vector<Tensor> tensors = arch == "gemma3n" ? gemma3n_tensors(*s, vocab_size)
+                                      : arch == "lfm2"  ? lfm2_tensors(*s, vocab_size)
+                                                        : llama_tensors(*s, vocab_size);
   Meta meta;
   meta.str("general.architecture", s->arch);
   meta.str("general.name", fmt::format("glass synth {} {}", s->name, type));
@@ -478,8 +544,8 @@ void add_synth_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<SynthOptions>();
   cmd->add_option(
          "--shape", o->shape,
-         "smollm2-135m, llama-1b, qwen2.5-0.5b, tiny (llama); gemma3n-e4b, gemma3n-e2b, gemma3n-tiny "
-         "(gemma3n: the text model of Gemma 3n)")
+         "smollm2-135m, llama-1b, qwen2.5-0.5b, tiny (llama); smollm3-3b; lfm2-1.2b, lfm2-350m; gemma3n-e4b, "
+         "gemma3n-e2b, gemma3n-tiny (gemma3n: the text model of Gemma 3n)")
       ->capture_default_str();
   cmd->add_option("--type", o->type, "matrix storage: f32, f16 or bf16")->capture_default_str();
   cmd->add_option("-o,--output", o->out, "output GGUF file (--format hf: output directory)");

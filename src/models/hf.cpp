@@ -9,6 +9,7 @@
 #include <set>
 
 #include "formats/half.h"
+#include "formats/quant.h"
 #include "formats/safetensors_checkpoint.h"
 #include "models/hf_mlx.h"
 #include "models/hparam_bounds.h"
@@ -87,6 +88,22 @@ bool starts_with_any(std::string_view name, std::span<const std::string_view> pr
   for (std::string_view p : prefixes)
     if (name.starts_with(p)) return true;
   return false;
+}
+
+// What llama.cpp's converter writes as F32 whatever the checkpoint's dtype: 1-D tensors and norms
+// (conversion/base.py), MoE routers and convolution taps; the graphs read them as F32 from GGUF
+// files, so an F16 / BF16 checkpoint's are widened at load (small: vectors and [dim, L] taps).
+bool converter_keeps_f32(std::string_view gguf, const WeightInfo& w) {
+  return w.shape.size() <= 1 || gguf.ends_with("_norm.weight") || gguf.ends_with(".shortconv.conv.weight") ||
+         gguf.ends_with(".ffn_gate_inp.weight");
+}
+
+WeightInfo widened(const WeightInfo& w, HfOwnedTensors& owned) {
+  const uint64_t n = elements(w.shape);
+  std::vector<std::byte>& buf = owned.buffers.emplace_back(n * sizeof(float));
+  (void)formats::dequantize_row(w.dtype, w.data, reinterpret_cast<float*>(buf.data()),
+                                static_cast<int64_t>(n));  // F16 / BF16: checked by computes_with
+  return WeightInfo{w.shape, graph::DType::F32, buf.data()};
 }
 
 // Q4_1 and Q8_A: what MLX triplets become at load (hf_mlx.h); no safetensors dtype names them.
@@ -230,6 +247,15 @@ Result<WeightIndex> bind_table(
                       fmt::format("{}: tensors in a dtype glass does not compute with (F32, F16, BF16, MLX "
                                   "4-bit): {}",
                                   where, fmt::join(unusable, ", ")));
+  for (auto& [gguf, w] : out) {
+    if ((w.dtype != graph::DType::F16 && w.dtype != graph::DType::BF16) || !converter_keeps_f32(gguf, w))
+      continue;
+    if (owned == nullptr)
+      return make_error(
+          ErrorCode::Internal,
+          fmt::format("{}: tensor '{}' must be widened at load but no storage was given", where, gguf));
+    w = widened(w, *owned);
+  }
   return out;
 }
 

@@ -74,6 +74,7 @@ Result<ModelGraph> lfm2_from_gguf(const formats::GgufFile& file, const WeightInd
                 graph::DType::F32);  // [W, dim]: every sequence's last values of B*x
     const Tensor written = b.kv_write(rows, bx, pool.slots).named(layer + ".conv_state.write");
     b.update_state(rows, written);
+    // The taps are F32 (as the converter writes them; an HF checkpoint's are widened at load).
     const Tensor conv = b.short_conv(written, weight(b, w, blk(i, "shortconv.conv"), {c.dim, L}),
                                      step.positions, step.seq_ids, pool.block_tables,
                                      graph::BlockGatherAttrs{pool.block_size, Dim::symbol(graph::Sym::S)})

@@ -456,6 +456,29 @@ def write_mlx(hf_dir, group, bits=4):
     return out
 
 
+def write_bf16(hf_dir):
+    """HF_DIR-bf16: the twin as a BF16 checkpoint (every tensor, norms too, as published checkpoints
+    are); HF_DIR-bf16-f32: the same rounded values as F32."""
+    tensors = read_safetensors_f32(os.path.join(hf_dir, "model.safetensors"))
+    out = {}
+    for suffix, convert in (("-bf16", lambda a: BF16(a)), ("-bf16-f32", lambda a: BF16(a).floats().reshape(a.shape))):
+        d = hf_dir + suffix
+        os.makedirs(d, exist_ok=True)
+        for f in os.listdir(hf_dir):
+            if f != "model.safetensors":
+                with open(os.path.join(hf_dir, f), "rb") as src, open(os.path.join(d, f), "wb") as dst:
+                    dst.write(src.read())
+        ts = {}
+        for name, a in tensors.items():
+            t = convert(a)
+            if isinstance(t, BF16):
+                t.bits = t.bits.reshape(a.shape)
+            ts[name] = t
+        write_safetensors(os.path.join(d, "model.safetensors"), ts)
+        out["bf16" if suffix == "-bf16" else "bf16_f32"] = d
+    return out
+
+
 def read_safetensors_f32(path):
     data = open(path, "rb").read()
     n = struct.unpack_from("<Q", data, 0)[0]
@@ -519,6 +542,8 @@ def main():
                    help="also write each twin MLX-quantized (4-bit, groups of N) and its dequantized F32 twin")
     p.add_argument("--mlx-from", help="instead: MLX-quantize this F32 HF directory (a copy in --out)")
     p.add_argument("--mlx-bits", type=int, default=4, choices=(4, 8), help="MLX quantization width")
+    p.add_argument("--bf16", action="store_true",
+                   help="also write each twin as a BF16 checkpoint and its values as F32 (HF_DIR-bf16[-f32])")
     p.add_argument("--set", default="synthetic-arch", help="the fixture set (models/SET, reference/SET)")
     p.add_argument("--models", help="the folder holding models/SET and reference/SET (default: --fixtures)")
     a = p.parse_args()
@@ -562,6 +587,8 @@ def main():
         if a.mlx_group:
             mlx = write_mlx(hf_dir, a.mlx_group, a.mlx_bits)
             entry["mlx"], entry["mlx_dequantized"] = mlx["quantized"], mlx["dequantized"]
+        if a.bf16:
+            entry.update(write_bf16(hf_dir))
         index["twins"].append(entry)
     json.dump(index, open(os.path.join(a.out, "index.json"), "w"), indent=2)
     return 0

@@ -33,13 +33,14 @@ struct Twin {
   std::filesystem::path gguf, hf;
   conformance::Reference ref;
   std::filesystem::path mlx, mlx_dequantized;  // with make_twin(skip, group)
+  std::filesystem::path bf16, bf16_f32;        // with make_twin(skip, 0, true)
 };
 
 class HfTwins : public test::WithSharedFixtures, public ::testing::WithParamInterface<const char*> {
  protected:
   // Runs the oracle for this family into the build tree; empty with `skip` set when it cannot run.
   // Each test writes its own folder (ctest runs them in parallel).
-  std::optional<Twin> make_twin(std::string& skip, int mlx_group = 0) {
+  std::optional<Twin> make_twin(std::string& skip, int mlx_group = 0, bool bf16 = false) {
     const std::string arch = GetParam();
     out_ = std::filesystem::path(GLASS_HF_TWINS_DIR) /
            (arch + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
@@ -49,10 +50,10 @@ class HfTwins : public test::WithSharedFixtures, public ::testing::WithParamInte
     const bool in_repo = arch == "smollm3" || arch == "lfm2";
     const std::string set = in_repo ? "synthetic-2026" : "synthetic-arch";
     const std::filesystem::path root = in_repo ? test::source_dir() / "tests/fixtures" : fixtures_;
-    const std::string cmd =
-        fmt::format("'{}' '{}' --fixtures '{}' --models '{}' --set {} --out '{}' --arch {} --mlx-group {}",
-                    GLASS_TEST_PYTHON, (test::source_dir() / "tests/conformance/gguf_to_hf.py").string(),
-                    fixtures_.string(), root.string(), set, out.string(), arch, mlx_group);
+    const std::string cmd = fmt::format(
+        "'{}' '{}' --fixtures '{}' --models '{}' --set {} --out '{}' --arch {} --mlx-group {}{}",
+        GLASS_TEST_PYTHON, (test::source_dir() / "tests/conformance/gguf_to_hf.py").string(),
+        fixtures_.string(), root.string(), set, out.string(), arch, mlx_group, bf16 ? " --bf16" : "");
     const int status = std::system(cmd.c_str());
     std::ifstream in(out / "index.json");
     const auto index = nlohmann::json::parse(in, nullptr, false);
@@ -71,6 +72,10 @@ class HfTwins : public test::WithSharedFixtures, public ::testing::WithParamInte
     if (mlx_group > 0) {
       twin.mlx = t.value("mlx", "");
       twin.mlx_dequantized = t.value("mlx_dequantized", "");
+    }
+    if (bf16) {
+      twin.bf16 = t.value("bf16", "");
+      twin.bf16_f32 = t.value("bf16_f32", "");
     }
     for (conformance::Reference& r : conformance::find_references(root, set))
       if (r.name == arch + "-f32") twin.ref = std::move(r);
@@ -134,6 +139,28 @@ TEST_P(HfTwins, SameLogitsAsTheGgufTwinAndTheReference) {
                 twin->arch.c_str(), mode, vs_gguf.max_abs, vs_ref.max_abs,
                 twin->ref.exact_gelu.empty() ? "-" : fmt::format("{:.3g}", vs_exact).c_str());
   }
+}
+
+// A BF16 checkpoint (every tensor BF16, norms and biases too, as published checkpoints are) loads
+// for every family and computes the values it stands for: on the ref backend its logits equal
+// those of the same rounded values stored as F32. Norms, biases and convolution taps are widened to
+// F32 at load, as llama.cpp's converter writes them.
+TEST_P(HfTwins, Bf16CheckpointComputesItsValues) {
+  std::string skip;
+  const auto twin = make_twin(skip, 0, true);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  ASSERT_TRUE(twin && !HasFailure());
+  ASSERT_FALSE(twin->bf16.empty() || twin->bf16_f32.empty());
+  auto plain = logits(twin->bf16_f32, twin->ref.tokens, "prefill", "ref");
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  auto bf16 = logits(twin->bf16, twin->ref.tokens, "prefill", "ref");
+  ASSERT_TRUE(bf16.ok()) << twin->arch << ": " << bf16.error().message;
+  const verify::Metrics m = verify::compare(*bf16, *plain, kVocab);
+  EXPECT_LE(m.max_abs, 1e-5) << twin->arch << ": BF16 checkpoint vs its values as F32 (ref)";
+  auto model = load_llm(twin->bf16.string(), LoadOptions{.backend = "ref"});
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  EXPECT_EQ(verify::weight_class(**model), verify::WeightClass::BF16);
+  std::printf("bf16 twin %-9s ref: max|d| vs its values as F32 %.3g\n", twin->arch.c_str(), m.max_abs);
 }
 
 // An MLX 4-bit snapshot of the twin (gguf_to_hf.py --mlx-group: MLX's affine formula, bfloat16
