@@ -70,7 +70,7 @@ bool relaxed_top1(const Reference& ref, verify::WeightClass weights) {
 
 }  // namespace
 
-verify::Thresholds thresholds_for(const Reference& ref, verify::WeightClass weights) {
+verify::Thresholds thresholds_for(const Reference& ref, verify::WeightClass weights, const std::string& backend) {
   verify::Thresholds t = verify::thresholds(weights);
   // llama.cpp's CPU GELU is an F16 lookup table (y = f16(gelu(f16(x)))), which moves the Gemma
   // family's logits from exact tanh-GELU by up to 1.5e-3 (gemma3), 2.1e-3 (gemma2) and 6.2e-3
@@ -94,6 +94,15 @@ verify::Thresholds thresholds_for(const Reference& ref, verify::WeightClass weig
     t = verify::Thresholds{
         0.25, 5e-2, 0.9995, 1.0,
         "llama.cpp quantizes activations too: Pearson and decisive top-1 (synthetic-arch README)"};
+  // LFM2's short-conv block multiplies two projections of the same activations, then gates the
+  // convolution by a third: the error of llama.cpp's 8-bit activations compounds. With f32
+  // activations (the ref backend) the synthetic-2026 files measure max abs 0.197 / mean 0.023 /
+  // Pearson 0.99634 (q8_0) and 0.194 / 0.023 / 0.99782 (q4_k_m); the cpu backend, which rounds
+  // activations as llama.cpp does, meets the bar above (2.4e-7 max abs on q8_0).
+  if (weights == verify::WeightClass::Quantized && ref.architecture == "lfm2" && backend == "ref")
+    t = verify::Thresholds{0.4, 0.05, 0.995, 1.0,
+                           "LFM2 with f32 activations: llama.cpp's 8-bit activations compound through the "
+                           "gated convolution (references.cpp)"};
   return t;
 }
 
@@ -135,7 +144,7 @@ void check(const Reference& ref, const std::string& backend, const GraphRewrite&
     verify::Row row{ref.name + at, mode_name, weights, verify::compare(*got, expected->data, vocab), {}};
     if (relaxed_top1(ref, weights))
       row.metrics.top1 = top1_where_decisive(*got, expected->data, vocab, ref.top1_gaps, kDecisiveGap);
-    row.breaches = verify::breaches(row.metrics, thresholds_for(ref, weights));
+    row.breaches = verify::breaches(row.metrics, thresholds_for(ref, weights, backend));
     out.rows.push_back(std::move(row));
     if (exact) {
       verify::Row e{
