@@ -1,7 +1,8 @@
 # Sourced by the side-by-side scripts: makes the random-weight model files named in $files in $dir
 # with $glass (synth at the shape's f16, then quantize; byte-identical to llama-quantize's output).
 # Names are SHAPE-TYPE: SHAPE smollm2 (SmolLM2-135M), l1b (Llama-3.2-1B), qwen (Qwen2.5-0.5B-like),
-# e4b or e2b (Gemma 3n E4B / E2B's text model), TYPE any `glass quantize` type.
+# e4b or e2b (Gemma 3n E4B / E2B's text model), smollm3 (SmolLM3-3B), lfm2 (LFM2-1.2B), lfm2s
+# (LFM2-350M), TYPE any `glass quantize` type.
 make_file() {  # shape type name
   local f16="$dir/$3-f16.gguf"
   [ -f "$f16" ] || "$glass" synth --shape "$1" --type f16 -o "$f16"
@@ -17,6 +18,9 @@ make_files() {
       qwen) shape=qwen2.5-0.5b ;;
       e4b) shape=gemma3n-e4b ;;
       e2b) shape=gemma3n-e2b ;;
+      smollm3) shape=smollm3-3b ;;
+      lfm2) shape=lfm2-1.2b ;;
+      lfm2s) shape=lfm2-350m ;;
       *) shape=smollm2-135m ;;
     esac
     make_file "$shape" "${f#*-}" "$name"

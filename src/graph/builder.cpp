@@ -101,6 +101,15 @@ Tensor Builder::attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor q_pos
 Tensor Builder::gather_blocks(Tensor cache, Tensor block_table, Tensor seq, const BlockGatherAttrs& a) {
   return add_node(Op::GatherBlocks, {cache.id, block_table.id, seq.id}, a);
 }
+Tensor Builder::delta_net(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor state, Tensor q_seq,
+                          Tensor slots) {
+  return add_node(Op::DeltaNet, {q.id, k.id, v.id, g.id, beta.id, state.id, q_seq.id, slots.id}, NoAttrs{});
+}
+Tensor Builder::delta_net_state(Tensor state, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor q_seq,
+                                Tensor slots, Tensor after) {
+  return add_node(Op::DeltaNetState, {state.id, k.id, v.id, g.id, beta.id, q_seq.id, slots.id, after.id},
+                  NoAttrs{});
+}
 Tensor Builder::kv_write(Tensor cache, Tensor rows, Tensor slots) {
   return add_node(Op::KvWrite, {cache.id, rows.id, slots.id}, NoAttrs{});
 }

@@ -51,6 +51,7 @@ class Builder {
   Tensor sin(Tensor a) { return unary(Op::Sin, a); }
   Tensor cos(Tensor a) { return unary(Op::Cos, a); }
   Tensor tanh(Tensor a) { return unary(Op::Tanh, a); }
+  Tensor log1p(Tensor a) { return unary(Op::Log1p, a); }
   Tensor reduce_sum(Tensor a) { return unary(Op::ReduceSum, a); }
   Tensor reduce_max(Tensor a) { return unary(Op::ReduceMax, a); }
   Tensor matmul(Tensor a, Tensor w);
@@ -62,6 +63,11 @@ class Builder {
   Tensor cast(Tensor a, DType dtype);
   Tensor scatter_rows(Tensor state, Tensor rows, Tensor slots);
   Tensor gather_blocks(Tensor cache, Tensor block_table, Tensor seq, const BlockGatherAttrs& a);
+  // The gated delta rule over each token's sequence's state (graph/ops/delta_net.cpp): the outputs
+  // [T, Hv, D], and the state pool [R, Hv, D, D] after the step (`after`: the outputs, read first).
+  Tensor delta_net(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor state, Tensor q_seq, Tensor slots);
+  Tensor delta_net_state(Tensor state, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor q_seq, Tensor slots,
+                         Tensor after);
 
   // composites
   Tensor rms_norm(Tensor x, Tensor weight, float eps);

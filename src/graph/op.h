@@ -28,6 +28,7 @@ enum class Op : uint8_t {
   Sin,
   Cos,
   Tanh,
+  Log1p,  // log(1 + x)
   // reductions over the last axis, keeping it as size 1
   ReduceSum,
   ReduceMax,
@@ -42,6 +43,10 @@ enum class Op : uint8_t {
   Cast,          // includes dequantization
   ScatterRows,   // copy of a state with rows replaced at i32 slots (in place in backends)
   GatherBlocks,  // rows of a paged cache through a block table, per token's sequence
+  // recurrences over each sequence's state slot (graph/ops/delta_net.cpp); sequential in the
+  // tokens, so primitives: no decomposition
+  DeltaNet,       // the gated delta rule's per-token outputs
+  DeltaNetState,  // the state pool after the step (in place in backends)
   // composites
   RmsNorm,
   Rope,

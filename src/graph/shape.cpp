@@ -20,6 +20,8 @@ std::string_view sym_name(Sym s) {
       return "N";
     case Sym::M:
       return "M";
+    case Sym::R:
+      return "R";
     default:
       return "";
   }
@@ -33,6 +35,7 @@ std::optional<Sym> sym_from_name(std::string_view name) {
   if (name == "W") return Sym::W;
   if (name == "N") return Sym::N;
   if (name == "M") return Sym::M;
+  if (name == "R") return Sym::R;
   return std::nullopt;
 }
 

@@ -16,7 +16,7 @@
 
 namespace glass::graph {
 
-enum class Sym : uint8_t { None, T, S, O, C, W, N, M, kSentinel };
+enum class Sym : uint8_t { None, T, S, O, C, W, N, M, R, kSentinel };
 
 std::string_view sym_name(Sym s);
 std::optional<Sym> sym_from_name(std::string_view name);

@@ -39,7 +39,27 @@ StateSpec size_pools(const PoolRequest& r) {
     }
     s.groups.push_back(w);
   }
+  if (r.recurrent) {
+    GroupSpec rec;
+    rec.kind = GroupKind::Recurrent;
+    rec.block_size = 1;
+    rec.max_blocks = 1;
+    rec.rows = RecurrentSlots::slots_for(s.n_seq, recurrent_checkpoints(s.n_seq));
+    s.groups.push_back(rec);
+  }
   return s;
+}
+
+int windowed_group(const StateSpec& s) {
+  for (size_t g = 0; g < s.groups.size(); ++g)
+    if (s.groups[g].kind == GroupKind::Attention && s.groups[g].window > 0) return static_cast<int>(g);
+  return -1;
+}
+
+int recurrent_group(const StateSpec& s) {
+  for (size_t g = 0; g < s.groups.size(); ++g)
+    if (s.groups[g].kind == GroupKind::Recurrent) return static_cast<int>(g);
+  return -1;
 }
 
 }  // namespace glass::kv

@@ -18,14 +18,25 @@ struct PoolRequest {
   int64_t kv_size = 0;      // rows of the full-attention pool; 0 = n_ctx
   int64_t n_seq_max = 64;   // sequence ids
   int64_t kv_size_window =
-      0;                // the windowed pool's rows; 0 = n_seq_max windows and one step, at most kv_size
-  int64_t n_batch = 0;  // the caller's most tokens per step (0: the default); sizes the windowed pool
-  int64_t window = 0;   // the model's sliding window; 0: no windowed layers
-  bool dense = false;   // Fixed allocation: every pool laid out per sequence, nothing given back
+      0;                   // the windowed pool's rows; 0 = n_seq_max windows and one step, at most kv_size
+  int64_t n_batch = 0;     // the caller's most tokens per step (0: the default); sizes the windowed pool
+  int64_t window = 0;      // the model's sliding window; 0: no windowed layers
+  bool dense = false;      // Fixed allocation: every pool laid out per sequence, nothing given back
+  bool recurrent = false;  // the model has recurrent layers: a group of state slots
 };
 
-// The pools for a request: group 0 full attention, group 1 the windowed layers' (with its null
-// block) when the model has them; n_seq and allocation set; n_batch and salt left to the caller.
+// Checkpoints of the recurrent states a session keeps beside the live ones (where a later prompt can
+// resume): two per sequence and two more, enough for a chat's previous turns; each costs one
+// sequence's recurrent state.
+inline int32_t recurrent_checkpoints(int32_t n_seq) { return 2 * n_seq + 2; }
+
+// The group index of the windowed pool and of the recurrent slots in a spec; -1 when absent.
+int windowed_group(const StateSpec& s);
+int recurrent_group(const StateSpec& s);
+
+// The pools for a request: group 0 full attention, then the windowed layers' (with its null block)
+// when the model has them, then the recurrent slots (live, checkpoints, zero) when it has those;
+// n_seq and allocation set; n_batch and salt left to the caller.
 StateSpec size_pools(const PoolRequest& r);
 
 // The most tokens one step evaluates: the caller's n_batch (default 512), at most the larger of

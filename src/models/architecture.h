@@ -53,6 +53,7 @@ struct ModelGraph {
   int64_t window = 0;
   std::vector<StateKind> state_kinds;  // per graph.leaves(Op::State)
   std::vector<bool> state_windowed;    // per graph.leaves(Op::State)
+  std::vector<bool> state_recurrent;   // per graph.leaves(Op::State): [R, ...] slots (kv/recurrent.h)
   std::string summary;                 // one line of hyper-parameters for logs
 };
 

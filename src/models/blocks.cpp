@@ -16,7 +16,7 @@ StateKind state_kind(const std::string& name) {
   return name.ends_with(".cache_k") ? StateKind::Keys : StateKind::Values;
 }
 
-Step declare_step(graph::Builder& b, const BuildOptions& opt, int64_t window) {
+Step declare_step(graph::Builder& b, const BuildOptions& opt, int64_t window, bool recurrent) {
   const Shape per_token{Dim::symbol(Sym::T)};
   const int64_t block_size = std::max<int64_t>(1, opt.kv_block_size);
   auto pool = [&](const std::string& prefix, Sym rows) {
@@ -31,6 +31,7 @@ Step declare_step(graph::Builder& b, const BuildOptions& opt, int64_t window) {
   s.seq_ids = b.input("seq_ids", per_token, DType::I32);
   s.full = pool("", Sym::C);
   if (window > 0) s.windowed = pool("window_", Sym::W);
+  if (recurrent) s.recurrent_slots = b.input("recurrent_slots", Shape{Dim::symbol(Sym::N)}, DType::I32);
   s.output_rows = b.input("output_rows", Shape{Dim::symbol(Sym::O)}, DType::I32);
   return s;
 }
@@ -136,6 +137,18 @@ Tensor softmax(graph::Builder& b, Tensor x) {
   return e / b.reduce_sum(e);
 }
 
+Tensor sigmoid(graph::Builder& b, Tensor x) { return b.recip(b.scalar(1.0f) + b.exp(b.neg(x))); }
+
+Tensor softplus(graph::Builder& b, Tensor x) {
+  return b.where(b.less_equal(x, b.scalar(20.0f)), b.log1p(b.exp(x)), x);
+}
+
+Tensor l2_norm(graph::Builder& b, Tensor x, float eps) {
+  const Tensor norm = b.sqrt(b.reduce_sum(x * x));
+  const Tensor e = b.scalar(eps);
+  return x * b.recip(b.where(b.less_equal(norm, e), e, norm));
+}
+
 Tensor moe_ffn(graph::Builder& b, const std::string& layer, const MoeWeights& w,
                const graph::MoeAttrs& routing, Tensor x) {
   const Tensor probs =
@@ -186,15 +199,20 @@ namespace glass::models {
 
 void index_states(ModelGraph& m) {
   // A state is the windowed pool's when its kv_write takes the window_slots input.
-  std::set<graph::NodeId> windowed;
-  for (const graph::Node& n : m.graph.nodes)
+  // A state is a recurrent pool of slots when a delta_net_state writes it.
+  std::set<graph::NodeId> windowed, recurrent;
+  for (const graph::Node& n : m.graph.nodes) {
     if (n.op == graph::Op::KvWrite && m.graph.node(n.inputs[2]).name == "window_slots")
       windowed.insert(n.inputs[0]);
+    if (n.op == graph::Op::DeltaNetState) recurrent.insert(n.inputs[0]);
+  }
   m.state_kinds.clear();
   m.state_windowed.clear();
+  m.state_recurrent.clear();
   for (graph::NodeId id : m.graph.leaves(graph::Op::State)) {
     m.state_kinds.push_back(state_kind(m.graph.node(id).name));
     m.state_windowed.push_back(windowed.contains(id));
+    m.state_recurrent.push_back(recurrent.contains(id));
   }
 }
 

@@ -29,13 +29,17 @@ struct Step {
   // Sliding-window layers' own, smaller pool (window_slots, window_block_tables), whose blocks that
   // fell out of every later query's window go back; declared when the family has such layers.
   std::optional<CacheInputs> windowed;
+  // Recurrent layers' state slot of every sequence id (recurrent_slots, [N] i32), declared when the
+  // family has such layers; their states are [R, ...] pools of slots (kv/recurrent.h).
+  std::optional<graph::Tensor> recurrent_slots;
   // The pool of a layer attending over the last `window` positions (0: all of them).
   const CacheInputs& pool_for(int64_t window) const { return window > 0 && windowed ? *windowed : full; }
 };
 
 // Declares the step inputs, the block tables among them, for a cache in blocks of
 // opt.kv_block_size; with window > 0, also the inputs of the sliding-window pool.
-Step declare_step(graph::Builder& b, const BuildOptions& opt, int64_t window = 0);
+// With `recurrent`, also the recurrent layers' slot input.
+Step declare_step(graph::Builder& b, const BuildOptions& opt, int64_t window = 0, bool recurrent = false);
 
 // The kind of a state tensor declared by these blocks, from its name.
 StateKind state_kind(const std::string& state_name);
@@ -97,6 +101,12 @@ graph::Tensor lm_head(graph::Builder& b, const WeightIndex& w, graph::Tensor x, 
 
 // softmax over the last axis: exp(x - max(x)) / sum(exp(x - max(x))).
 graph::Tensor softmax(graph::Builder& b, graph::Tensor x);
+// 1 / (1 + exp(-x)).
+graph::Tensor sigmoid(graph::Builder& b, graph::Tensor x);
+// log(1 + exp(x)), and x itself above 20 (where the two agree in f32), as ggml computes it.
+graph::Tensor softplus(graph::Builder& b, graph::Tensor x);
+// x / max(|x|, eps) over the last axis.
+graph::Tensor l2_norm(graph::Builder& b, graph::Tensor x, float eps);
 
 // Mixture-of-experts SwiGLU FFN with softmax routing: probabilities softmax(x router^T) over the
 // experts, then the moe op (top n_used, optionally renormalised). Experts stacked

@@ -193,3 +193,52 @@ TEST(HfBindStacked, GapsAndMismatchedPartsAreNamed) {
 
 }  // namespace
 }  // namespace glass::models
+
+namespace glass::models {
+namespace {
+
+// LFM2-1.2B's config.json (LiquidAI), shortened to 4 layers; `extra` appended.
+std::string lfm2(const std::string& extra = "") {
+  return R"({"model_type": "lfm2", "hidden_size": 2048, "block_ff_dim": 12288, "block_auto_adjust_ff_dim": true,
+    "block_ffn_dim_multiplier": 1.0, "block_multiple_of": 256, "num_hidden_layers": 4,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "norm_eps": 1e-5, "conv_L_cache": 3,
+    "conv_bias": false, "max_position_embeddings": 128000, "rope_theta": 1000000.0, "vocab_size": 65536,
+    "tie_embedding": true, "layer_types": ["conv", "conv", "full_attention", "conv"])" +
+         extra + "}";
+}
+
+TEST(HfLfm2, KeysAsTheConverterWritesThem) {
+  HfNormalized out;
+  auto f = normalized(kLfm2Hf, lfm2(), out);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(*f->get_u32("lfm2.feed_forward_length"), 8192u);  // 2/3 of 12288, a multiple of 256
+  EXPECT_EQ(*f->get_i32_array("lfm2.attention.head_count_kv"), (std::vector<int32_t>{0, 0, 8, 0}));
+  EXPECT_EQ(*f->get_u32("lfm2.shortconv.l_cache"), 3u);
+  EXPECT_EQ(*f->get_f32("lfm2.attention.layer_norm_rms_epsilon"), 1e-5f);
+  EXPECT_TRUE(out.tied_embeddings);
+  EXPECT_EQ(out.n_layers, 4);
+}
+
+TEST(HfLfm2, RefusalsNameTheKey) {
+  const std::pair<std::string, const char*> cases[] = {
+      {lfm2(R"(, "conv_bias": true)"), "conv_bias"},
+      {lfm2(R"(, "use_pos_enc": false)"), "use_pos_enc"},
+  };
+  for (const auto& [json, key] : cases) {
+    HfNormalized out;
+    std::string j = json;
+    // The later duplicate key replaces the earlier one: drop the first conv_bias for that case.
+    if (std::string(key) == "conv_bias") j.replace(j.find("\"conv_bias\": false,"), 19, "");
+    auto f = normalized(kLfm2Hf, j, out);
+    ASSERT_FALSE(f.ok()) << j;
+    EXPECT_EQ(f.error().code, ErrorCode::Unsupported) << f.error().message;
+    EXPECT_NE(f.error().message.find(key), std::string::npos) << f.error().message;
+  }
+  HfNormalized out;
+  auto bad = normalized(kLfm2Hf, lfm2().replace(lfm2().find("\"full_attention\""), 16, "\"mamba\""), out);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("layer_types: [2]"), std::string::npos) << bad.error().message;
+}
+
+}  // namespace
+}  // namespace glass::models

@@ -11,14 +11,16 @@ namespace glass::models {
 namespace {
 
 // Keys whose values size a weight (its rows, its columns, or a factor of them).
-constexpr std::array<std::string_view, 13> kSizeKeys = {
+constexpr std::array<std::string_view, 18> kSizeKeys = {
     "embedding_length",     "feed_forward_length",
     "attention.head_count", "attention.head_count_kv",
     "attention.key_length", "attention.value_length",
     "vocab_size",           "expert_count",
     "expert_used_count",    "expert_feed_forward_length",
     "rope.dimension_count", "embedding_length_per_layer_input",
-    "shortconv.l_cache",
+    "shortconv.l_cache",    "ssm.conv_kernel",
+    "ssm.inner_size",       "ssm.state_size",
+    "ssm.time_step_rank",   "ssm.group_count",
 };
 
 // The largest integer in a scalar or an integer array value; nullopt for other types. Negative

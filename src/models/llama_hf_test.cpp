@@ -403,3 +403,42 @@ TEST(HfBind, UnusableDtypeIsUnsupported) {
 
 }  // namespace
 }  // namespace glass::models
+
+namespace glass::models {
+namespace {
+
+// SmolLM3: Llama's keys under "smollm3", and only the NoPE pattern llama.cpp fixes (every 4th layer).
+Result<HfNormalized> smollm3_with(const char* patch) {
+  auto j = nlohmann::json::parse(kStoriesConfig);
+  j.merge_patch(nlohmann::json::parse(R"({"model_type": "smollm3", "num_hidden_layers": 8,
+    "no_rope_layer_interval": 4, "no_rope_layers": [1, 1, 1, 0, 1, 1, 1, 0], "use_sliding_window": false})"));
+  j.merge_patch(nlohmann::json::parse(patch));
+  auto config = formats::HfConfig::parse(j.dump(), "", "dir");
+  if (!config) return config.error();
+  HfNormalized out;
+  if (auto st = kSmolLm3Hf.normalize(*config, out); !st) return st.error();
+  return out;
+}
+
+TEST(SmolLm3HfConfig, KeysAndTheNoPePattern) {
+  auto n = smollm3_with("{}");
+  ASSERT_TRUE(n.ok()) << n.error().message;
+  auto f = n->metadata.build("dir/config.json");
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(*f->get_string("general.architecture"), "smollm3");
+  EXPECT_EQ(*f->get_u32("smollm3.block_count"), 8u);
+  EXPECT_EQ(*f->get_u32("smollm3.attention.head_count_kv"), 4u);
+  EXPECT_TRUE(smollm3_with(R"({"no_rope_layers": null})").ok());  // transformers' default: the same
+  for (const char* bad : {R"({"no_rope_layers": [1, 1, 0, 1, 1, 1, 0, 1]})", R"({"no_rope_layer_interval": 3})",
+                          R"({"use_sliding_window": true})"}) {
+    auto r = smollm3_with(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, ErrorCode::Unsupported) << r.error().message;
+  }
+  auto short_list = smollm3_with(R"({"no_rope_layers": [1, 1, 1]})");
+  ASSERT_FALSE(short_list.ok());
+  EXPECT_NE(short_list.error().message.find("no_rope_layers"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace glass::models

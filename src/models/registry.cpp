@@ -14,6 +14,7 @@
 #include "models/phi3.h"
 #include "models/qwen2.h"
 #include "models/qwen3.h"
+#include "models/qwen35.h"
 #include "models/qwen3moe.h"
 
 namespace glass::models {
@@ -31,10 +32,10 @@ Result<ModelGraph> checked(const formats::GgufFile& file, const WeightIndex& wei
 
 constexpr char kLlama[] = "llama", kQwen2[] = "qwen2", kQwen3[] = "qwen3", kPhi3[] = "phi3",
                kQwen3Moe[] = "qwen3moe", kGemma2[] = "gemma2", kGemma3[] = "gemma3", kGemma3n[] = "gemma3n",
-               kSmolLm3[] = "smollm3", kLfm2[] = "lfm2";
+               kSmolLm3[] = "smollm3", kLfm2[] = "lfm2", kQwen35[] = "qwen35";
 
-const std::array<Architecture, 10>& registry() {
-  static const std::array<Architecture, 10> kArchitectures = {{
+const std::array<Architecture, 11>& registry() {
+  static const std::array<Architecture, 11> kArchitectures = {{
       {kLlama, {"llama", "mistral"}, checked<llama_from_gguf, kLlama>, &kLlamaHf},
       {kQwen2, {"qwen2"}, checked<qwen2_from_gguf, kQwen2>, &kQwen2Hf},
       {kQwen3, {"qwen3"}, checked<qwen3_from_gguf, kQwen3>, &kQwen3Hf},
@@ -45,6 +46,7 @@ const std::array<Architecture, 10>& registry() {
       {kGemma3n, {"gemma3n", "gemma3n_text"}, checked<gemma3n_from_gguf, kGemma3n>, &kGemma3nHf},
       {kSmolLm3, {"smollm3"}, checked<smollm3_from_gguf, kSmolLm3>, &kSmolLm3Hf},
       {kLfm2, {"lfm2"}, checked<lfm2_from_gguf, kLfm2>, &kLfm2Hf},
+      {kQwen35, {}, checked<qwen35_from_gguf, kQwen35>, nullptr},
   }};
   return kArchitectures;
 }

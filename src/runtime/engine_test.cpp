@@ -682,3 +682,31 @@ TEST(EngineHybrid, Lfm2RandomScheduleKeepsInvariantsAndSoloResults) {
 
 }  // namespace
 }  // namespace glass
+
+namespace glass {
+namespace {
+
+// Qwen 3.5: DeltaNet states in slots (kv/recurrent.h) beside the conv rows and the attention pool.
+// Preempted, cancelled and prefix-hit requests resume from a checkpoint of the state or from zeros,
+// and every result equals its solo run.
+std::string qwen35_fixture() {
+  return (test::source_dir() / "tests/fixtures/models/synthetic-2026/qwen35-f32.gguf").string();
+}
+
+TEST(EngineHybrid, Qwen35ThirtyTwoRequestsFromFourThreadsEqualSoloRuns) {
+  LoadOptions lo = cpu(/*kv_size=*/32 * 112);
+  lo.n_seq_max = 32;
+  many_threads_equal_solo(lo, 32, qwen35_fixture());
+}
+
+TEST(EngineHybrid, Qwen35RandomScheduleKeepsInvariantsAndSoloResults) {
+  LoadOptions lo = cpu(/*kv_size=*/160, 128);
+  lo.n_seq_max = 6;
+  lo.kv_size_window = 112;
+  auto m = load_llm(qwen35_fixture(), lo);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  random_schedule(*m, 80, {.max_running = 6, .max_queued = 1000, .step_tokens = 20}, 32);
+}
+
+}  // namespace
+}  // namespace glass

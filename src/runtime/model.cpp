@@ -42,7 +42,7 @@ Result<std::shared_ptr<backend::Plan>> Model::Impl::plan(int64_t max_t, const gr
   opt.max[graph::Sym::S] = info.n_ctx;
   opt.max[graph::Sym::O] = max_t;  // logits of every token at most
   // The pools' sizes are the sessions': any a step's int32 rows and ids can address.
-  for (graph::Sym sym : {graph::Sym::C, graph::Sym::W, graph::Sym::N, graph::Sym::M})
+  for (graph::Sym sym : {graph::Sym::C, graph::Sym::W, graph::Sym::N, graph::Sym::M, graph::Sym::R})
     opt.max[sym] = std::numeric_limits<int32_t>::max();
   opt.decompose_composites = options.decompose;
   opt.fuse = options.fuse;
@@ -134,7 +134,9 @@ uint64_t pool_bytes_per_row(const models::ModelGraph& mg) {
   uint64_t bytes = 0;
   const std::vector<graph::NodeId> states = mg.graph.leaves(graph::Op::State);
   for (size_t i = 0; i < states.size(); ++i) {
-    if (i < mg.state_windowed.size() && mg.state_windowed[i]) continue;
+    if ((i < mg.state_windowed.size() && mg.state_windowed[i]) ||
+        (i < mg.state_recurrent.size() && mg.state_recurrent[i]))
+      continue;
     const graph::Node& n = mg.graph.nodes[static_cast<size_t>(states[i])];
     const auto b =
         graph::dtype_bytes(n.dtype, static_cast<uint64_t>(graph::resolve(n.shape, one_row).numel()));
@@ -260,7 +262,9 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
                  .kv_size_window = options.kv_size_window,
                  .n_batch = options.n_batch,
                  .window = base_mg.window,
-                 .dense = options.kv_storage == KvStorage::Dense};
+                 .dense = options.kv_storage == KvStorage::Dense,
+                 .recurrent = std::find(base_mg.state_recurrent.begin(), base_mg.state_recurrent.end(),
+                                        true) != base_mg.state_recurrent.end()};
   impl->rewrite = rewrite;
   // The vocabulary after the graph: a file whose tensors make no model is refused before its
   // token list (millions of entries, in a hostile file) is built into a tokenizer.
@@ -324,7 +328,8 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
   info.kv_bytes_per_row = pool_bytes_per_row(base_mg);
   // A step never writes more rows than the pool holds (several sequences' tokens may share a step).
   info.n_batch = kv::choose_batch(options.n_batch, info.n_ctx, info.kv_size);
-  info.kv_size_window = pools.groups.size() > 1 ? pools.groups[1].rows : 0;
+  const int windowed = kv::windowed_group(pools);
+  info.kv_size_window = windowed >= 0 ? pools.groups[static_cast<size_t>(windowed)].rows : 0;
   info.kv_block_size = pools.groups[0].block_size;
   info.n_seq_max = pools.n_seq;
   info.file_bytes = file_bytes;

@@ -28,10 +28,12 @@ Status Session::Impl::bind(BoundPlan& bp, int64_t max_t) {
       {"tokens", tokens.data()},           {"positions", positions.data()},
       {"seq_ids", seq_ids.data()},         {"output_rows", output_rows.data()},
       {"slots", kv->step(0).slots.data()}, {"block_tables", kv->step(0).block_tables.data()}};
-  if (kv->n_groups() > 1) {
-    inputs.emplace("window_slots", kv->step(1).slots.data());
-    inputs.emplace("window_block_tables", kv->step(1).block_tables.data());
+  if (const int w = kv::windowed_group(kv->spec()); w >= 0) {
+    inputs.emplace("window_slots", kv->step(static_cast<size_t>(w)).slots.data());
+    inputs.emplace("window_block_tables", kv->step(static_cast<size_t>(w)).block_tables.data());
   }
+  if (const int r = kv::recurrent_group(kv->spec()); r >= 0)
+    inputs.emplace("recurrent_slots", kv->step(static_cast<size_t>(r)).slots.data());
   for (graph::NodeId id : g.leaves(graph::Op::Input)) {
     const auto it = inputs.find(g.node(id).name);
     if (it == inputs.end())
@@ -46,7 +48,7 @@ Status Session::Impl::bind(BoundPlan& bp, int64_t max_t) {
     bp.args.states.push_back(states[it->second]);
     bp.kinds.push_back(shape->mg.state_kinds[it->second]);
   }
-  for (graph::Sym sym : {graph::Sym::C, graph::Sym::W, graph::Sym::N, graph::Sym::M})
+  for (graph::Sym sym : {graph::Sym::C, graph::Sym::W, graph::Sym::N, graph::Sym::M, graph::Sym::R})
     bp.args.bind[sym] = sizes[sym];
   bp.args.outputs = {last.data()};  // replaced per run by where the caller wants the logits
   for (std::vector<float>& rows : capture_step) bp.args.outputs.push_back(rows.data());
@@ -96,7 +98,9 @@ Status Session::Impl::run_chunk(std::span<const int32_t> chunk, std::span<const 
     tokens[i] = chunk[i];
     seq_ids[i] = seq_of[i];
     positions[i] = static_cast<int32_t>(pos);
-    for (size_t g = 0; g < kv->n_groups(); ++g) kv->step(g).slots[i] = kv->slot(g, seq_of[i], pos);
+    for (size_t g = 0; g < kv->n_groups(); ++g)  // recurrent groups' slots are per sequence, not per token
+      if (kv->spec().groups[g].kind == kv::GroupKind::Attention)
+        kv->step(g).slots[i] = kv->slot(g, seq_of[i], pos);
   }
   int64_t o = 0;
   for (size_t i = 0; i < chunk.size(); ++i)
@@ -237,7 +241,9 @@ Result<std::unique_ptr<Session>> Model::new_session(const SessionOptions& option
   if (!state) return state.error();
   s->kv = std::move(*state);
   s->sizes[graph::Sym::C] = spec.groups[0].rows;
-  s->sizes[graph::Sym::W] = spec.groups.size() > 1 ? spec.groups[1].rows : 0;
+  const int windowed = kv::windowed_group(spec), recurrent = kv::recurrent_group(spec);
+  s->sizes[graph::Sym::W] = windowed >= 0 ? spec.groups[static_cast<size_t>(windowed)].rows : 0;
+  s->sizes[graph::Sym::R] = recurrent >= 0 ? spec.groups[static_cast<size_t>(recurrent)].rows : 0;
   s->sizes[graph::Sym::N] = spec.n_seq;
   s->sizes[graph::Sym::M] = spec.groups[0].max_blocks;
   s->group_states.resize(spec.groups.size());
@@ -246,7 +252,11 @@ Result<std::unique_ptr<Session>> Model::new_session(const SessionOptions& option
   for (graph::NodeId id : g.leaves(graph::Op::State)) {
     const graph::Node& n = g.node(id);
     const size_t k = state_bytes.size();
-    const size_t group = mg.state_windowed[k] ? 1 : 0;
+    const int in_group = mg.state_recurrent[k] ? recurrent : mg.state_windowed[k] ? windowed : 0;
+    if (in_group < 0)
+      return make_error(ErrorCode::Internal,
+                        fmt::format("session: no pool for the model's state '{}'", n.name));
+    const auto group = static_cast<size_t>(in_group);
     s->state_index.emplace(n.name, k);
     s->group_states[group].push_back(k);
     state_bytes.push_back(

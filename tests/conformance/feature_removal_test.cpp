@@ -87,12 +87,18 @@ INSTANTIATE_TEST_SUITE_P(Gemma, GemmaFeatureRemoval, ::testing::Range(0, static_
 // history each change the logits beyond the bar.
 class Feature2026Removal : public ::testing::TestWithParam<int> {};
 
+const char* const kModels2026[] = {"smollm3-f32", "lfm2-f32", "qwen35-f32", "qwen35-f32", "qwen35-f32"};
+const char* const kFeatures2026[] = {"smollm3_nope", "lfm2_conv", "qwen35_conv", "qwen35_decay",
+                                     "qwen35_gate"};
+
 TEST_P(Feature2026Removal, ReferenceCheckFails) {
   const std::filesystem::path root = test::source_dir() / "tests/fixtures";
-  const std::string model = GetParam() == 0 ? "smollm3-f32" : "lfm2-f32";
-  const Mutation m = GetParam() == 0
-                         ? nope_removed((root / "models/synthetic-2026/smollm3-f32.gguf").string())
-                         : conv_history_removed();
+  const int i = GetParam();
+  const std::string model = kModels2026[i];
+  const Mutation m = i == 0   ? nope_removed((root / "models/synthetic-2026/smollm3-f32.gguf").string())
+                     : i <= 2 ? conv_history_removed()
+                     : i == 3 ? delta_decay_removed()
+                              : attention_output_gate_removed();
   std::vector<Reference> refs;
   for (Reference& r : find_references(root, "synthetic-2026"))
     if (r.name == model) refs.push_back(r);
@@ -112,9 +118,8 @@ TEST_P(Feature2026Removal, ReferenceCheckFails) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Families2026, Feature2026Removal, ::testing::Values(0, 1), [](const auto& p) {
-  return std::string(p.param == 0 ? "smollm3_nope" : "lfm2_conv");
-});
+INSTANTIATE_TEST_SUITE_P(Families2026, Feature2026Removal, ::testing::Range(0, 5),
+                         [](const auto& p) { return std::string(kFeatures2026[p.param]); });
 
 }  // namespace
 }  // namespace glass::conformance

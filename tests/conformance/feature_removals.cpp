@@ -146,22 +146,35 @@ Mutation nope_removed(const std::string& model_path) {
 }
 
 Mutation conv_history_removed() {
-  // blk.N.conv = short_conv(rows of B*x, w): becomes B*x times its own tap, w[:, L-1].
+  // short_conv(rows of x, w): becomes the step's x times its own tap, w[:, L-1] (LFM2's B*x, Qwen 3.5's
+  // qkv).
   return {"short-conv history removed", [](const graph::Graph& g) {
             std::map<std::string, Tensor> emitted;
             return graph::rewrite_nodes(g, [&](Builder& b, const Node& n, const std::vector<Tensor>& in) {
               Tensor t = graph::copy_node(b, n, in);
-              if (n.op == Op::ShortConv) {
-                const std::string layer = n.name.substr(0, n.name.size() - std::string(".conv").size());
+              if (n.op == Op::ShortConv) {  // in[0]: kv_write(state, this step's values, slots)
+                const Tensor values{&b, b.node(in[0].id).inputs[1]};
                 const graph::Shape& ws = in[1].shape();
-                t = emitted.at(layer + ".conv_bx") *
-                    b.reshape(b.slice(in[1], 1, ws[1].value - 1, graph::Dim::constant(1)),
-                              graph::Shape{ws[0]});
+                t = values * b.reshape(b.slice(in[1], 1, ws[1].value - 1, graph::Dim::constant(1)),
+                                       graph::Shape{ws[0]});
               }
               if (!n.name.empty()) emitted[n.name] = t;
               return t;
             });
           }};
+}
+
+Mutation delta_decay_removed() {
+  return {"DeltaNet decay removed", on_nodes([](const Node& n) { return n.name.ends_with(".g"); },
+                                             [](Builder& b, const Node&, const std::vector<Tensor>& in) {
+                                               return in[0] * b.scalar(0.0f);
+                                             })};
+}
+
+Mutation attention_output_gate_removed() {
+  return {"attention output gate removed",
+          on_nodes([](const Node& n) { return n.op == Op::Mul && n.name.ends_with(".attn_gated"); },
+                   pass_input(0))};
 }
 
 }  // namespace glass::conformance

@@ -24,5 +24,9 @@ Mutation kv_sharing_removed(const std::string& model_path);
 Mutation nope_removed(const std::string& model_path);
 // Every short convolution sees its own token only: no earlier positions, no state between steps.
 Mutation conv_history_removed();
+// Qwen 3.5: the delta rule's decay exp(g) becomes 1 (g = 0); the attention's sigmoid output gate is
+// skipped.
+Mutation delta_decay_removed();
+Mutation attention_output_gate_removed();
 
 }  // namespace glass::conformance

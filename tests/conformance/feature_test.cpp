@@ -33,7 +33,8 @@ const std::vector<FeatureCase>& cases() {
   return kCases;
 }
 
-class QwenPhiFeatureRemoval : public test::WithSharedFixtures, public ::testing::WithParamInterface<size_t> {};
+class QwenPhiFeatureRemoval : public test::WithSharedFixtures,
+                              public ::testing::WithParamInterface<size_t> {};
 
 TEST_P(QwenPhiFeatureRemoval, ReferenceCheckFailsWithoutIt) {
   const FeatureCase& c = cases().at(GetParam());

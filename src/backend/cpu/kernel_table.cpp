@@ -107,6 +107,9 @@ std::vector<Entry> build_table() {
   t.push_back({Op::GeGlu, {kF32, kF32}, s, k::tanh_activation, {}, nullptr, nullptr, true});
   t.push_back({Op::Softcap, {kF32}, s, k::tanh_activation, {}, nullptr, nullptr, true});
   t.push_back({Op::ShortConv, {kF32, kF32, kI32, kI32, kI32}, s, k::short_conv});
+  t.push_back({Op::DeltaNet, {kF32, kF32, kF32, kF32, kF32, kF32, kI32, kI32}, s, k::delta_net, {}, k::delta_net_scratch});
+  t.push_back(
+      {Op::DeltaNetState, {kF32, kF32, kF32, kF32, kF32, kI32, kI32, kF32}, s, k::delta_net, {}, k::delta_net_scratch});
   t.push_back({Op::Reshape, {kPlain}, s, nullptr});  // aliases its input: no kernel runs
   // Primitives off every supported model's hot path: the ref kernels, on the calling thread.
   auto ref = [&](Op op, std::vector<DTypeSet> operands, const k::RefKernel& fn) {
@@ -116,7 +119,7 @@ std::vector<Entry> build_table() {
   ref(Op::ScatterRows, {kKv | kI32, kKv | kI32, kI32}, k::kRefWriteRows);
   for (Op op : {Op::Sub, Op::Div, Op::LessEqual}) ref(op, {kF32, kF32}, k::kRefElementwise);
   ref(Op::Where, {kF32, kF32, kF32}, k::kRefElementwise);
-  for (Op op : {Op::Neg, Op::Exp, Op::Sqrt, Op::Recip, Op::Sin, Op::Cos, Op::Tanh})
+  for (Op op : {Op::Neg, Op::Exp, Op::Sqrt, Op::Recip, Op::Sin, Op::Cos, Op::Tanh, Op::Log1p})
     ref(op, {kF32}, k::kRefElementwise);
   ref(Op::ReduceSum, {kF32}, k::kRefReduce);
   ref(Op::ReduceMax, {kF32}, k::kRefReduce);

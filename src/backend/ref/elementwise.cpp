@@ -56,6 +56,8 @@ float apply(graph::Op op, float x, float y, float z) {
       return std::cos(x);
     case graph::Op::Tanh:
       return std::tanh(x);
+    case graph::Op::Log1p:
+      return std::log1p(x);
     default:
       return std::numeric_limits<float>::quiet_NaN();
   }

@@ -50,6 +50,7 @@ Status activation(const KernelArgs& a);  // silu, swiglu, gelu, geglu, softcap
 Status embedding(const KernelArgs& a);
 Status moe(const KernelArgs& a);
 Status short_conv(const KernelArgs& a);
+Status delta_net(const KernelArgs& a);  // delta_net and delta_net_state
 size_t moe_scratch_floats(int64_t dim, int64_t ffn, int n_used);
 
 // Row i of a table of any storage dtype, as f32.

@@ -32,6 +32,7 @@ const std::vector<Entry>& table() {
       {Op::Sin, {kF32}, elementwise},
       {Op::Cos, {kF32}, elementwise},
       {Op::Tanh, {kF32}, elementwise},
+      {Op::Log1p, {kF32}, elementwise},
       {Op::ReduceSum, {kF32}, reduce},
       {Op::ReduceMax, {kF32}, reduce},
       {Op::MatMul, {kF32, kWeights}, matmul},
@@ -56,6 +57,8 @@ const std::vector<Entry>& table() {
       {Op::Gelu, {kF32}, activation},
       {Op::GeGlu, {kF32, kF32}, activation},
       {Op::ShortConv, {kF32, kF32, kI32, kI32, kI32}, short_conv},
+      {Op::DeltaNet, {kF32, kF32, kF32, kF32, kF32, kF32, kI32, kI32}, delta_net},
+      {Op::DeltaNetState, {kF32, kF32, kF32, kF32, kF32, kI32, kI32, kF32}, delta_net},
   };
   return kTable;
 }

@@ -79,7 +79,7 @@ class RefPlan final : public Plan {
         return make_error(ErrorCode::Unsupported,
                           fmt::format("ref: no kernel for {}", kernel_signature(g_, n)));
       scratch_floats_ = std::max(scratch_floats_, scratch_for(n, ext));
-      const bool row_write = n.op == Op::ScatterRows || n.op == Op::KvWrite;
+      const bool row_write = n.op == Op::ScatterRows || n.op == Op::KvWrite || n.op == Op::DeltaNetState;
       const int written = row_write ? root_state(n.inputs[0]) : -1;
       if (n.op == Op::Reshape || written >= 0) {
         s.storage = Storage::Alias;
@@ -166,7 +166,8 @@ class RefPlan final : public Plan {
   int root_state(NodeId id) const {
     const Node& n = g_.node(id);
     if (n.op == Op::State) return id;
-    if (n.op == Op::ScatterRows || n.op == Op::KvWrite) return root_state(n.inputs[0]);
+    if (n.op == Op::ScatterRows || n.op == Op::KvWrite || n.op == Op::DeltaNetState)
+      return root_state(n.inputs[0]);
     return -1;
   }
 
@@ -178,6 +179,10 @@ class RefPlan final : public Plan {
     if (n.op == Op::Attention) {  // a score per key a step reads (S at most), two rows of D
       const int64_t keys = graph::resolve(std::get<graph::AttentionAttrs>(n.attrs).kv_len, max_);
       return static_cast<size_t>(keys + 2 * ext.dims[2]);
+    }
+    if (n.op == Op::DeltaNet) {  // one sequence's state [Hv, D, D]
+      const graph::Shape& v = g_.node(n.inputs[2]).shape;
+      return static_cast<size_t>(v[1].value * v[2].value * v[2].value);
     }
     if (n.op == Op::Moe) {
       const graph::Shape& gate = g_.node(n.inputs[2]).shape;  // [n_expert, ffn, dim]

@@ -31,6 +31,7 @@ Result<TypeInfo> infer(const InferArgs& a) {
     case Op::Sin:
     case Op::Cos:
     case Op::Tanh:
+    case Op::Log1p:
       return infer_elementwise(a);
     case Op::ReduceSum:
     case Op::ReduceMax:
@@ -69,6 +70,9 @@ Result<TypeInfo> infer(const InferArgs& a) {
       return infer_fused_matmul(a);
     case Op::ShortConv:
       return infer_short_conv(a);
+    case Op::DeltaNet:
+    case Op::DeltaNetState:
+      return infer_delta_net(a);
     case Op::kSentinel:
       break;
   }

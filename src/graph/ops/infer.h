@@ -42,6 +42,7 @@ Result<TypeInfo> infer_embedding(const InferArgs& a);
 Result<TypeInfo> infer_moe(const InferArgs& a);
 Result<TypeInfo> infer_fused_matmul(const InferArgs& a);
 Result<TypeInfo> infer_short_conv(const InferArgs& a);
+Result<TypeInfo> infer_delta_net(const InferArgs& a);
 
 // Composite op -> primitives. `in` are the node's inputs already present in `b`. Returns the
 // tensor standing for the node's output.

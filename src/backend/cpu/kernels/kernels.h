@@ -40,6 +40,9 @@ Status embedding_repacked(const KernelArgs& a);
 size_t embedding_repacked_scratch(size_t row_bytes, int threads);
 Status tanh_activation(const KernelArgs& a);  // gelu, geglu (tanh form) and softcap
 Status short_conv(const KernelArgs& a);
+Status delta_net(const KernelArgs& a);  // delta_net and delta_net_state (in place over the state pool)
+size_t delta_net_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int threads,
+                         const KernelData& data);
 
 // The ref backend's kernel for the primitives the cpu backend does not specialise (layout, casts,
 // the remaining elementwise ops, reductions, row writes): data is a RefKernel.
