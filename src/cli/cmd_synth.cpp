@@ -44,8 +44,21 @@ struct Shape {
   float rope_base_swa = 0;     // local layers' RoPE base
   // lfm2
   const char* layer_kinds = nullptr;  // per layer 'c' (short convolution) or 'a' (attention)
-  int64_t conv_width = 0;             // conv_L_cache
+  int64_t conv_width = 0;             // conv_L_cache; qwen35: the DeltaNet conv1d's width
+  // qwen35 (Gated DeltaNet layers; every global_every-th layer attention, head_dim and n_rot above)
+  int64_t delta_k_heads = 0, delta_v_heads = 0, delta_dim = 0, n_rot = 0;
 };
+
+// Qwen3.5-2B's published size (24 layers of width 2048, a 248,320-token vocabulary: llama.cpp's 2B)
+// with the family's layout (3 Gated DeltaNet layers to 1 attention, head_dim 256 with a quarter of
+// it rotated, 128-wide DeltaNet heads); the head counts and the FFN width are assumptions where the
+// published configuration was not at hand, so measure it side by side, not against other numbers.
+constexpr Shape qwen35_2b() {
+  Shape s{"qwen3.5-2b", "qwen35", 2048, 24, 8, 2, 6144, 248320, 262144, 10000000.0f, 1e-6f};
+  s.head_dim = 256, s.global_every = 4, s.conv_width = 4;
+  s.delta_k_heads = 16, s.delta_v_heads = 16, s.delta_dim = 128, s.n_rot = 64;
+  return s;
+}
 
 // LiquidAI/LFM2-1.2B's config: 16 layers, 6 of them attention (layer_types).
 constexpr Shape lfm2_sized(const char* name, int64_t dim, int64_t n_heads, int64_t n_kv_heads,
@@ -93,6 +106,7 @@ constexpr Shape kShapes[] = {
                "ccacca"
                "ccacac"
                "acac"),
+    qwen35_2b(),
     gemma3n_e4b(),
     // google/gemma-3n-E2B: 30 layers, a narrower FFN, the last 10 sharing KV.
     gemma3n_sized("gemma3n-e2b", 2048, 30, 8, 2, 256, 8192, 262144, 32768, 10, 512),
@@ -158,6 +172,7 @@ struct Tensor {
   std::vector<int64_t> shape;  // outermost first
   bool matrix;                 // written in the chosen type; otherwise F32
   float stddev;                // of its normal values; 0 (norms, scales): 1 + 0.1 x normal
+  float sign = 1.0f;           // -1: the values negated (Qwen 3.5's A = -exp(A_log) < 0)
 };
 
 // splitmix64 -> approximately normal values (sum of four uniforms, rescaled): fast and portable.
@@ -309,6 +324,71 @@ std::vector<Tensor> gemma3n_tensors(const Shape& s, int64_t vocab_size) {
   return t;
 }
 
+// Qwen 3.5's tensors (llama.cpp's qwen35 names): Gated DeltaNet layers (qkv, z gate, conv1d taps,
+// dt bias, A (negative), beta and alpha projections, per-head norm, out) and gated attention layers
+// (q with its gate, k, v, out, q/k norms), each with the post-attention norm and a SwiGLU MLP; tied.
+std::vector<Tensor> qwen35_tensors(const Shape& s, int64_t vocab_size) {
+  const int64_t key_dim = s.delta_k_heads * s.delta_dim, value_dim = s.delta_v_heads * s.delta_dim;
+  const int64_t conv_dim = 2 * key_dim + value_dim, q_dim = s.n_heads * s.head_dim;
+  const int64_t kv_dim = s.n_kv_heads * s.head_dim;
+  std::vector<Tensor> t{{"token_embd.weight", {vocab_size, s.dim}, true, 0.02f},
+                        {"output_norm.weight", {s.dim}, false, 0.0f}};
+  for (int64_t i = 0; i < s.n_layers; ++i) {
+    auto blk = [&](const char* w, const char* part = ".weight") {
+      return fmt::format("blk.{}.{}{}", i, w, part);
+    };
+    t.push_back({blk("attn_norm"), {s.dim}, false, 0.0f});
+    t.push_back({blk("post_attention_norm"), {s.dim}, false, 0.0f});
+    if ((i + 1) % s.global_every == 0) {
+      t.push_back({blk("attn_q"), {2 * q_dim, s.dim}, true, 0.02f});
+      t.push_back({blk("attn_k"), {kv_dim, s.dim}, true, 0.02f});
+      t.push_back({blk("attn_v"), {kv_dim, s.dim}, true, 0.02f});
+      t.push_back({blk("attn_output"), {s.dim, q_dim}, true, 0.02f});
+      t.push_back({blk("attn_q_norm"), {s.head_dim}, false, 0.0f});
+      t.push_back({blk("attn_k_norm"), {s.head_dim}, false, 0.0f});
+    } else {
+      t.push_back({blk("attn_qkv"), {conv_dim, s.dim}, true, 0.02f});
+      t.push_back({blk("attn_gate"), {value_dim, s.dim}, true, 0.02f});
+      t.push_back({blk("ssm_conv1d"), {conv_dim, s.conv_width}, false, 0.3f});
+      t.push_back({blk("ssm_dt", ".bias"), {s.delta_v_heads}, false, 0.3f});
+      t.push_back({blk("ssm_a", ""), {s.delta_v_heads}, false, 0.0f, -1.0f});
+      t.push_back({blk("ssm_beta"), {s.delta_v_heads, s.dim}, true, 0.02f});
+      t.push_back({blk("ssm_alpha"), {s.delta_v_heads, s.dim}, true, 0.02f});
+      t.push_back({blk("ssm_norm"), {s.delta_dim}, false, 0.0f});
+      t.push_back({blk("ssm_out"), {s.dim, value_dim}, true, 0.02f});
+    }
+    t.push_back({blk("ffn_gate"), {s.ffn_dim, s.dim}, true, 0.02f});
+    t.push_back({blk("ffn_up"), {s.ffn_dim, s.dim}, true, 0.02f});
+    t.push_back({blk("ffn_down"), {s.dim, s.ffn_dim}, true, 0.02f});
+  }
+  return t;
+}
+
+void qwen35_keys(const Shape& s, int64_t vocab_size, Meta& m) {
+  const auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+  m.u32("qwen35.block_count", u(s.n_layers));
+  m.u32("qwen35.context_length", u(s.n_ctx));
+  m.u32("qwen35.embedding_length", u(s.dim));
+  m.u32("qwen35.feed_forward_length", u(s.ffn_dim));
+  m.u32("qwen35.attention.head_count", u(s.n_heads));
+  m.u32("qwen35.attention.head_count_kv", u(s.n_kv_heads));
+  m.u32("qwen35.attention.key_length", u(s.head_dim));
+  m.u32("qwen35.attention.value_length", u(s.head_dim));
+  m.f32("qwen35.attention.layer_norm_rms_epsilon", s.rms_eps);
+  m.f32("qwen35.rope.freq_base", s.rope_base);
+  m.u32("qwen35.rope.dimension_count", u(s.n_rot));
+  const auto third = static_cast<int32_t>(s.n_rot / 2 / 3);
+  m.i32s("qwen35.rope.dimension_sections",
+         {static_cast<int32_t>(s.n_rot / 2) - 2 * third, third, third, 0});  // [12, 10, 10, 0] at 64
+  m.u32("qwen35.ssm.conv_kernel", u(s.conv_width));
+  m.u32("qwen35.ssm.state_size", u(s.delta_dim));
+  m.u32("qwen35.ssm.group_count", u(s.delta_k_heads));
+  m.u32("qwen35.ssm.time_step_rank", u(s.delta_v_heads));
+  m.u32("qwen35.ssm.inner_size", u(s.delta_v_heads * s.delta_dim));
+  m.u32("qwen35.full_attention_interval", u(s.global_every));
+  m.u32("qwen35.vocab_size", u(vocab_size));
+}
+
 void gemma3n_keys(const Shape& s, Meta& m) {
   const auto layers = static_cast<size_t>(s.n_layers);
   const auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
@@ -402,16 +482,19 @@ int synth(const SynthOptions& o) {
         make_error(ErrorCode::InvalidArgument,
                    fmt::format("synth: --format hf writes llama shapes only ({} is {})", s->name, s->arch)));
   const std::string arch = s->arch;
-  const std::vector<Tensor> tensors = arch == "gemma3n" ? gemma3n_tensors(*s, vocab_size)
-                                      : arch == "lfm2"  ? lfm2_tensors(*s, vocab_size)
-                                                        : llama_tensors(*s, vocab_size);
+  const std::vector<Tensor> tensors = arch == "gemma3n"  ? gemma3n_tensors(*s, vocab_size)
+                                      : arch == "lfm2"   ? lfm2_tensors(*s, vocab_size)
+                                      : arch == "qwen35" ? qwen35_tensors(*s, vocab_size)
+                                                         : llama_tensors(*s, vocab_size);
   Meta meta;
   meta.str("general.architecture", s->arch);
   meta.str("general.name", fmt::format("glass synth {} {}", s->name, type));
   meta.u32("general.file_type", file_type);
   meta.u32("general.alignment", 32);
-  if (std::string(s->arch) == "gemma3n")
+  if (arch == "gemma3n")
     gemma3n_keys(*s, meta);
+  else if (arch == "qwen35")
+    qwen35_keys(*s, vocab_size, meta);
   else
     llama_keys(*s, vocab_size, meta);
   // --no-vocab: llama.cpp's weights-only files (tokenizer.ggml.model = "no_vocab", no token list).
@@ -513,7 +596,7 @@ int synth(const SynthOptions& o) {
       const uint64_t count = std::min(piece, n - first);
       buf.assign(count * bytes_per, 0);
       for (uint64_t i = 0; i < count; ++i) {
-        const float v = t.stddev > 0 ? rng.normal() * t.stddev : 1.0f + 0.1f * rng.normal();
+        const float v = t.sign * (t.stddev > 0 ? rng.normal() * t.stddev : 1.0f + 0.1f * rng.normal());
         if (!t.matrix || ggml_type == kGgmlF32) {
           std::memcpy(buf.data() + 4 * i, &v, 4);
         } else {
@@ -542,10 +625,10 @@ int synth(const SynthOptions& o) {
 void add_synth_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("synth", "write a deterministic random-weight GGUF of a real model's shape");
   auto o = std::make_shared<SynthOptions>();
-  cmd->add_option(
-         "--shape", o->shape,
-         "smollm2-135m, llama-1b, qwen2.5-0.5b, tiny (llama); smollm3-3b; lfm2-1.2b, lfm2-350m; gemma3n-e4b, "
-         "gemma3n-e2b, gemma3n-tiny (gemma3n: the text model of Gemma 3n)")
+  cmd->add_option("--shape", o->shape,
+                  "smollm2-135m, llama-1b, qwen2.5-0.5b, tiny (llama); smollm3-3b; lfm2-1.2b, lfm2-350m; "
+                  "qwen3.5-2b; gemma3n-e4b, "
+                  "gemma3n-e2b, gemma3n-tiny (gemma3n: the text model of Gemma 3n)")
       ->capture_default_str();
   cmd->add_option("--type", o->type, "matrix storage: f32, f16 or bf16")->capture_default_str();
   cmd->add_option("-o,--output", o->out, "output GGUF file (--format hf: output directory)");

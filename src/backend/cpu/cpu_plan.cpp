@@ -108,6 +108,7 @@ class CpuPlan final : public Plan {
   struct Layout;
   void find_lifetimes(Layout& l) const;
   Status choose_kernels(const WeightResolver& weights, Layout& l);
+  void fuse_delta_net_states(Layout& l);
   void plan_buffers(Layout& l);
   Status emit_steps(Layout& l);
   Status check_args(const StepArgs& a, StepStats& stats) const;
@@ -261,7 +262,33 @@ Status CpuPlan::choose_kernels(const WeightResolver& weights, Layout& l) {
     }
     l.end[l.root[i]] = std::max(l.end[l.root[i]], l.last[i]);
   }
+  fuse_delta_net_states(l);
   return {};
+}
+
+// A delta_net_state whose operands are its delta_net's (same k, v, g, beta, sequences, slots and
+// state) only repeats that recurrence to keep the states: the delta_net writes them as it goes
+// (kernels::delta_net_writing_states) and the state node runs nothing. Its order stays: every
+// reader of the pool before the pair reads it before the delta_net runs.
+void CpuPlan::fuse_delta_net_states(Layout& l) {
+  size_t fused = 0;
+  for (size_t i = 0; i < g_.nodes.size(); ++i) {
+    const graph::Node& st = g_.nodes[i];
+    if (st.op != Op::DeltaNetState || l.choice[i].fn == nullptr) continue;
+    const auto out = static_cast<size_t>(st.inputs[7]);
+    const graph::Node& dn = g_.nodes[out];
+    const bool same = dn.op == Op::DeltaNet && dn.inputs[5] == st.inputs[0] &&
+                      std::equal(st.inputs.begin() + 1, st.inputs.begin() + 5, dn.inputs.begin() + 1) &&
+                      dn.inputs[6] == st.inputs[5] && dn.inputs[7] == st.inputs[6] &&
+                      l.choice[out].fn == &kernels::delta_net;
+    if (!same) continue;
+    l.choice[out].fn = &kernels::delta_net_writing_states;
+    l.choice[i].fn = nullptr;
+    ++fused;
+  }
+  if (fused > 0)
+    log_.fired.push_back(
+        fmt::format("fused: delta_net writes the states its delta_net_state keeps ({} pairs)", fused));
 }
 
 // Matmul groups, then the arena: a life per buffer (and per converted input) over the schedule,

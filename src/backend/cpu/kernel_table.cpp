@@ -98,6 +98,18 @@ std::vector<Entry> build_table() {
     t.push_back({Op::Mul, {kF32, kF32}, isa, k::binary, ops, nullptr, nullptr, true});
     t.push_back(
         {Op::Attention, {kF32, kKv, kKv, kI32, kI32, kI32}, isa, k::attention, ops, k::attention_scratch});
+    t.push_back({Op::DeltaNet,
+                 {kF32, kF32, kF32, kF32, kF32, kF32, kI32, kI32},
+                 isa,
+                 k::delta_net,
+                 ops,
+                 k::delta_net_scratch});
+    t.push_back({Op::DeltaNetState,
+                 {kF32, kF32, kF32, kF32, kF32, kI32, kI32, kF32},
+                 isa,
+                 k::delta_net,
+                 ops,
+                 k::delta_net_scratch});
   }
   const Isa s = Isa::Scalar;
   t.push_back({Op::Rope, {kF32, kI32}, s, k::rope, {}, k::rope_scratch, k::rope_prepare, true});
@@ -107,9 +119,7 @@ std::vector<Entry> build_table() {
   t.push_back({Op::GeGlu, {kF32, kF32}, s, k::tanh_activation, {}, nullptr, nullptr, true});
   t.push_back({Op::Softcap, {kF32}, s, k::tanh_activation, {}, nullptr, nullptr, true});
   t.push_back({Op::ShortConv, {kF32, kF32, kI32, kI32, kI32}, s, k::short_conv});
-  t.push_back({Op::DeltaNet, {kF32, kF32, kF32, kF32, kF32, kF32, kI32, kI32}, s, k::delta_net, {}, k::delta_net_scratch});
-  t.push_back(
-      {Op::DeltaNetState, {kF32, kF32, kF32, kF32, kF32, kI32, kI32, kF32}, s, k::delta_net, {}, k::delta_net_scratch});
+
   t.push_back({Op::Reshape, {kPlain}, s, nullptr});  // aliases its input: no kernel runs
   // Primitives off every supported model's hot path: the ref kernels, on the calling thread.
   auto ref = [&](Op op, std::vector<DTypeSet> operands, const k::RefKernel& fn) {

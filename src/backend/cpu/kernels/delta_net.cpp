@@ -1,16 +1,18 @@
 // delta_net and delta_net_state (graph/ops/delta_net.cpp) on the cpu backend: the step's tokens
 // split into runs of one sequence; each (run, value head) is a task, run on one thread through its
 // tokens with the head's D x D state held where the task works on it (a per-thread copy for
-// delta_net, the slot itself for delta_net_state). Per token one pass over the state's rows: a row
-// j is decayed, read against k (the delta rule's prediction of v_j), corrected, and read against q,
-// while it sits in L1. Every row is independent of the others, so this is the reference's
-// arithmetic reordered across rows only.
+// delta_net, the slot itself for delta_net_state). Per token the tier's delta_rule (vec_ops.h):
+// each row of the state decayed, read against k, corrected and read against q while it sits in L1.
+// When a delta_net_state only repeats its delta_net's recurrence to keep the states, the plan runs
+// delta_net_writing_states instead, which writes them in place as it goes, and the state node runs
+// nothing (cpu_plan.cpp): one recurrence per step, not two.
 #include <fmt/format.h>
 
 #include <cmath>
 #include <cstring>
 
 #include "backend/cpu/kernels/kernels.h"
+#include "backend/cpu/kernels/vec_ops.h"
 
 namespace glass::backend::cpu::kernels {
 namespace {
@@ -32,7 +34,12 @@ size_t delta_net_scratch(const graph::Graph& g, const graph::Node& n, const grap
          static_cast<size_t>(threads) * static_cast<size_t>(D * D) * 4;
 }
 
-Status delta_net(const KernelArgs& a) {
+namespace {
+
+// out: the outputs (delta_net); write: the states after the step into their slots (delta_net_state,
+// or delta_net fused with it).
+Status run(const KernelArgs& a, bool out, bool write) {
+  const auto& ops = data_of<VecOps>(a.data);
   const bool out_op = a.node.op == graph::Op::DeltaNet;
   const float* k = a.in[1].f32();
   const float* v = a.in[2].f32();
@@ -70,36 +77,29 @@ Status delta_net(const KernelArgs& a) {
     for (int64_t task = begin; task < end; ++task) {
       const Run& run = runs[task / Hv];
       const int64_t h = task % Hv;
-      float* m = pool.f32() + (run.slot * Hv + h) * D * D;  // m[j * D + i] = S[i][j]
-      if (out_op) {
-        float* copy = work + static_cast<size_t>(thread) * static_cast<size_t>(D * D);
-        std::memcpy(copy, m, static_cast<size_t>(D * D) * sizeof(float));
-        m = copy;
+      float* slot = pool.f32() + (run.slot * Hv + h) * D * D;  // m[j * D + i] = S[i][j]
+      // Written in place when the states are this kernel's to write; else worked on in a copy.
+      float* m = slot;
+      if (!write) {
+        m = work + static_cast<size_t>(thread) * static_cast<size_t>(D * D);
+        std::memcpy(m, slot, static_cast<size_t>(D * D) * sizeof(float));
       }
-      for (int64_t t = run.first; t < run.end; ++t) {
-        const float* kt = k + (t * Hk + h % Hk) * D;
-        const float* vt = v + (t * Hv + h) * D;
-        const float decay = std::exp(g[t * Hv + h]), b = beta[t * Hv + h];
-        float* o = out_op ? a.out.f32() + (t * Hv + h) * D : nullptr;
-        const float* qt = out_op ? q + (t * Hk + h % Hk) * D : nullptr;
-        for (int64_t j = 0; j < D; ++j) {
-          float* row = m + j * D;
-          float sk = 0.0f;
-          for (int64_t i = 0; i < D; ++i) {
-            row[i] *= decay;
-            sk += row[i] * kt[i];
-          }
-          const float delta = (vt[j] - sk) * b;
-          for (int64_t i = 0; i < D; ++i) row[i] += delta * kt[i];
-          if (o == nullptr) continue;
-          float dot = 0.0f;
-          for (int64_t i = 0; i < D; ++i) dot += row[i] * qt[i];
-          o[j] = dot * scale;
-        }
-      }
+      for (int64_t t = run.first; t < run.end; ++t)
+        ops.delta_rule(m, k + (t * Hk + h % Hk) * D, out ? q + (t * Hk + h % Hk) * D : nullptr,
+                       v + (t * Hv + h) * D, std::exp(g[t * Hv + h]), beta[t * Hv + h],
+                       out ? a.out.f32() + (t * Hv + h) * D : nullptr, D, scale);
     }
   });
   return {};
 }
+
+}  // namespace
+
+Status delta_net(const KernelArgs& a) {
+  const bool out_op = a.node.op == graph::Op::DeltaNet;
+  return run(a, out_op, !out_op);
+}
+
+Status delta_net_writing_states(const KernelArgs& a) { return run(a, true, true); }
 
 }  // namespace glass::backend::cpu::kernels

@@ -40,7 +40,10 @@ Status embedding_repacked(const KernelArgs& a);
 size_t embedding_repacked_scratch(size_t row_bytes, int threads);
 Status tanh_activation(const KernelArgs& a);  // gelu, geglu (tanh form) and softcap
 Status short_conv(const KernelArgs& a);
-Status delta_net(const KernelArgs& a);  // delta_net and delta_net_state (in place over the state pool)
+// data: VecOps of the ISA. delta_net and delta_net_state (in place over the state pool); the
+// fused form runs delta_net and writes the states its delta_net_state would.
+Status delta_net(const KernelArgs& a);
+Status delta_net_writing_states(const KernelArgs& a);
 size_t delta_net_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int threads,
                          const KernelData& data);
 

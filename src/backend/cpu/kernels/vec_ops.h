@@ -54,6 +54,11 @@ struct VecOps {
   void (*attention)(const AttentionJob& job, int64_t hk, int64_t t0, int64_t t1, float* scratch);
   // Packs cache rows [s0, s0 + kKeyBlock) of kv head hk into `out` (attention_block_floats(D)).
   void (*attention_pack)(const AttentionJob& job, int64_t hk, int64_t s0, float* out);
+  // One token of the gated delta rule (graph/ops/delta_net.cpp) on one head's state m [D, D]
+  // (m[j * D + i] = S[i][j]): each row decayed, read against k, corrected by beta (v_j - that
+  // read), then read against q into o[j] * scale (o null: no read).
+  void (*delta_rule)(float* m, const float* k, const float* q, const float* v, float decay, float beta,
+                     float* o, int64_t D, float scale);
 };
 
 const VecOps& vec_ops_scalar();

@@ -12,8 +12,8 @@ const VecOps& vec_ops_avx512() {
 #if !defined(__AVX512F__)
   return vec_ops_scalar();  // not built for this ISA (non-x86 target): never selected
 #else
-  static constexpr VecOps kOps{rms_norm_row, swiglu_row,      silu_row,      add_row,
-                               mul_row,      attention_block, attention_pack};
+  static constexpr VecOps kOps{rms_norm_row, swiglu_row,      silu_row,       add_row,
+                               mul_row,      attention_block, attention_pack, delta_rule};
   return kOps;
 #endif
 }

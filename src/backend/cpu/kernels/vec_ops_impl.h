@@ -57,6 +57,40 @@ void silu_row(const float* g, float* y, int64_t n) {
   std::memcpy(y + i, ty, static_cast<size_t>(n - i) * sizeof(float));
 }
 
+// One row at a time: the row is decayed and read against k in one pass, corrected and read against
+// q in the next, while it sits in L1.
+void delta_rule(float* m, const float* k, const float* q, const float* v, float decay, float beta, float* o,
+                int64_t D, float scale) {
+  const int64_t vec_end = D / kLanes * kLanes;
+  for (int64_t j = 0; j < D; ++j) {
+    float* row = m + j * D;
+    f32v acc = splat(0.0f);
+    for (int64_t i = 0; i < vec_end; i += kLanes) {
+      const f32v r = load(row + i) * splat(decay);
+      store(row + i, r);
+      acc = fmadd(r, load(k + i), acc);
+    }
+    float sk = hsum(acc);
+    for (int64_t i = vec_end; i < D; ++i) {
+      row[i] *= decay;
+      sk += row[i] * k[i];
+    }
+    const float delta = (v[j] - sk) * beta;
+    f32v read = splat(0.0f);
+    for (int64_t i = 0; i < vec_end; i += kLanes) {
+      const f32v r = fmadd(splat(delta), load(k + i), load(row + i));
+      store(row + i, r);
+      if (o != nullptr) read = fmadd(r, load(q + i), read);
+    }
+    float dot = hsum(read);
+    for (int64_t i = vec_end; i < D; ++i) {
+      row[i] += delta * k[i];
+      dot += row[i] * (o != nullptr ? q[i] : 0.0f);
+    }
+    if (o != nullptr) o[j] = dot * scale;
+  }
+}
+
 void add_row(const float* a, const float* b, float* y, int64_t n) {
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) store(y + i, load(a + i) + load(b + i));

@@ -5,8 +5,8 @@
 namespace glass::backend::cpu::kernels {
 
 const VecOps& vec_ops_scalar() {
-  static constexpr VecOps kOps{rms_norm_row, swiglu_row,      silu_row,      add_row,
-                               mul_row,      attention_block, attention_pack};
+  static constexpr VecOps kOps{rms_norm_row, swiglu_row,      silu_row,       add_row,
+                               mul_row,      attention_block, attention_pack, delta_rule};
   return kOps;
 }
 
