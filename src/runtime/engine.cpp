@@ -380,6 +380,7 @@ Result<std::unique_ptr<Engine>> Engine::create(std::shared_ptr<const Model> mode
                                                static_cast<double>(full.rows / full.block_size)) *
                           full.block_size,
       .prefix_cache = impl->opt.prefix_cache,
+      .checkpoint_every = kv::recurrent_group(impl->kv->spec()) >= 0 ? full.block_size : 0,
   };
   impl->vocab = info.vocab_size;
   impl->sched.id_used.assign(static_cast<size_t>(impl->opt.max_running), 0);

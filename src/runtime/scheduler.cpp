@@ -22,18 +22,29 @@ struct Planner {
   kv::State& kv;
   StepBatch& out;
 
+  const SchedulePolicy& policy;
+
+  // A prompt chunk of n tokens cut back to the last block boundary it crosses (checkpoint_every).
+  int64_t aligned(const Request& r, int64_t n) const {
+    const int64_t B = policy.checkpoint_every;
+    if (B <= 0 || r.pending() <= 1) return n;
+    const int64_t end = r.n_eval + n, boundary = end / B * B;
+    return end % B != 0 && boundary > r.n_eval ? boundary - r.n_eval : n;
+  }
+
   // Rows r can take this step without preempting: the free (or evictable) blocks, plus what is
   // left of its own last block.
   int64_t room(const Request& r) const { return kv.room(r.seq); }
 
-  // Reserves n more tokens of r and adds them to the batch.
-  bool take(Request& r, int64_t n) {
+  // Reserves up to n more tokens of r (aligned) and adds them to the batch; how many, 0 on failure.
+  int64_t take(Request& r, int64_t n) {
+    n = aligned(r, n);
     if (auto s = kv.reserve(r.seq, r.n_eval + n); !s) {
       r.error = make_error(ErrorCode::Internal, "engine: " + s.error().message);  // room() said it fits
-      return false;
+      return 0;
     }
     out.entries.push_back({&r, n});
-    return true;
+    return n;
   }
 
   void finish_running(size_t i) {
@@ -72,7 +83,7 @@ struct Planner {
 
 void schedule(SchedulerState& st, kv::State& kv, const SchedulePolicy& policy, StepBatch& out) {
   out.clear();
-  Planner p{st, kv, out};
+  Planner p{st, kv, out, policy};
   int64_t budget = policy.step_tokens;
   for (int phase = 0; phase < 2; ++phase) {
     for (size_t i = 0; i < st.running.size() && budget > 0; ++i) {
@@ -81,8 +92,8 @@ void schedule(SchedulerState& st, kv::State& kv, const SchedulePolicy& policy, S
       const int64_t want = std::min(r.pending(), budget);
       while (true) {
         if (const int64_t n = std::min(want, p.room(r)); n > 0) {
-          if (p.take(r, n))
-            budget -= n;
+          if (const int64_t taken = p.take(r, n); taken > 0)
+            budget -= taken;
           else
             p.finish_running(i--);
           break;
@@ -119,12 +130,12 @@ void schedule(SchedulerState& st, kv::State& kv, const SchedulePolicy& policy, S
     out.prefix_hit_tokens += matched;
     out.admitted.push_back(&r);
     st.running.push_back(std::move(owned));
-    const int64_t n = std::min(want, fits);
-    if (n <= 0 || !p.take(r, n)) {
+    const int64_t taken = std::min(want, fits) > 0 ? p.take(r, std::min(want, fits)) : 0;
+    if (taken <= 0) {
       p.finish_running(st.running.size() - 1);  // alone it does not fit either
       continue;
     }
-    budget -= n;
+    budget -= taken;
   }
 }
 

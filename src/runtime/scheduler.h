@@ -18,6 +18,11 @@ struct SchedulePolicy {
   int32_t max_running = 1;       // sequences running at once (sequence ids [0, max_running))
   int64_t watermark_tokens = 0;  // admitting leaves this many tokens of the pool free while others run
   bool prefix_cache = true;      // admissions take the prompt's cached leading blocks
+  // > 0 (a model with recurrent state: the full-attention pool's block size): a prompt chunk that
+  // would end inside a block it did not start in ends at that block's start instead, so the step
+  // leaves the recurrent state where a block ends, which is where it is checkpointed (kv/recurrent.h)
+  // and where a later prompt sharing the prefix resumes; the rest comes in the next step.
+  int64_t checkpoint_every = 0;
 };
 
 // What the loop keeps between steps, as the scheduler sees it.

@@ -195,3 +195,41 @@ TEST(Scheduler, TheCheckFindsABrokenState) {
 
 }  // namespace
 }  // namespace glass::runtime
+
+namespace glass::runtime {
+namespace {
+
+// With recurrent state (checkpoint_every = the block size) a prompt chunk that would end inside a
+// block ends where that block starts, so the state after the step is one a checkpoint can keep; the
+// tail follows in the next step, and decode steps are never cut.
+TEST(Scheduler, PromptChunksEndOnBlockBoundariesForRecurrentState) {
+  auto kv = pool(256, 16, 2);
+  SchedulerState st = state(2);
+  const SchedulePolicy policy{.step_tokens = 64, .max_running = 2, .checkpoint_every = 16};
+  st.queue.push_back(request(41));
+  Request* a = st.queue[0].get();
+  StepBatch out;
+  schedule(st, *kv, policy, out);
+  EXPECT_EQ(entries(out), (Entries{{a, 32}}));  // 41 would end inside block 2: cut at 32
+  evaluate(*kv, out);
+  schedule(st, *kv, policy, out);
+  EXPECT_EQ(entries(out), (Entries{{a, 9}}));  // no boundary inside [32, 41): the rest
+  evaluate(*kv, out);
+  schedule(st, *kv, policy, out);
+  EXPECT_EQ(entries(out), (Entries{{a, 1}}));  // decode
+  st.queue.push_back(request(10, 300));
+  Request* b = st.queue[0].get();
+  evaluate(*kv, out);
+  schedule(st, *kv, policy, out);
+  EXPECT_EQ(entries(out), (Entries{{a, 1}, {b, 10}}));  // a prompt inside its first block is not cut
+  // Without recurrent state the budget alone decides.
+  auto kv2 = pool(256, 16, 2);
+  SchedulerState st2 = state(2);
+  st2.queue.push_back(request(41));
+  Request* c = st2.queue[0].get();
+  schedule(st2, *kv2, SchedulePolicy{.step_tokens = 64, .max_running = 2}, out);
+  EXPECT_EQ(entries(out), (Entries{{c, 41}}));
+}
+
+}  // namespace
+}  // namespace glass::runtime
