@@ -2,7 +2,8 @@
 # with $glass (synth at the shape's f16, then quantize; byte-identical to llama-quantize's output).
 # Names are SHAPE-TYPE: SHAPE smollm2 (SmolLM2-135M), l1b (Llama-3.2-1B), qwen (Qwen2.5-0.5B-like),
 # e4b or e2b (Gemma 3n E4B / E2B's text model), smollm3 (SmolLM3-3B), lfm2 (LFM2-1.2B), lfm2s
-# (LFM2-350M), q35 (Qwen3.5-2B-like: scripts/../src/cli/cmd_synth.cpp), TYPE any `glass quantize` type.
+# (LFM2-350M), q35 (Qwen3.5-2B-like, cmd_synth.cpp says which sizes are assumed), TYPE any
+# `glass quantize` type.
 make_file() {  # shape type name
   local f16="$dir/$3-f16.gguf"
   [ -f "$f16" ] || "$glass" synth --shape "$1" --type f16 -o "$f16"

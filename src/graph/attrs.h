@@ -95,7 +95,16 @@ struct SoftcapAttrs {
   bool operator==(const SoftcapAttrs&) const = default;
 };
 
-using Attrs = std::variant<NoAttrs, LeafAttrs, ConstantAttrs, PermuteAttrs, SliceAttrs, ConcatAttrs,
-                           RmsNormAttrs, RopeAttrs, AttentionAttrs, MoeAttrs, SoftcapAttrs, BlockGatherAttrs>;
+// The gated delta rule (graph/ops/delta_net.cpp): which key head a value head reads. Tiled (GGUF:
+// value head h reads key head h % Hk, as llama.cpp's converter reorders them) or grouped (HF
+// checkpoints: the Hv / Hk value heads of key head g are consecutive, h reads h / (Hv / Hk)).
+struct DeltaNetAttrs {
+  bool grouped_heads = false;
+  bool operator==(const DeltaNetAttrs&) const = default;
+};
+
+using Attrs =
+    std::variant<NoAttrs, LeafAttrs, ConstantAttrs, PermuteAttrs, SliceAttrs, ConcatAttrs, RmsNormAttrs,
+                 RopeAttrs, AttentionAttrs, MoeAttrs, SoftcapAttrs, BlockGatherAttrs, DeltaNetAttrs>;
 
 }  // namespace glass::graph

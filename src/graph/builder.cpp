@@ -102,13 +102,12 @@ Tensor Builder::gather_blocks(Tensor cache, Tensor block_table, Tensor seq, cons
   return add_node(Op::GatherBlocks, {cache.id, block_table.id, seq.id}, a);
 }
 Tensor Builder::delta_net(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor state, Tensor q_seq,
-                          Tensor slots) {
-  return add_node(Op::DeltaNet, {q.id, k.id, v.id, g.id, beta.id, state.id, q_seq.id, slots.id}, NoAttrs{});
+                          Tensor slots, const DeltaNetAttrs& a) {
+  return add_node(Op::DeltaNet, {q.id, k.id, v.id, g.id, beta.id, state.id, q_seq.id, slots.id}, a);
 }
 Tensor Builder::delta_net_state(Tensor state, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor q_seq,
-                                Tensor slots, Tensor after) {
-  return add_node(Op::DeltaNetState, {state.id, k.id, v.id, g.id, beta.id, q_seq.id, slots.id, after.id},
-                  NoAttrs{});
+                                Tensor slots, Tensor after, const DeltaNetAttrs& a) {
+  return add_node(Op::DeltaNetState, {state.id, k.id, v.id, g.id, beta.id, q_seq.id, slots.id, after.id}, a);
 }
 Tensor Builder::kv_write(Tensor cache, Tensor rows, Tensor slots) {
   return add_node(Op::KvWrite, {cache.id, rows.id, slots.id}, NoAttrs{});

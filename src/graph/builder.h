@@ -65,9 +65,10 @@ class Builder {
   Tensor gather_blocks(Tensor cache, Tensor block_table, Tensor seq, const BlockGatherAttrs& a);
   // The gated delta rule over each token's sequence's state (graph/ops/delta_net.cpp): the outputs
   // [T, Hv, D], and the state pool [R, Hv, D, D] after the step (`after`: the outputs, read first).
-  Tensor delta_net(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor state, Tensor q_seq, Tensor slots);
+  Tensor delta_net(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor state, Tensor q_seq,
+                   Tensor slots, const DeltaNetAttrs& a = {});
   Tensor delta_net_state(Tensor state, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor q_seq, Tensor slots,
-                         Tensor after);
+                         Tensor after, const DeltaNetAttrs& a = {});
 
   // composites
   Tensor rms_norm(Tensor x, Tensor weight, float eps);

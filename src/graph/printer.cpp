@@ -44,6 +44,9 @@ struct AttrPrinter {
     return fmt::format("{{n_used={}, normalize={}}}", m.n_used, m.normalize);
   }
   std::string operator()(const SoftcapAttrs& s) const { return fmt::format("{{cap={:g}}}", s.cap); }
+  std::string operator()(const DeltaNetAttrs& d) const {
+    return d.grouped_heads ? "{heads=grouped}" : "{heads=tiled}";
+  }
 };
 
 }  // namespace

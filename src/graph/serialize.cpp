@@ -47,6 +47,7 @@ struct AttrWriter {
   }
   json operator()(const MoeAttrs& m) const { return {{"n_used", m.n_used}, {"normalize", m.normalize}}; }
   json operator()(const SoftcapAttrs& s) const { return {{"cap", s.cap}}; }
+  json operator()(const DeltaNetAttrs& d) const { return {{"grouped_heads", d.grouped_heads}}; }
 };
 
 Error bad(const std::string& what) { return make_error(ErrorCode::InvalidFile, "graph json: " + what); }
@@ -113,6 +114,9 @@ Result<Attrs> read_attrs(Op op, const json& j) {
       return Attrs{MoeAttrs{j.at("n_used").get<int>(), j.at("normalize").get<bool>()}};
     case Op::Softcap:
       return Attrs{SoftcapAttrs{j.at("cap").get<float>()}};
+    case Op::DeltaNet:
+    case Op::DeltaNetState:
+      return Attrs{DeltaNetAttrs{j.value("grouped_heads", false)}};
     default:
       return Attrs{NoAttrs{}};
   }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <set>
 
@@ -75,12 +76,15 @@ uint64_t elements(const std::vector<int64_t>& shape) {
   return n;
 }
 
-// 1 + w as F32 (HfTransform::AddOne).
-WeightInfo add_one(const formats::SafetensorsTensor& t, HfOwnedTensors& owned) {
+// 1 + w (HfTransform::AddOne) or -exp(w) (NegExp) as F32.
+WeightInfo transformed(const formats::SafetensorsTensor& t, HfTransform how, HfOwnedTensors& owned) {
   const uint64_t n = elements(t.shape);
   std::vector<std::byte>& buf = owned.buffers.emplace_back(n * sizeof(float));
   auto* out = reinterpret_cast<float*>(buf.data());
-  for (uint64_t i = 0; i < n; ++i) out[i] = formats::float_element(t, i) + 1.0f;
+  for (uint64_t i = 0; i < n; ++i) {
+    const float w = formats::float_element(t, i);
+    out[i] = how == HfTransform::NegExp ? -std::exp(w) : w + 1.0f;
+  }
   return WeightInfo{t.shape, graph::DType::F32, buf.data()};
 }
 
@@ -95,7 +99,7 @@ bool starts_with_any(std::string_view name, std::span<const std::string_view> pr
 // files, so an F16 / BF16 checkpoint's are widened at load (small: vectors and [dim, L] taps).
 bool converter_keeps_f32(std::string_view gguf, const WeightInfo& w) {
   return w.shape.size() <= 1 || gguf.ends_with("_norm.weight") || gguf.ends_with(".shortconv.conv.weight") ||
-         gguf.ends_with(".ffn_gate_inp.weight");
+         gguf.ends_with(".ssm_conv1d.weight") || gguf.ends_with(".ffn_gate_inp.weight");
 }
 
 WeightInfo widened(const WeightInfo& w, HfOwnedTensors& owned) {
@@ -187,7 +191,8 @@ Result<WeightIndex> bind_table(
       continue;
     }
     const bool stacked = patterns[row].has('e');
-    if ((stacked || r.transform == HfTransform::AddOne) && owned == nullptr)
+    const bool computed = r.transform == HfTransform::AddOne || r.transform == HfTransform::NegExp;
+    if ((stacked || computed) && owned == nullptr)
       return make_error(
           ErrorCode::Internal,
           fmt::format("{}: tensor '{}' must be built at load but no storage was given", where, name));
@@ -196,8 +201,8 @@ Result<WeightIndex> bind_table(
       continue;
     }
     const std::string gguf = with_layer(r.gguf, layer);
-    WeightInfo info = r.transform == HfTransform::AddOne ? add_one(*t, *owned)
-                                                         : WeightInfo{t->shape, *t->graph_dtype, t->data};
+    WeightInfo info =
+        computed ? transformed(*t, r.transform, *owned) : WeightInfo{t->shape, *t->graph_dtype, t->data};
     if (r.transform == HfTransform::DropUnitAxes) std::erase(info.shape, int64_t{1});
     if (!out.emplace(gguf, info).second) unexpected.push_back(name + " (a second '" + gguf + "')");
     bound.insert({row, layer});

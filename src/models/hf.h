@@ -45,6 +45,8 @@ enum class HfTransform : uint8_t {
   // The shape without its size-1 axes, the same bytes (LFM2's conv weights [dim, 1, L] are GGUF's
   // [dim, L], as the converter squeezes them): a view, nothing is copied.
   DropUnitAxes,
+  // -exp(w) as F32 (Qwen 3.5's A_log: the converter stores A = -exp(A_log)).
+  NegExp,
 };
 
 // One row: "{}" in both names stands for the layer index. An HF name may also hold "{e}": the
@@ -107,6 +109,9 @@ struct HfAdapter {
   std::span<const HfRename> renames = {};
   // Prefixes of tensors the text graph never reads (vision and audio towers): skipped.
   std::span<const std::string_view> skipped = {};
+  // What keeps a checkpoint (its normalized keys) from being written as llama.cpp's GGUF by
+  // hf_to_gguf; nullptr: nothing.
+  Status (*gguf_writable)(const formats::GgufFile& keys) = nullptr;
 };
 
 // nullptr when the architecture cannot load from HF yet.

@@ -242,3 +242,44 @@ TEST(HfLfm2, RefusalsNameTheKey) {
 
 }  // namespace
 }  // namespace glass::models
+
+namespace glass::models {
+namespace {
+
+// Qwen3.5's multimodal config.json (text_config), shortened to 4 layers.
+std::string qwen35(const std::string& extra = "") {
+  return R"({"model_type": "qwen3_5", "tie_word_embeddings": true, "vision_config": {"depth": 2},
+    "text_config": {"model_type": "qwen3_5_text", "hidden_size": 1024, "intermediate_size": 3584,
+    "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 256,
+    "rms_norm_eps": 1e-6, "max_position_embeddings": 262144, "vocab_size": 248320,
+    "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+    "linear_num_key_heads": 16, "linear_num_value_heads": 16,
+    "layer_types": ["linear_attention", "linear_attention", "linear_attention", "full_attention"],
+    "rope_parameters": {"rope_type": "default", "rope_theta": 10000000, "partial_rotary_factor": 0.25,
+                        "mrope_section": [11, 11, 10], "mrope_interleaved": true})" +
+         extra + "}}";
+}
+
+TEST(HfQwen35, KeysAsTheConverterWritesThem) {
+  HfNormalized out;
+  auto f = normalized(kQwen35Hf, qwen35(), out);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(*f->get_u32("qwen35.rope.dimension_count"), 64u);  // a quarter of head_dim 256
+  EXPECT_EQ(*f->get_i32_array("qwen35.rope.dimension_sections"), (std::vector<int32_t>{11, 11, 10, 0}));
+  EXPECT_EQ(*f->get_u32("qwen35.ssm.inner_size"), 2048u);
+  EXPECT_EQ(*f->get_u32("qwen35.ssm.group_count"), 16u);
+  EXPECT_EQ(*f->get_f32("qwen35.rope.freq_base"), 1e7f);
+  const formats::GgufValue* rec = f->find("qwen35.attention.recurrent_layers");
+  ASSERT_NE(rec, nullptr);
+  EXPECT_EQ(rec->count, 4u);
+  EXPECT_EQ(rec->element(3).u64, 0u);  // the fourth layer attends
+  EXPECT_TRUE(out.tied_embeddings);    // from the wrapper
+  HfNormalized moe;
+  auto refused = normalized(kQwen35Hf, qwen35(R"(, "num_experts": 256)"), moe);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::Unsupported);
+  EXPECT_NE(refused.error().message.find("num_experts"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace glass::models

@@ -94,6 +94,8 @@ Result<formats::QuantizeReport> hf_to_gguf(const std::filesystem::path& dir, con
                       fmt::format("hf to gguf: {}: no token embedding (token_embd.weight)", dir.string()));
   auto meta = metadata(dir, *hf->metadata, embd->second.shape.front());
   if (!meta) return meta.error();
+  if (adapter->gguf_writable != nullptr)
+    if (Status st = adapter->gguf_writable(*meta); !st) return st.error();
 
   // llama.cpp's loader order (weight_name_comparer): model-wide tensors, then layer by layer, by
   // name within each. llama-quantize writes that order, so quantizing this file's F32/F16/BF16 form

@@ -144,9 +144,13 @@ Result<ModelGraph> qwen35_from_gguf(const formats::GgufFile& file, const WeightI
         layer + ".ssm_state",
         Shape{Dim::symbol(graph::Sym::R), Dim::constant(q.v_heads), Dim::constant(D), Dim::constant(D)},
         graph::DType::F32);
+    // GGUF files tile the key heads over the value heads; HF checkpoints group them.
+    const graph::DeltaNetAttrs heads_order{.grouped_heads = opt.hf_layout};
     const Tensor o =
-        b.delta_net(qh, kh, vh, g, beta, states, step.seq_ids, *step.recurrent_slots).named(layer + ".delta");
-    b.update_state(states, b.delta_net_state(states, kh, vh, g, beta, step.seq_ids, *step.recurrent_slots, o)
+        b.delta_net(qh, kh, vh, g, beta, states, step.seq_ids, *step.recurrent_slots, heads_order)
+            .named(layer + ".delta");
+    b.update_state(states, b.delta_net_state(states, kh, vh, g, beta, step.seq_ids, *step.recurrent_slots, o,
+                                             heads_order)
                                .named(layer + ".ssm_state.write"));
     // Per-head RMSNorm, gated by SiLU(z), then out.
     const Tensor gated = b.rms_norm(o, weight(b, w, blk(i, "ssm_norm"), {D}), c.rms_eps) *

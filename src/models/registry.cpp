@@ -46,7 +46,7 @@ const std::array<Architecture, 11>& registry() {
       {kGemma3n, {"gemma3n", "gemma3n_text"}, checked<gemma3n_from_gguf, kGemma3n>, &kGemma3nHf},
       {kSmolLm3, {"smollm3"}, checked<smollm3_from_gguf, kSmolLm3>, &kSmolLm3Hf},
       {kLfm2, {"lfm2"}, checked<lfm2_from_gguf, kLfm2>, &kLfm2Hf},
-      {kQwen35, {}, checked<qwen35_from_gguf, kQwen35>, nullptr},
+      {kQwen35, {"qwen3_5", "qwen3_5_text"}, checked<qwen35_from_gguf, kQwen35>, &kQwen35Hf},
   }};
   return kArchitectures;
 }

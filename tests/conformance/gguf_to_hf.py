@@ -19,7 +19,11 @@ What is inverted, per family:
   * SmolLM3 (Llama's converter): q/k rows un-permuted from GGUF's interleaved RoPE pairs back to
     HF's rotate-half order; config.json's no_rope_layers is every fourth layer, as llama.cpp fixes;
   * LFM2: the final norm token_embd_norm is model.embedding_norm; conv weights [dim, L] become
-    [dim, 1, L]; head_count_kv per layer becomes layer_types ("conv" where it is 0).
+    [dim, 1, L]; head_count_kv per layer becomes layer_types ("conv" where it is 0);
+  * Qwen 3.5: the multimodal layout (model.language_model.*, a tower and an MTP tensor to skip);
+    the (1 + w) norms lose their 1 (not the DeltaNet's ssm_norm), A becomes A_log = log(-A), the
+    conv1d taps regain their unit axis, and the value heads go back from GGUF's tiled order (key
+    heads repeated over them) to HF's grouped order (the converter's _reorder_v_heads, inverted).
 Gemma 3n's twin uses the multimodal layout (model_type "gemma3n", text_config,
 model.language_model.* tensors, plus one tiny vision-tower tensor a text loader must skip).
 
@@ -210,8 +214,63 @@ def unpermute(w, n_head):
     return w.reshape(n_head, w.shape[0] // n_head // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
+def grouped_v_heads(t, axis, n_k, per_k, head_dim):
+    """GGUF's tiled value heads [per_k, n_k, head_dim] along `axis` -> HF's grouped [n_k, per_k, head_dim]."""
+    shape = list(t.shape)
+    t = t.reshape(shape[:axis] + [per_k, n_k, head_dim] + shape[axis + 1:])
+    return np.ascontiguousarray(np.swapaxes(t, axis, axis + 1)).reshape(shape)
+
+
+def qwen35_tensors(gguf, meta):
+    n_k, n_v = meta["qwen35.ssm.group_count"], meta["qwen35.ssm.time_step_rank"]
+    d = meta["qwen35.ssm.state_size"]
+    r, key_dim = n_v // n_k, n_k * d
+    names = {"attn_norm": "input_layernorm", "post_attention_norm": "post_attention_layernorm",
+             "attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj", "attn_v": "self_attn.v_proj",
+             "attn_output": "self_attn.o_proj", "attn_q_norm": "self_attn.q_norm", "attn_k_norm": "self_attn.k_norm",
+             "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj",
+             "attn_qkv": "linear_attn.in_proj_qkv", "attn_gate": "linear_attn.in_proj_z",
+             "ssm_beta": "linear_attn.in_proj_b", "ssm_alpha": "linear_attn.in_proj_a",
+             "ssm_conv1d": "linear_attn.conv1d", "ssm_norm": "linear_attn.norm", "ssm_out": "linear_attn.out_proj"}
+    one = np.float32(1)
+    out = {"model.language_model.embed_tokens.weight": gguf["token_embd.weight"],
+           "model.language_model.norm.weight": gguf["output_norm.weight"] - one}
+    if "output.weight" in gguf:
+        out["lm_head.weight"] = gguf["output.weight"]
+    for name, t in gguf.items():
+        parts = name.split(".")
+        if parts[0] != "blk":
+            continue
+        layer, what = parts[1], parts[2]
+        prefix = f"model.language_model.layers.{layer}."
+        if what == "ssm_a":
+            out[prefix + "linear_attn.A_log"] = np.log(-grouped_v_heads(t, 0, n_k, r, 1))
+            continue
+        if what == "ssm_dt":
+            out[prefix + "linear_attn.dt_bias"] = grouped_v_heads(t, 0, n_k, r, 1)
+            continue
+        if what in ("attn_norm", "post_attention_norm", "attn_q_norm", "attn_k_norm"):
+            t = t - one
+        elif what in ("attn_qkv", "ssm_conv1d"):
+            t = np.concatenate([t[:2 * key_dim], grouped_v_heads(t[2 * key_dim:], 0, n_k, r, d)])
+            if what == "ssm_conv1d":
+                t = t[:, None, :]
+        elif what == "attn_gate":
+            t = grouped_v_heads(t, 0, n_k, r, d)
+        elif what in ("ssm_beta", "ssm_alpha"):
+            t = grouped_v_heads(t, 0, n_k, r, 1)
+        elif what == "ssm_out":
+            t = grouped_v_heads(t, 1, n_k, r, d)
+        out[prefix + names[what] + ".weight"] = np.ascontiguousarray(t)
+    out["model.visual.patch_embed.proj.weight"] = np.zeros((2, 2), dtype=np.float32)  # skipped
+    out["mtp.fc.weight"] = np.zeros((2, 2), dtype=np.float32)  # skipped
+    return out
+
+
 def hf_tensors(arch, gguf, meta=None):
     """The HF state dict for a GGUF state dict."""
+    if arch == "qwen35":
+        return qwen35_tensors(gguf, meta)
     out = {}
     if arch == "lfm2":
         gguf = dict(gguf)
@@ -325,6 +384,25 @@ def config(arch, meta, tensors):
                  no_rope_layer_interval=4, no_rope_layers=[int((i + 1) % 4 != 0) for i in range(n_layers)],
                  layer_types=["full_attention"] * n_layers)
         return c
+    if arch == "qwen35":
+        interval = g("full_attention_interval", 4)
+        sections = g("rope.dimension_sections")
+        text = dict(c, model_type="qwen3_5_text", hidden_act="silu", head_dim=head_dim,
+                    attn_output_gate=True, linear_conv_kernel_dim=g("ssm.conv_kernel"),
+                    linear_key_head_dim=g("ssm.state_size"),
+                    linear_value_head_dim=g("ssm.inner_size") // g("ssm.time_step_rank"),
+                    linear_num_key_heads=g("ssm.group_count"), linear_num_value_heads=g("ssm.time_step_rank"),
+                    layer_types=["full_attention" if (i + 1) % interval == 0 else "linear_attention"
+                                 for i in range(n_layers)],
+                    rope_parameters={"rope_type": "default", "rope_theta": g("rope.freq_base"),
+                                     "partial_rotary_factor": g("rope.dimension_count") / head_dim,
+                                     "mrope_section": sections[:3], "mrope_interleaved": True})
+        for key in ("bos_token_id", "eos_token_id", "torch_dtype"):
+            text.pop(key, None)
+        return {"model_type": "qwen3_5", "architectures": ["Qwen3_5ForConditionalGeneration"],
+                "text_config": text, "vision_config": {"model_type": "qwen3_5", "hidden_size": 8},
+                "tie_word_embeddings": tied, "bos_token_id": meta["tokenizer.ggml.bos_token_id"],
+                "eos_token_id": meta["tokenizer.ggml.eos_token_id"], "torch_dtype": "float32"}
     if arch == "lfm2":
         kv_per_layer = meta["lfm2.attention.head_count_kv"]
         del c["rms_norm_eps"], c["intermediate_size"]

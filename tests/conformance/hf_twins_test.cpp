@@ -47,7 +47,7 @@ class HfTwins : public test::WithSharedFixtures, public ::testing::WithParamInte
     const std::filesystem::path& out = out_;
     std::filesystem::remove_all(out);
     // The 2026 families' fixtures are the repository's (tests/fixtures), the others the shared set's.
-    const bool in_repo = arch == "smollm3" || arch == "lfm2";
+    const bool in_repo = arch == "smollm3" || arch == "lfm2" || arch == "qwen35";
     const std::string set = in_repo ? "synthetic-2026" : "synthetic-arch";
     const std::filesystem::path root = in_repo ? test::source_dir() / "tests/fixtures" : fixtures_;
     const std::string cmd = fmt::format(
@@ -191,11 +191,12 @@ TEST_P(HfTwins, MlxSnapshotComputesItsDequantizedValues) {
     auto mlx = logits(twin->mlx, tokens, "prefill", "cpu");
     ASSERT_TRUE(mlx.ok()) << twin->arch << ": " << mlx.error().message;
     const verify::Metrics m = verify::compare(*mlx, *plain, kVocab);
-    // LFM2 gates one projection of its input by another twice (B * x, then C * conv): the cpu kernels'
-    // 8-bit activations move its rows more (min Pearson 0.99832 measured; on the same weights as
-    // Q4_1 GGUF the cpu backend meets llama.cpp's own logits at Pearson 0.99985, which rounds its
-    // activations the same way).
-    const double bar = twin->arch == "lfm2" ? 0.998 : 0.999;
+    // The gated hybrids multiply projections of the same activations (LFM2: B * x, then C * conv;
+    // Qwen 3.5: the delta rule's gates, SiLU(z), the attention's sigmoid gate), so the cpu kernels'
+    // 8-bit activations move their rows more: min Pearson measured 0.99832 (lfm2), 0.99474 and
+    // top-1 0.958 (qwen35). On quantized GGUFs the cpu backend meets llama.cpp's own logits (which
+    // round activations the same way) at Pearson >= 0.99985 (references.cpp).
+    const double bar = twin->arch == "qwen35" ? 0.99 : twin->arch == "lfm2" ? 0.998 : 0.999;
     EXPECT_GE(m.min_pearson, bar) << twin->arch << " cpu, row " << m.min_pearson_row;
     EXPECT_GE(m.top1, 0.9) << twin->arch << " cpu";
     std::printf("mlx twin %-9s cpu: vs the dequantized twin max|d| %.3g, min Pearson %.6f, top-1 %.3f\n",
@@ -322,6 +323,15 @@ TEST_P(HfTwins, QuantizeFromHfLikeFromTheGgufTwin) {
   if (!skip.empty()) GTEST_SKIP() << skip;
   ASSERT_TRUE(twin && !HasFailure());
   const std::filesystem::path& dir = out_;
+  if (twin->arch == "qwen35") {  // 2 key heads under 4 value heads: GGUF's tiled order is not written yet
+    formats::QuantizeOptions o;
+    o.ftype = formats::FileType::AllF32;
+    auto q = models::hf_to_gguf(twin->hf, dir / "from-hf.gguf", o);
+    ASSERT_FALSE(q.ok());
+    EXPECT_EQ(q.error().code, ErrorCode::Unsupported);
+    EXPECT_NE(q.error().message.find("value heads"), std::string::npos) << q.error().message;
+    return;
+  }
   for (const char* type : {"f32", "q8_0", "q4_k_m"}) {
     formats::QuantizeOptions o;
     o.ftype = type == std::string("f32") ? formats::FileType::AllF32 : *formats::file_type_from_name(type);
@@ -354,7 +364,7 @@ TEST_P(HfTwins, QuantizeFromHfLikeFromTheGgufTwin) {
 
 INSTANTIATE_TEST_SUITE_P(Families, HfTwins,
                          ::testing::Values("qwen2", "qwen3", "qwen3moe", "phi3", "gemma2", "gemma3",
-                                           "gemma3n", "smollm3", "lfm2"),
+                                           "gemma3n", "smollm3", "lfm2", "qwen35"),
                          [](const ::testing::TestParamInfo<const char*>& p) { return std::string(p.param); });
 
 }  // namespace

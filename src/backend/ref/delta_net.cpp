@@ -24,6 +24,8 @@ Status delta_net(const KernelArgs& a) {
   const int64_t T = v.dim(0), Hv = v.dim(1), D = v.dim(2), Hk = k.dim(1), R = pool.dim(0);
   const int64_t N = slots.dim(0), per_slot = Hv * D * D;
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  const bool grouped = std::get<graph::DeltaNetAttrs>(a.node.attrs).grouped_heads;
+  auto key_head = [&](int64_t h) { return grouped ? h / (Hv / Hk) : h % Hk; };
   for (int64_t t0 = 0; t0 < T;) {
     const int32_t seq = q_seq[t0];
     int64_t t1 = t0 + 1;
@@ -47,8 +49,8 @@ Status delta_net(const KernelArgs& a) {
     for (int64_t t = t0; t < t1; ++t)
       for (int64_t h = 0; h < Hv; ++h) {
         float* m = state + h * D * D;  // m[j * D + i] = S[i][j]
-        const float* kt = k.f32() + (t * Hk + h % Hk) * D;
-        const float* qt = q.f32() + (t * Hk + h % Hk) * D;
+        const float* kt = k.f32() + (t * Hk + key_head(h)) * D;
+        const float* qt = q.f32() + (t * Hk + key_head(h)) * D;
         const float* vt = v.f32() + (t * Hv + h) * D;
         const float decay = std::exp(g.f32()[t * Hv + h]), b = beta.f32()[t * Hv + h];
         for (int64_t e = 0; e < D * D; ++e) m[e] *= decay;

@@ -6,7 +6,7 @@
 //   S_h <- S_h + k_t (beta[t, h] * (v_t - S_h^T k_t))^T        (delta rule: write v_t under key k_t)
 //   o[t, h] = S_h^T q_t / sqrt(D)
 // with q_t, k_t from key head h % Hk (key heads tiled over the value heads, as llama.cpp's converter
-// orders them).
+// orders them), or h / (Hv / Hk) with the grouped_heads attribute (HF checkpoints' order).
 //   delta_net(q [T, Hk, D], k [T, Hk, D], v [T, Hv, D], g [T, Hv], beta [T, Hv],
 //             state [R, Hv, D, D], q_seq [T], slots [N]) -> o [T, Hv, D]
 //   delta_net_state(state, k, v, g, beta, q_seq, slots, after) -> state [R, Hv, D, D]

@@ -73,6 +73,8 @@ Status run(const KernelArgs& a, bool out, bool write) {
     t0 = t1;
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  const bool grouped = std::get<graph::DeltaNetAttrs>(a.node.attrs).grouped_heads;
+  auto key_head = [&](int64_t h) { return grouped ? h / (Hv / Hk) : h % Hk; };
   parallel_for(a.pool, n_runs * Hv, 1, [&](int64_t begin, int64_t end, int thread) {
     for (int64_t task = begin; task < end; ++task) {
       const Run& run = runs[task / Hv];
@@ -85,7 +87,7 @@ Status run(const KernelArgs& a, bool out, bool write) {
         std::memcpy(m, slot, static_cast<size_t>(D * D) * sizeof(float));
       }
       for (int64_t t = run.first; t < run.end; ++t)
-        ops.delta_rule(m, k + (t * Hk + h % Hk) * D, out ? q + (t * Hk + h % Hk) * D : nullptr,
+        ops.delta_rule(m, k + (t * Hk + key_head(h)) * D, out ? q + (t * Hk + key_head(h)) * D : nullptr,
                        v + (t * Hv + h) * D, std::exp(g[t * Hv + h]), beta[t * Hv + h],
                        out ? a.out.f32() + (t * Hv + h) * D : nullptr, D, scale);
     }
