@@ -168,8 +168,9 @@ def gguf_corpus(fx, out):
     # vocabularies cut to their first 64 tokens.
     models = os.path.join(fx, "models")
     paths = [os.path.join(models, "stories260K.gguf")]
-    for sub in ["synthetic", "synthetic-arch"]:
-        d = os.path.join(models, sub)
+    repo_models = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "models")
+    for d in [os.path.join(models, "synthetic"), os.path.join(models, "synthetic-arch"),
+              os.path.join(repo_models, "synthetic-2026")]:
         if os.path.isdir(d):
             # One file per family and storage kind: the quantized twins share their metadata.
             paths += [os.path.join(d, f) for f in sorted(os.listdir(d))

@@ -71,6 +71,12 @@ TEST(HostileHparams, ImpossibleSizesAreRejectedByEveryFamily) {
       {"vocab_size", 4000000000u, "largest tensor"},
       {"expert_count", 4000000000u, "largest tensor"},
       {"rope.dimension_count", 4000000000u, "largest tensor"},
+      {"shortconv.l_cache", 4000000000u, "largest tensor"},
+      {"ssm.conv_kernel", 4000000000u, "largest tensor"},
+      {"ssm.state_size", 4000000000u, "largest tensor"},
+      {"ssm.inner_size", 4000000000u, "largest tensor"},
+      {"ssm.time_step_rank", 4000000000u, "largest tensor"},
+      {"ssm.group_count", 4000000000u, "largest tensor"},
   };
   BuildOptions opt;
   opt.n_ctx = 64;
