@@ -11,8 +11,9 @@
 //     so rotate-half RoPE), GQA, the output times sigmoid(gate), then W_o.
 // The conv1d's state is its last inputs: rows of the sliding-window pool (as LFM2's); the DeltaNet
 // state a slot per sequence (kv/recurrent.h), checkpointed where prefixes can be resumed.
-// Serves GGUF general.architecture "qwen35". Not covered: the MoE sizes ("qwen35moe"), the
-// vision tower; the MTP (next-token prediction) layers are skipped until speculative decoding
+// Serves GGUF general.architecture "qwen35" and "qwen35moe" (the MoE sizes: a softmax top-k mixture
+// of SwiGLU experts, renormalised, plus a shared expert gated by sigmoid(x w_gate)). Not covered:
+// the vision tower; the MTP (next-token prediction) layers are skipped until speculative decoding
 // drafts with them.
 #include "models/qwen35.h"
 
@@ -27,18 +28,37 @@ std::string blk(int64_t i, const char* what, const char* part = ".weight") {
   return fmt::format("blk.{}.{}{}", i, what, part);
 }
 
+struct Qwen35Experts {
+  int64_t count = 0, used = 0, ffn = 0, shared_ffn = 0;
+};
+
 struct Qwen35Config {
-  DecoderConfig c;          // the attention layers' geometry; n_layers without the MTP layers
+  DecoderConfig c;  // the attention layers' geometry; n_layers without the MTP layers
+  std::optional<Qwen35Experts> moe;
   std::vector<bool> delta;  // per layer: Gated DeltaNet (else attention)
   int64_t conv_kernel = 0, head_dim = 0, k_heads = 0, v_heads = 0;
   int64_t n_mtp = 0;  // nextn_predict_layers, stored after the others
 };
 
-Result<Qwen35Config> read_config(const formats::GgufFile& file, const WeightIndex& w) {
-  HparamReader hp(file, "qwen35");
-  auto c = read_decoder_config(hp, w, /*read_ffn=*/true);
+Result<Qwen35Config> read_config(const formats::GgufFile& file, const WeightIndex& w, bool moe) {
+  HparamReader hp(file, moe ? "qwen35moe" : "qwen35");
+  auto c = read_decoder_config(hp, w, /*read_ffn=*/!moe);
   if (!c) return c.error();
   Qwen35Config q{*c};
+  if (moe) {
+    q.moe = Qwen35Experts{hp.required_int("expert_count"), hp.required_int("expert_used_count"),
+                          hp.required_int("expert_feed_forward_length"),
+                          hp.optional_int("expert_shared_feed_forward_length", 0)};
+    if (auto st = hp.status(); !st) return st.error();
+    if (q.moe->count < 1 || q.moe->used < 1 || q.moe->used > q.moe->count || q.moe->ffn < 1 ||
+        q.moe->shared_ffn < 0)
+      return make_error(
+          ErrorCode::InvalidFile,
+          fmt::format("qwen35moe: {} = {} of {} = {} experts (width {}, shared {}) do not make a "
+                      "mixture",
+                      hp.key("expert_used_count"), q.moe->used, hp.key("expert_count"), q.moe->count,
+                      q.moe->ffn, q.moe->shared_ffn));
+  }
   q.conv_kernel = hp.required_int("ssm.conv_kernel");
   q.head_dim = hp.required_int("ssm.state_size");
   q.k_heads = hp.required_int("ssm.group_count");
@@ -47,7 +67,9 @@ Result<Qwen35Config> read_config(const formats::GgufFile& file, const WeightInde
   q.n_mtp = hp.optional_int("nextn_predict_layers", 0);
   const int64_t interval = hp.optional_int("full_attention_interval", 4);
   if (auto st = hp.status(); !st) return st.error();
-  auto bad = [&](const std::string& what) { return make_error(ErrorCode::InvalidFile, "qwen35: " + what); };
+  auto bad = [&](const std::string& what) {
+    return make_error(ErrorCode::InvalidFile, hp.arch() + ": " + what);
+  };
   if (q.conv_kernel < 1 || q.conv_kernel > 64)
     return bad(fmt::format("{} = {} must be within 1 .. 64", hp.key("ssm.conv_kernel"), q.conv_kernel));
   if (q.head_dim < 1 || q.k_heads < 1 || q.v_heads < 1 || q.v_heads % q.k_heads != 0)
@@ -57,7 +79,7 @@ Result<Qwen35Config> read_config(const formats::GgufFile& file, const WeightInde
   if (inner != q.head_dim * q.v_heads)
     return make_error(
         ErrorCode::Unsupported,
-        fmt::format("qwen35: {} = {} is not {} x {} (value heads as wide as key heads)",
+        fmt::format("{}: {} = {} is not {} x {} (value heads as wide as key heads)", hp.arch(),
                     hp.key("ssm.inner_size"), inner, hp.key("ssm.state_size"), hp.key("ssm.time_step_rank")));
   if (q.n_mtp < 0 || q.n_mtp >= q.c.n_layers)
     return bad(fmt::format("{} = {} must be below {} = {}", hp.key("nextn_predict_layers"), q.n_mtp,
@@ -72,9 +94,9 @@ Result<Qwen35Config> read_config(const formats::GgufFile& file, const WeightInde
     if (!sections) return sections.error();
     if (sections->size() == 4 && (*sections)[3] != 0)
       return make_error(ErrorCode::Unsupported,
-                        fmt::format("qwen35: {} has a fourth section of {} (text positions rotate the first "
+                        fmt::format("{}: {} has a fourth section of {} (text positions rotate the first "
                                     "three only)",
-                                    hp.key("rope.dimension_sections"), (*sections)[3]));
+                                    hp.arch(), hp.key("rope.dimension_sections"), (*sections)[3]));
   }
   if (const formats::GgufValue* layers = file.find(hp.key("attention.recurrent_layers")); layers != nullptr) {
     if (layers->type != formats::GgufValueType::ARRAY || layers->elem_type != formats::GgufValueType::BOOL ||
@@ -89,14 +111,12 @@ Result<Qwen35Config> read_config(const formats::GgufFile& file, const WeightInde
   return q;
 }
 
-}  // namespace
-
-Result<ModelGraph> qwen35_from_gguf(const formats::GgufFile& file, const WeightIndex& w,
-                                    const BuildOptions& opt) {
+Result<ModelGraph> build_qwen35(const formats::GgufFile& file, const WeightIndex& w, const BuildOptions& opt,
+                                bool moe) {
   using graph::Dim;
   using graph::Shape;
   using graph::Tensor;
-  auto cfg = read_config(file, w);
+  auto cfg = read_config(file, w, moe);
   if (!cfg) return cfg.error();
   const Qwen35Config& q = *cfg;
   const DecoderConfig& c = q.c;
@@ -191,6 +211,25 @@ Result<ModelGraph> qwen35_from_gguf(const formats::GgufFile& file, const WeightI
         .named(layer + ".attn_out");
   };
 
+  // The MoE sizes' FFN: the routed experts plus the shared one, gated per token.
+  auto experts = [&](const std::string& layer, int64_t i, Tensor hn) {
+    const Qwen35Experts& e = *q.moe;
+    const MoeWeights mw{weight(b, w, blk(i, "ffn_gate_inp"), {e.count, c.dim}),
+                        weight(b, w, blk(i, "ffn_gate_exps"), {e.count, e.ffn, c.dim}),
+                        weight(b, w, blk(i, "ffn_up_exps"), {e.count, e.ffn, c.dim}),
+                        weight(b, w, blk(i, "ffn_down_exps"), {e.count, c.dim, e.ffn})};
+    const Tensor out = moe_ffn(b, layer, mw, graph::MoeAttrs{static_cast<int>(e.used), true}, hn);
+    if (e.shared_ffn == 0) return out;
+    const Tensor shared =
+        swiglu_ffn(b, layer + ".shexp", weight(b, w, blk(i, "ffn_gate_shexp"), {e.shared_ffn, c.dim}),
+                   weight(b, w, blk(i, "ffn_up_shexp"), {e.shared_ffn, c.dim}),
+                   weight(b, w, blk(i, "ffn_down_shexp"), {c.dim, e.shared_ffn}), hn);
+    // The shared expert's gate: x . w_gate per token (a reduction of the row, not a one-column
+    // matmul, so that a token's value never depends on what else the step holds).
+    const Tensor gate = b.reduce_sum(hn * weight(b, w, blk(i, "ffn_gate_inp_shexp"), {c.dim}));  // [T, 1]
+    return (out + shared * sigmoid(b, gate)).named(layer + ".ffn_moe_shared");
+  };
+
   Tensor x = b.embedding(token_embd, step.tokens).named("token_embd");  // [T, dim]
   for (int64_t i = 0; i < c.n_layers; ++i) {
     const std::string layer = fmt::format("blk.{}", i);
@@ -201,9 +240,10 @@ Result<ModelGraph> qwen35_from_gguf(const formats::GgufFile& file, const WeightI
     if (i == c.n_layers - 1) h = select_output_rows(b, step, h);  // only wanted tokens go on
     const Tensor hn = b.rms_norm(h, weight(b, w, blk(i, "post_attention_norm"), {c.dim}), c.rms_eps)
                           .named(layer + ".ffn_norm");
-    x = (h + swiglu_ffn(b, layer, weight(b, w, blk(i, "ffn_gate"), {c.ffn_dim, c.dim}),
-                        weight(b, w, blk(i, "ffn_up"), {c.ffn_dim, c.dim}),
-                        weight(b, w, blk(i, "ffn_down"), {c.dim, c.ffn_dim}), hn))
+    x = (h + (q.moe ? experts(layer, i, hn)
+                    : swiglu_ffn(b, layer, weight(b, w, blk(i, "ffn_gate"), {c.ffn_dim, c.dim}),
+                                 weight(b, w, blk(i, "ffn_up"), {c.ffn_dim, c.dim}),
+                                 weight(b, w, blk(i, "ffn_down"), {c.dim, c.ffn_dim}), hn)))
             .named(layer + ".out");
   }
   b.output("logits", lm_head(b, w, x, token_embd, c.vocab_size, c.dim, c.rms_eps));
@@ -213,13 +253,28 @@ Result<ModelGraph> qwen35_from_gguf(const formats::GgufFile& file, const WeightI
   for (bool d : q.delta) n_delta += d ? 1 : 0;
   return finish_model_graph(
       std::move(*g), c.vocab_size, c.n_ctx_train, c.n_layers, opt,
-      fmt::format(
-          "qwen35: {} layers ({} Gated DeltaNet: {} key / {} value heads x {}, conv {}; {} attention: "
-          "{} heads ({} kv) x {}, rope {} dims base {:g}), dim {}, ffn {}, vocab {}{}",
-          c.n_layers, n_delta, q.k_heads, q.v_heads, D, q.conv_kernel, c.n_layers - n_delta, c.n_heads,
-          c.n_kv_heads, hd, c.n_rot, c.rope_freq_base, c.dim, c.ffn_dim, c.vocab_size,
-          q.n_mtp > 0 ? fmt::format("; {} MTP layer(s) skipped", q.n_mtp) : ""),
+      fmt::format("{}: {} layers ({} Gated DeltaNet: {} key / {} value heads x {}, conv {}; {} attention: "
+                  "{} heads ({} kv) x {}, rope {} dims base {:g}), dim {}, ffn {}, vocab {}{}",
+                  moe ? "qwen35moe" : "qwen35", c.n_layers, n_delta, q.k_heads, q.v_heads, D, q.conv_kernel,
+                  c.n_layers - n_delta, c.n_heads, c.n_kv_heads, hd, c.n_rot, c.rope_freq_base, c.dim,
+                  c.ffn_dim, c.vocab_size,
+                  (q.moe ? fmt::format("; {} experts (top {}) x {}, shared {}", q.moe->count, q.moe->used,
+                                       q.moe->ffn, q.moe->shared_ffn)
+                         : std::string()) +
+                      (q.n_mtp > 0 ? fmt::format("; {} MTP layer(s) skipped", q.n_mtp) : "")),
       /*window=*/q.conv_kernel);
+}
+
+}  // namespace
+
+Result<ModelGraph> qwen35_from_gguf(const formats::GgufFile& file, const WeightIndex& w,
+                                    const BuildOptions& opt) {
+  return build_qwen35(file, w, opt, /*moe=*/false);
+}
+
+Result<ModelGraph> qwen35moe_from_gguf(const formats::GgufFile& file, const WeightIndex& w,
+                                       const BuildOptions& opt) {
+  return build_qwen35(file, w, opt, /*moe=*/true);
 }
 
 }  // namespace glass::models
