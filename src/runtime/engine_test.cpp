@@ -658,55 +658,37 @@ INSTANTIATE_TEST_SUITE_P(Families, EngineSlidingWindow, ::testing::Values("gemma
 namespace glass {
 namespace {
 
-// LFM2, a hybrid whose convolutions keep their state as rows of the sliding-window pool (window 3):
-// batched, chunked, preempted, cancelled and prefix-hit requests all equal their solo runs, so the
-// state each sequence resumes from is exactly its own (models/lfm2.cpp; the fixture is in the
-// repository).
-std::string lfm2_fixture() {
-  return (test::source_dir() / "tests/fixtures/models/synthetic-2026/lfm2-f32.gguf").string();
+// The hybrids: LFM2, whose convolutions keep their state as rows of the sliding-window pool
+// (window 3), and Qwen 3.5, whose DeltaNet states live in slots (kv/recurrent.h) beside the conv
+// rows and the attention pool. Batched, chunked, preempted, cancelled and prefix-hit requests all
+// equal their solo runs, so the state each sequence resumes from (its rows, a checkpoint of its
+// slot, or zeros) is exactly its own. The fixtures are the repository's.
+class EngineHybrid : public ::testing::TestWithParam<const char*> {
+ protected:
+  std::string path() const {
+    return (test::source_dir() / "tests/fixtures/models/synthetic-2026" / (std::string(GetParam()) + ".gguf"))
+        .string();
+  }
+};
+
+TEST_P(EngineHybrid, ThirtyTwoRequestsFromFourThreadsEqualSoloRuns) {
+  LoadOptions lo = cpu(/*kv_size=*/32 * 112);
+  lo.n_seq_max = 32;
+  many_threads_equal_solo(lo, 32, path());
 }
 
-TEST(EngineHybrid, Lfm2ThirtyTwoRequestsFromFourThreadsEqualSoloRuns) {
-  many_threads_equal_solo(cpu(/*kv_size=*/32 * 112), 32, lfm2_fixture());
-}
-
-TEST(EngineHybrid, Lfm2RandomScheduleKeepsInvariantsAndSoloResults) {
+TEST_P(EngineHybrid, RandomScheduleKeepsInvariantsAndSoloResults) {
   LoadOptions lo = cpu(/*kv_size=*/160, 128);
   lo.n_seq_max = 6;
   lo.kv_size_window = 112;  // a solo run prefills up to 100 tokens in one step
-  auto m = load_llm(lfm2_fixture(), lo);
+  auto m = load_llm(path(), lo);
   ASSERT_TRUE(m.ok()) << m.error().message;
   ASSERT_EQ((*m)->info().kv_size_window, 112 + 16);  // + the null block
   random_schedule(*m, 80, {.max_running = 6, .max_queued = 1000, .step_tokens = 20}, 32);
 }
 
-}  // namespace
-}  // namespace glass
-
-namespace glass {
-namespace {
-
-// Qwen 3.5: DeltaNet states in slots (kv/recurrent.h) beside the conv rows and the attention pool.
-// Preempted, cancelled and prefix-hit requests resume from a checkpoint of the state or from zeros,
-// and every result equals its solo run.
-std::string qwen35_fixture() {
-  return (test::source_dir() / "tests/fixtures/models/synthetic-2026/qwen35-f32.gguf").string();
-}
-
-TEST(EngineHybrid, Qwen35ThirtyTwoRequestsFromFourThreadsEqualSoloRuns) {
-  LoadOptions lo = cpu(/*kv_size=*/32 * 112);
-  lo.n_seq_max = 32;
-  many_threads_equal_solo(lo, 32, qwen35_fixture());
-}
-
-TEST(EngineHybrid, Qwen35RandomScheduleKeepsInvariantsAndSoloResults) {
-  LoadOptions lo = cpu(/*kv_size=*/160, 128);
-  lo.n_seq_max = 6;
-  lo.kv_size_window = 112;
-  auto m = load_llm(qwen35_fixture(), lo);
-  ASSERT_TRUE(m.ok()) << m.error().message;
-  random_schedule(*m, 80, {.max_running = 6, .max_queued = 1000, .step_tokens = 20}, 32);
-}
+INSTANTIATE_TEST_SUITE_P(Families2026, EngineHybrid,
+                         ::testing::Values("lfm2-f32", "qwen35-f32", "qwen35moe-f32"));
 
 }  // namespace
 }  // namespace glass

@@ -61,6 +61,24 @@ GraphRewrite skip_to(std::string target, std::string source) {
   };
 }
 
+// The graph of `model_path` built again by `build` (a family's builder with one feature changed),
+// for the 48-token references.
+GraphRewrite rebuilt(const std::string& model_path,
+                     std::function<Result<graph::Graph>(const formats::GgufFile&, const models::WeightIndex&,
+                                                        const models::BuildOptions&)>
+                         build) {
+  return [model_path, build](const graph::Graph&) -> Result<graph::Graph> {
+    auto file = formats::GgufFile::open(model_path);
+    if (!file) return file.error();
+    models::WeightIndex w;
+    for (const formats::GgufTensorInfo& t : file->tensors())
+      w.emplace(t.name, models::WeightInfo{t.shape, t.dtype, t.data});
+    models::BuildOptions opt;
+    opt.min_ctx = 48;
+    return build(*file, w, opt);
+  };
+}
+
 }  // namespace
 
 Mutation sliding_window_removed() {
@@ -114,35 +132,27 @@ Mutation per_layer_inputs_removed() {
 }
 
 Mutation kv_sharing_removed(const std::string& model_path) {
-  return {"KV sharing removed", [model_path](const graph::Graph&) -> Result<graph::Graph> {
-            auto file = formats::GgufFile::open(model_path);
-            if (!file) return file.error();
-            models::WeightIndex w;
-            for (const formats::GgufTensorInfo& t : file->tensors())
-              w.emplace(t.name, models::WeightInfo{t.shape, t.dtype, t.data});
-            auto c = models::gemma3n_config_from_gguf(*file, w);
-            if (!c) return c.error();
-            c->n_kv_layers = c->shape.n_layers;  // every layer computes and caches its own K/V
-            models::BuildOptions opt;
-            opt.min_ctx = 48;
-            return models::build_gemma3n(*c, w, opt);
-          }};
+  return {"KV sharing removed",
+          rebuilt(model_path,
+                  [](const formats::GgufFile& file, const models::WeightIndex& w,
+                     const models::BuildOptions& opt) -> Result<graph::Graph> {
+                    auto c = models::gemma3n_config_from_gguf(file, w);
+                    if (!c) return c.error();
+                    c->n_kv_layers = c->shape.n_layers;  // every layer computes and caches its own K/V
+                    return models::build_gemma3n(*c, w, opt);
+                  })};
 }
 
 Mutation nope_removed(const std::string& model_path) {
-  return {"NoPE layers removed", [model_path](const graph::Graph&) -> Result<graph::Graph> {
-            auto file = formats::GgufFile::open(model_path);
-            if (!file) return file.error();
-            models::WeightIndex w;
-            for (const formats::GgufTensorInfo& t : file->tensors())
-              w.emplace(t.name, models::WeightInfo{t.shape, t.dtype, t.data});
-            auto c = models::llama_config_from_gguf(*file, w, "smollm3");
-            if (!c) return c.error();
-            models::BuildOptions opt;
-            opt.min_ctx = 48;
-            return models::build_llama(*c, w, opt,
-                                       models::LlamaVariant{.arch = "smollm3", .no_rope_period = 0});
-          }};
+  return {"NoPE layers removed", rebuilt(model_path,
+                                         [](const formats::GgufFile& file, const models::WeightIndex& w,
+                                            const models::BuildOptions& opt) -> Result<graph::Graph> {
+                                           auto c = models::llama_config_from_gguf(file, w, "smollm3");
+                                           if (!c) return c.error();
+                                           return models::build_llama(
+                                               *c, w, opt,
+                                               models::LlamaVariant{.arch = "smollm3", .no_rope_period = 0});
+                                         })};
 }
 
 Mutation conv_history_removed() {

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "backend/ref/kernel.h"
+#include "backend/state_runs.h"
 
 namespace glass::backend::ref {
 
@@ -26,22 +27,9 @@ Status delta_net(const KernelArgs& a) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   const bool grouped = std::get<graph::DeltaNetAttrs>(a.node.attrs).grouped_heads;
   auto key_head = [&](int64_t h) { return grouped ? h / (Hv / Hk) : h % Hk; };
-  for (int64_t t0 = 0; t0 < T;) {
-    const int32_t seq = q_seq[t0];
-    int64_t t1 = t0 + 1;
-    while (t1 < T && q_seq[t1] == seq) ++t1;
-    if (seq < 0 || seq >= N || slots.i32()[seq] < 0 || slots.i32()[seq] >= R)
-      return make_error(
-          ErrorCode::InvalidArgument,
-          fmt::format("ref: {} '{}': token {} of sequence {} has no state slot among the {} sequences "
-                      "and {} slots",
-                      graph::op_name(a.node.op), a.node.name, t0, seq, N, R));
-    for (int64_t t = t1; t < T; ++t)
-      if (q_seq[t] == seq)
-        return make_error(ErrorCode::InvalidArgument,
-                          fmt::format("ref: {} '{}': sequence {}'s tokens are not consecutive in the step",
-                                      graph::op_name(a.node.op), a.node.name, seq));
-    float* state = pool.f32() + slots.i32()[seq] * per_slot;
+  return for_each_state_run(q_seq, T, slots.i32(), N, R, a.node, "ref: ", [&](const StateRun& run) -> Status {
+    const int64_t t0 = run.first, t1 = run.end;
+    float* state = pool.f32() + run.slot * per_slot;
     if (out_op) {
       std::memcpy(a.scratch, state, static_cast<size_t>(per_slot) * sizeof(float));
       state = a.scratch;
@@ -67,9 +55,8 @@ Status delta_net(const KernelArgs& a) {
           a.out.f32()[(t * Hv + h) * D + j] = o * scale;
         }
       }
-    t0 = t1;
-  }
-  return {};
+    return {};
+  });
 }
 
 }  // namespace glass::backend::ref

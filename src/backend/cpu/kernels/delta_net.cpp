@@ -13,16 +13,12 @@
 
 #include "backend/cpu/kernels/kernels.h"
 #include "backend/cpu/kernels/vec_ops.h"
+#include "backend/state_runs.h"
 
 namespace glass::backend::cpu::kernels {
 namespace {
 
-struct Run {
-  int64_t first, end;  // tokens [first, end) of one sequence
-  int32_t slot;
-};
-
-size_t runs_bytes(int64_t tokens) { return (static_cast<size_t>(tokens) * sizeof(Run) + 63) / 64 * 64; }
+size_t runs_bytes(int64_t tokens) { return (static_cast<size_t>(tokens) * sizeof(StateRun) + 63) / 64 * 64; }
 
 }  // namespace
 
@@ -51,33 +47,22 @@ Status run(const KernelArgs& a, bool out, bool write) {
   const TensorView& slots = out_op ? a.in[7] : a.in[6];
   const int64_t T = a.in[2].dim(0), Hv = a.in[2].dim(1), D = a.in[2].dim(2), Hk = a.in[1].dim(1);
   const int64_t R = pool.dim(0), N = slots.dim(0);
-  auto* runs = reinterpret_cast<Run*>(a.scratch);
+  auto* runs = reinterpret_cast<StateRun*>(a.scratch);
   float* work = reinterpret_cast<float*>(a.scratch + runs_bytes(T));
   int64_t n_runs = 0;
-  for (int64_t t0 = 0; t0 < T;) {
-    const int32_t seq = q_seq[t0];
-    int64_t t1 = t0 + 1;
-    while (t1 < T && q_seq[t1] == seq) ++t1;
-    if (seq < 0 || seq >= N || slots.i32()[seq] < 0 || slots.i32()[seq] >= R)
-      return make_error(
-          ErrorCode::InvalidArgument,
-          fmt::format("{} '{}': token {} of sequence {} has no state slot among the {} sequences and "
-                      "{} slots",
-                      graph::op_name(a.node.op), a.node.name, t0, seq, N, R));
-    for (int64_t r = 0; r < n_runs; ++r)
-      if (q_seq[runs[r].first] == seq)
-        return make_error(ErrorCode::InvalidArgument,
-                          fmt::format("{} '{}': sequence {}'s tokens are not consecutive in the step",
-                                      graph::op_name(a.node.op), a.node.name, seq));
-    runs[n_runs++] = Run{t0, t1, slots.i32()[seq]};
-    t0 = t1;
-  }
+  if (Status st = for_each_state_run(q_seq, T, slots.i32(), N, R, a.node, "",
+                                     [&](const StateRun& run) -> Status {
+                                       runs[n_runs++] = run;
+                                       return {};
+                                     });
+      !st)
+    return st;
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   const bool grouped = std::get<graph::DeltaNetAttrs>(a.node.attrs).grouped_heads;
   auto key_head = [&](int64_t h) { return grouped ? h / (Hv / Hk) : h % Hk; };
   parallel_for(a.pool, n_runs * Hv, 1, [&](int64_t begin, int64_t end, int thread) {
     for (int64_t task = begin; task < end; ++task) {
-      const Run& run = runs[task / Hv];
+      const StateRun& run = runs[task / Hv];
       const int64_t h = task % Hv;
       float* slot = pool.f32() + (run.slot * Hv + h) * D * D;  // m[j * D + i] = S[i][j]
       // Written in place when the states are this kernel's to write; else worked on in a copy.
