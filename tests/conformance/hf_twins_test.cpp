@@ -117,7 +117,9 @@ TEST_P(HfTwins, SameLogitsAsTheGgufTwinAndTheReference) {
     auto hf = logits(twin->hf, tokens, mode);
     ASSERT_TRUE(hf.ok()) << twin->arch << ": " << hf.error().message;
     const verify::Metrics vs_gguf = verify::compare(*hf, *gguf, kVocab);
-    EXPECT_LE(vs_gguf.max_abs, 1e-4) << twin->arch << " " << mode << ": HF vs GGUF twin";
+    // The 2026 families are held to issue 52's 1e-5 (measured: smollm3 9.5e-7, lfm2 7.2e-7, qwen35 2.4e-6).
+    const bool family_2026 = twin->arch == "smollm3" || twin->arch == "lfm2" || twin->arch == "qwen35";
+    EXPECT_LE(vs_gguf.max_abs, family_2026 ? 1e-5 : 1e-4) << twin->arch << " " << mode << ": HF vs GGUF twin";
 
     auto expected = formats::read_npy_f32(twin->ref.logits);
     ASSERT_TRUE(expected.ok()) << expected.error().message;
