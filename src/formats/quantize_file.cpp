@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <optional>
 
@@ -260,6 +261,24 @@ Result<QuantizeReport> quantize_tensors(const GgufFile& f, const std::vector<Sou
   return report;
 }
 
+namespace {
+
+// The N of "blk.N."; -1 for model-wide tensors.
+int64_t layer_of(std::string_view name) {
+  if (!name.starts_with("blk.")) return -1;
+  int64_t v = 0;
+  const char* begin = name.data() + 4;
+  const auto [end, ec] = std::from_chars(begin, name.data() + name.size(), v);
+  return ec == std::errc() && end != begin && end != name.data() + name.size() && *end == '.' ? v : -1;
+}
+
+}  // namespace
+
+bool llama_loader_order(std::string_view a, std::string_view b) {
+  const int64_t la = layer_of(a), lb = layer_of(b);
+  return la != lb ? la < lb : a < b;
+}
+
 Result<QuantizeReport> quantize_gguf(const std::filesystem::path& in, const std::filesystem::path& out,
                                      const QuantizeOptions& options) {
   auto shards = GgufShards::open(in);
@@ -267,6 +286,9 @@ Result<QuantizeReport> quantize_gguf(const std::filesystem::path& in, const std:
   std::vector<SourceTensor> tensors;
   for (const GgufTensorInfo* t : shards->tensors())
     tensors.push_back({t->name, t->shape, t->dtype, t->data, {}});
+  std::stable_sort(tensors.begin(), tensors.end(), [](const SourceTensor& a, const SourceTensor& b) {
+    return llama_loader_order(a.name, b.name);
+  });
   const GgufFile& file = shards->metadata();
   auto report = quantize_tensors(file, tensors, file.alignment(), out, options, false);
   if (!report.ok()) return report.error();

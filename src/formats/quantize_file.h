@@ -62,8 +62,14 @@ struct QuantizeReport {
 // would need requantizing (stored quantized, asked for another type) or a row length with no fallback;
 // InvalidArgument naming the tensor and row for a non-finite or out-of-range weight. On error no
 // output file is left behind.
+// The tensors are written in llama.cpp's loader order (llama_loader_order), as llama-quantize writes
+// them whatever the input's order.
 Result<QuantizeReport> quantize_gguf(const std::filesystem::path& in, const std::filesystem::path& out,
                                      const QuantizeOptions& options);
+
+// llama.cpp's loader order of tensor names (llama_model_loader::weight_name_comparer): model-wide
+// tensors first, then layer by layer ("blk.N."), by name within each.
+bool llama_loader_order(std::string_view a, std::string_view b);
 
 // One tensor of a model being written from another source than a GGUF file (an HF checkpoint).
 struct SourceTensor {

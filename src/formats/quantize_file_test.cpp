@@ -51,12 +51,12 @@ TEST_F(QuantizeFile, SameFileContentAsLlamaQuantize) {
     ASSERT_TRUE(theirs.ok()) << theirs.error().message;
     EXPECT_EQ(ours->version(), 3u);
     EXPECT_EQ(metadata_text(*ours), metadata_text(*theirs)) << kind;  // keys, order, types, values
-    // Our tensors keep the input's order (llama-quantize sorts them by layer); each one's type,
-    // shape and bytes are llama-quantize's.
-    ASSERT_EQ(ours->tensors().size(), src->tensors().size());
-    for (size_t i = 0; i < src->tensors().size(); ++i) {
+    // The tensors in llama-quantize's order (llama.cpp's loader order, whatever the input's), each
+    // one's type, shape and bytes llama-quantize's.
+    ASSERT_EQ(ours->tensors().size(), theirs->tensors().size());
+    for (size_t i = 0; i < theirs->tensors().size(); ++i) {
       const GgufTensorInfo& t = ours->tensors()[i];
-      EXPECT_EQ(t.name, src->tensors()[i].name);
+      EXPECT_EQ(t.name, theirs->tensors()[i].name);
       const GgufTensorInfo* r = theirs->find_tensor(t.name);
       ASSERT_NE(r, nullptr) << t.name;
       EXPECT_EQ(t.dtype, r->dtype) << kind << " " << t.name;
@@ -110,12 +110,13 @@ TEST(QuantizeFileSmall, MetadataCopiedAlignmentKeptFallbackReported) {
   auto r = quantize_gguf(in, out, o);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(calls, 3);
+  // In llama.cpp's loader order (as llama-quantize writes them): attn_k, attn_norm, attn_q.
   ASSERT_EQ(r->tensors.size(), 3u);
-  EXPECT_EQ(r->tensors[0].to, DType::Q4_K);
-  EXPECT_EQ(r->tensors[1].to, DType::Q5_0);
-  EXPECT_EQ(r->tensors[1].fallback, "rows of 96 not divisible by 256 (q4_k): falling back to q5_0");
-  EXPECT_EQ(r->tensors[2].to, DType::F32);
-  EXPECT_FALSE(r->tensors[2].quantizable);
+  EXPECT_EQ(r->tensors[0].to, DType::Q5_0);
+  EXPECT_EQ(r->tensors[0].fallback, "rows of 96 not divisible by 256 (q4_k): falling back to q5_0");
+  EXPECT_EQ(r->tensors[1].to, DType::F32);
+  EXPECT_FALSE(r->tensors[1].quantizable);
+  EXPECT_EQ(r->tensors[2].to, DType::Q4_K);
 
   auto a = GgufFile::open(in);
   auto b = GgufFile::open(out);
@@ -129,8 +130,9 @@ TEST(QuantizeFileSmall, MetadataCopiedAlignmentKeptFallbackReported) {
   expected.emplace_back("general.file_type", "u32/u8:15");
   EXPECT_EQ(metadata_text(*b), expected);
   // The kept tensor's bytes are copied; the quantized ones dequantize close to the input.
-  EXPECT_EQ(std::memcmp(a->tensors()[2].data, b->tensors()[2].data, a->tensors()[2].nbytes), 0);
-  EXPECT_EQ(b->tensors()[1].dtype, DType::Q5_0);
+  EXPECT_EQ(b->tensors()[1].name, "blk.0.attn_norm.weight");
+  EXPECT_EQ(std::memcmp(a->tensors()[2].data, b->tensors()[1].data, a->tensors()[2].nbytes), 0);
+  EXPECT_EQ(b->tensors()[0].dtype, DType::Q5_0);
 }
 
 TEST(QuantizeFileSmall, ErrorsLeaveNoFile) {

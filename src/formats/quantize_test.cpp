@@ -265,3 +265,52 @@ TEST_F(QuantizeFixtures, SameBytesAsLlamaQuantize) {
 
 }  // namespace
 }  // namespace glass::formats
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "formats/quant_mix.h"
+#include "formats/quantize_file.h"
+
+namespace glass::formats {
+namespace {
+
+std::vector<char> file_bytes(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The 2026 families' Q8_0 and Q4_K_M files in the repository were written by llama-quantize from
+// their F32 twins (tests/fixtures/reference/synthetic-2026/README.md): `glass quantize` writes the
+// same file, byte for byte, tensors in llama.cpp's loader order though the F32 files list
+// token_embd before output_norm.
+TEST(QuantizeLlamaOrder, SameFilesAsLlamaQuantizeForThe2026Families) {
+  const auto dir = test::source_dir() / "tests/fixtures/models/synthetic-2026";
+  const auto out_dir = std::filesystem::temp_directory_path() / "glass-quantize-2026";
+  std::filesystem::create_directories(out_dir);
+  int compared = 0;
+  for (const char* family : {"smollm3", "lfm2", "qwen35", "qwen35moe"})
+    for (const char* type : {"q8_0", "q4_k_m"}) {
+      QuantizeOptions o;
+      o.ftype = *file_type_from_name(type);
+      const auto out = out_dir / fmt::format("{}-{}.gguf", family, type);
+      auto r = quantize_gguf(dir / fmt::format("{}-f32.gguf", family), out, o);
+      ASSERT_TRUE(r.ok()) << family << " " << type << ": " << r.error().message;
+      EXPECT_EQ(file_bytes(out), file_bytes(dir / fmt::format("{}-{}.gguf", family, type))) << family << " " << type;
+      std::filesystem::remove(out);
+      ++compared;
+    }
+  EXPECT_EQ(compared, 8);
+  auto f32 = GgufFile::open(dir / "smollm3-f32.gguf");
+  ASSERT_TRUE(f32.ok());
+  EXPECT_EQ(f32->tensors().front().name, "token_embd.weight");  // the order the test is about
+  EXPECT_TRUE(llama_loader_order("output_norm.weight", "token_embd.weight"));
+  EXPECT_TRUE(llama_loader_order("token_embd.weight", "blk.0.attn_q.weight"));
+  EXPECT_TRUE(llama_loader_order("blk.2.ffn_up.weight", "blk.10.attn_k.weight"));
+}
+
+}  // namespace
+}  // namespace glass::formats

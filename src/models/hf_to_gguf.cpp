@@ -14,15 +14,6 @@
 namespace glass::models {
 namespace {
 
-// The N of "blk.N.*"; -1 for model-wide tensors.
-int64_t layer_of(std::string_view name) {
-  if (!name.starts_with("blk.")) return -1;
-  int64_t v = 0;
-  const char* begin = name.data() + 4;
-  const auto [end, ec] = std::from_chars(begin, name.data() + name.size(), v);
-  return ec == std::errc() && end != begin && end != name.data() + name.size() && *end == '.' ? v : -1;
-}
-
 // The adapter's metadata, general.name, then the tokenizer's keys; the adapter's tokenizer ids
 // (from config.json) only where the tokenizer names none, as convert_hf_to_gguf.py does.
 Result<formats::GgufFile> metadata(const std::filesystem::path& dir, const formats::GgufFile& adapter,
@@ -102,10 +93,7 @@ Result<formats::QuantizeReport> hf_to_gguf(const std::filesystem::path& dir, con
   // with it gives the same bytes as converting straight to the quantized type.
   std::vector<std::string> names;
   for (const auto& entry : hf->weights) names.push_back(entry.first);
-  std::stable_sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
-    const int64_t la = layer_of(a), lb = layer_of(b);
-    return la != lb ? la < lb : a < b;
-  });
+  std::stable_sort(names.begin(), names.end(), formats::llama_loader_order);
 
   std::vector<formats::SourceTensor> tensors;
   for (const std::string& name : names) {

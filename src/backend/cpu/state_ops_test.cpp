@@ -88,7 +88,8 @@ TEST(StateOps, DeltaNetOnEveryTierEqualsTheRefDefinition) {
           << isa_name(isa) << " grouped " << grouped;
     }
     // The slot no sequence uses (1) is left as it was.
-    const auto& before = std::get<std::vector<float>>(delta_run(StepData{}).states["state"]);
+    test::GraphRun fresh = delta_run(StepData{});
+    const auto& before = std::get<std::vector<float>>(fresh.states["state"]);
     const auto& after = std::get<std::vector<float>>(want.states["state"]);
     const size_t per = static_cast<size_t>(kHv * kD * kD);
     EXPECT_TRUE(std::equal(before.begin() + per, before.begin() + 2 * per, after.begin() + per));
@@ -159,7 +160,8 @@ TEST(StateOps, ShortConvOnCpuEqualsRefAndItsDecomposition) {
   // position 0 would use its own only. Spot-check token 0 channel 0 against the definition.
   const auto& xs = std::get<std::vector<float>>(want.inputs["x"]);
   const auto& ws = std::get<std::vector<float>>(want.inputs["w"]);
-  const auto& c0 = std::get<std::vector<float>>(make().states["cache"]);
+  test::GraphRun fresh = make();
+  const auto& c0 = std::get<std::vector<float>>(fresh.states["cache"]);
   const float expect = ws[0] * c0[1 * kB * kC + 0 * kC] + ws[1] * c0[(1 * kB + 1) * kC] + ws[2] * xs[0];
   EXPECT_NEAR(want.outputs[0][0], expect, 1e-6);
 }
