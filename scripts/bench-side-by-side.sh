@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Side-by-side speed against llama.cpp on the same files, alternating runs (the machine is shared,
 # so only ratios within one run mean something). Makes the random-weight models of real shapes with
-# glass itself (synth + quantize, byte-identical to llama-quantize's output; for the qwen shape the
-# same tensors in another order) in DIR, then for each
+# glass itself (synth + quantize, byte-identical to llama-quantize's output since afe7c49, which
+# writes tensors in llama.cpp's loader order as llama-quantize does) in DIR, then for each
 # file runs llama-bench and glass bench with the same test definitions, REPS pairs each.
 #   scripts/bench-side-by-side.sh LLAMA_BENCH DIR [THREADS] [REPS]
 # Example: scripts/bench-side-by-side.sh ~/llama.cpp/build/bin/llama-bench /tmp/bench 2 2
