@@ -33,3 +33,16 @@ def test_qwen35_session_continues_from_its_recurrent_state():
     cont = s.generate([80, 70, 161], max_tokens=6, temperature=0)
     assert cont.tokens == whole.tokens
     assert len(whole.tokens) == 6
+
+
+def test_qwen35_rewinds_anywhere_and_recomputes_from_a_checkpoint():
+    ref = json.loads((FIXTURES / "reference" / "synthetic-2026" / "qwen35-f32.json").read_text())
+    want = np.load(FIXTURES / "reference" / "synthetic-2026" / "qwen35-f32.npy")
+    ids = ref["token_ids"]
+    m = glass.load(FIXTURES / ref["model"], threads=THREADS, n_ctx=256)
+    s = m.session()
+    s.eval(ids[:40])
+    for n in (37, 32, 20, 5, 0):  # inside blocks, at one, and back to empty
+        s.truncate(n)
+        got = s.eval(ids[n:40], all_logits=True)
+        assert np.abs(got - want[n:40]).max() < 1e-4, n
