@@ -77,21 +77,10 @@ Tensor decompose_attention(Builder& b, const Node& n, const std::vector<Tensor>&
   Tensor scores = b.matmul(qg, k) * b.scalar(attrs.scale);                 // [T, Hkv, group, S]
   if (attrs.softcap > 0.0f) scores = decompose_softcap(b, scores, attrs.softcap);
 
-  // The key positions 0 .. S-1 as a row (a sequence's position j is its j-th key): as many as a
-  // table row holds, or S's bound where the table's width is the session's.
-  const Dim& width = in[5].shape()[1];
-  const int64_t max_keys = width.is_symbolic() ? resolve(S, max) : width.value * attrs.block_size;
-  if (max_keys <= 0) {
-    b.fail(make_error(ErrorCode::InvalidArgument,
-                      fmt::format("attention '{}': its decomposition needs a bound on the keys a step reads "
-                                  "({} has none)",
-                                  n.name, dim_to_string(S))));
-    return q;
-  }
-  std::vector<float> iota(static_cast<size_t>(max_keys));
-  for (size_t j = 0; j < iota.size(); ++j) iota[j] = static_cast<float>(j);
-  const Tensor kv_pos =
-      b.reshape(b.slice(b.constant(std::move(iota), Shape{Dim::constant(max_keys)}), 0, 0, S), Shape{one, S});
+  // The key positions 0 .. S-1 as a row (a sequence's position j is its j-th key).
+  const auto positions = sequence_positions(b, n, "attention", in[5].shape()[1], attrs.block_size, S, max);
+  if (!positions) return q;
+  const Tensor kv_pos = b.reshape(*positions, Shape{one, S});
   const Tensor q_pos = b.reshape(b.cast(in[3], DType::F32), Shape{T, one});
   Tensor visible = b.less_equal(kv_pos, q_pos).named(n.name + ".causal");  // [T, S]
   if (attrs.window > 0)                                                    // q_pos - kv_pos <= W - 1
@@ -103,6 +92,23 @@ Tensor decompose_attention(Builder& b, const Node& n, const std::vector<Tensor>&
   const Tensor p = e / b.reduce_sum(e);
   const Tensor out = b.matmul(p, v_t);  // [T, Hkv, group, D]
   return b.reshape(out, Shape{T, Dim::constant(n_heads), D});
+}
+
+std::optional<Tensor> sequence_positions(Builder& b, const Node& n, std::string_view what,
+                                         const Dim& table_width, int64_t block_size, const Dim& S,
+                                         const Bindings& max) {
+  const int64_t bound = table_width.is_symbolic() ? resolve(S, max) : table_width.value * block_size;
+  if (bound <= 0) {
+    b.fail(make_error(
+        ErrorCode::InvalidArgument,
+        fmt::format("{} '{}': its decomposition needs a bound on the positions a step reads ({} has "
+                    "none)",
+                    what, n.name, dim_to_string(S))));
+    return std::nullopt;
+  }
+  std::vector<float> iota(static_cast<size_t>(bound));
+  for (size_t j = 0; j < iota.size(); ++j) iota[j] = static_cast<float>(j);
+  return b.slice(b.constant(std::move(iota), Shape{Dim::constant(bound)}), 0, 0, S);
 }
 
 Tensor decompose_kv_write(Builder& b, const Node& /*n*/, const std::vector<Tensor>& in) {

@@ -44,19 +44,9 @@ Tensor decompose_short_conv(Builder& b, const Node& n, const std::vector<Tensor>
   const int64_t L = in[1].shape()[1].value;
   // [T, D, S]: each token's own sequence's rows at positions [0, S), channels first.
   const Tensor rows = b.permute(b.gather_blocks(in[0], in[4], in[3], attrs), {0, 2, 1});
-  const Dim& width = in[4].shape()[1];
-  const int64_t max_pos = width.is_symbolic() ? resolve(S, max) : width.value * attrs.block_size;
-  if (max_pos <= 0) {
-    b.fail(make_error(ErrorCode::InvalidArgument,
-                      fmt::format("short_conv '{}': its decomposition needs a bound on the positions a step "
-                                  "reads ({} has none)",
-                                  n.name, dim_to_string(S))));
-    return in[0];
-  }
-  std::vector<float> iota(static_cast<size_t>(max_pos));
-  for (size_t j = 0; j < iota.size(); ++j) iota[j] = static_cast<float>(j);
-  const Tensor pos = b.reshape(b.slice(b.constant(std::move(iota), Shape{Dim::constant(max_pos)}), 0, 0, S),
-                               Shape{one, one, S});
+  const auto positions = sequence_positions(b, n, "short_conv", in[4].shape()[1], attrs.block_size, S, max);
+  if (!positions) return in[0];
+  const Tensor pos = b.reshape(*positions, Shape{one, one, S});
   const Tensor q_pos = b.reshape(b.cast(in[2], DType::F32), Shape{T, one, one});
   std::optional<Tensor> acc;
   for (int64_t k = 0; k < L; ++k) {

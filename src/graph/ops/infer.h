@@ -1,7 +1,9 @@
 #pragma once
 // Validation and shape/dtype inference, one function per op family (graph/ops/<family>.cpp), and
 // the reference decompositions of composite ops into primitives.
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "glass/result.h"
@@ -60,6 +62,13 @@ Tensor decompose_softcap(Builder& b, Tensor x, float cap);
 Tensor decompose_embedding(Builder& b, const Node& n, const std::vector<Tensor>& in);
 Tensor decompose_moe(Builder& b, const Node& n, const std::vector<Tensor>& in);
 Tensor decompose_fused_matmul(Builder& b, const Node& n, const std::vector<Tensor>& in);
+// For decompositions that read a sequence through a block table: the positions 0 .. S-1 as an f32
+// row [S], as many as a table row of `table_width` blocks holds, or S's bound in `max` where the
+// width is the session's. Without a bound it records an error naming the node (what: "attention")
+// and returns nothing.
+std::optional<Tensor> sequence_positions(Builder& b, const Node& n, std::string_view what,
+                                         const Dim& table_width, int64_t block_size, const Dim& S,
+                                         const Bindings& max);
 Tensor decompose_short_conv(Builder& b, const Node& n, const std::vector<Tensor>& in, const Bindings& max);
 // silu(g) and gelu(g) (tanh form) from primitives: the activations' decompositions, shared with the
 // fused matmuls'.
