@@ -77,6 +77,8 @@ TEST(HostileHparams, ImpossibleSizesAreRejectedByEveryFamily) {
       {"ssm.inner_size", 4000000000u, "largest tensor"},
       {"ssm.time_step_rank", 4000000000u, "largest tensor"},
       {"ssm.group_count", 4000000000u, "largest tensor"},
+      {"attention.key_length_swa", 4000000000u, "largest tensor"},
+      {"rope.dimension_count_swa", 4000000000u, "largest tensor"},
   };
   BuildOptions opt;
   opt.n_ctx = 64;

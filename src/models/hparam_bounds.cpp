@@ -11,16 +11,29 @@ namespace glass::models {
 namespace {
 
 // Keys whose values size a weight (its rows, its columns, or a factor of them).
-constexpr std::array<std::string_view, 18> kSizeKeys = {
-    "embedding_length",     "feed_forward_length",
-    "attention.head_count", "attention.head_count_kv",
-    "attention.key_length", "attention.value_length",
-    "vocab_size",           "expert_count",
-    "expert_used_count",    "expert_feed_forward_length",
-    "rope.dimension_count", "embedding_length_per_layer_input",
-    "shortconv.l_cache",    "ssm.conv_kernel",
-    "ssm.inner_size",       "ssm.state_size",
-    "ssm.time_step_rank",   "ssm.group_count",
+constexpr std::array<std::string_view, 21> kSizeKeys = {
+    "embedding_length",
+    "feed_forward_length",
+    "attention.head_count",
+    "attention.head_count_kv",
+    "attention.key_length",
+    "attention.value_length",
+    "vocab_size",
+    "expert_count",
+    "expert_used_count",
+    "expert_feed_forward_length",
+    "rope.dimension_count",
+    "embedding_length_per_layer_input",
+    "shortconv.l_cache",
+    "ssm.conv_kernel",
+    "ssm.inner_size",
+    "ssm.state_size",
+    "ssm.time_step_rank",
+    "ssm.group_count",
+    // Gemma 4's local layers
+    "attention.key_length_swa",
+    "attention.value_length_swa",
+    "rope.dimension_count_swa",
 };
 
 // The largest integer in a scalar or an integer array value; nullopt for other types. Negative
@@ -91,7 +104,7 @@ Status check_hparams_fit_file(const formats::GgufFile& file, const WeightIndex& 
     if (*n > max_elements)
       return too_big(file, key, *n, fmt::format("the largest tensor has {} elements", max_elements));
     if (k == "attention.head_count") heads = *n;
-    if (k == "attention.key_length") key_length = *n;
+    if (k == "attention.key_length" || k == "attention.key_length_swa") key_length = std::max(key_length, *n);
   }
   // q rows = heads x head_dim: both fit alone, their product must too (and must not overflow).
   if (heads > 0 && key_length > 0 && (heads > max_elements / key_length))

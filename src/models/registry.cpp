@@ -6,6 +6,7 @@
 #include "models/architecture.h"
 #include "models/gemma.h"
 #include "models/gemma3n.h"
+#include "models/gemma4.h"
 #include "models/hf_families.h"
 #include "models/hparam_bounds.h"
 #include "models/lfm2.h"
@@ -32,10 +33,11 @@ Result<ModelGraph> checked(const formats::GgufFile& file, const WeightIndex& wei
 
 constexpr char kLlama[] = "llama", kQwen2[] = "qwen2", kQwen3[] = "qwen3", kPhi3[] = "phi3",
                kQwen3Moe[] = "qwen3moe", kGemma2[] = "gemma2", kGemma3[] = "gemma3", kGemma3n[] = "gemma3n",
-               kSmolLm3[] = "smollm3", kLfm2[] = "lfm2", kQwen35[] = "qwen35", kQwen35Moe[] = "qwen35moe";
+               kSmolLm3[] = "smollm3", kLfm2[] = "lfm2", kQwen35[] = "qwen35", kQwen35Moe[] = "qwen35moe",
+               kGemma4[] = "gemma4";
 
-const std::array<Architecture, 12>& registry() {
-  static const std::array<Architecture, 12> kArchitectures = {{
+const std::array<Architecture, 13>& registry() {
+  static const std::array<Architecture, 13> kArchitectures = {{
       {kLlama, {"llama", "mistral"}, checked<llama_from_gguf, kLlama>, &kLlamaHf},
       {kQwen2, {"qwen2"}, checked<qwen2_from_gguf, kQwen2>, &kQwen2Hf},
       {kQwen3, {"qwen3"}, checked<qwen3_from_gguf, kQwen3>, &kQwen3Hf},
@@ -48,6 +50,7 @@ const std::array<Architecture, 12>& registry() {
       {kLfm2, {"lfm2"}, checked<lfm2_from_gguf, kLfm2>, &kLfm2Hf},
       {kQwen35, {"qwen3_5", "qwen3_5_text"}, checked<qwen35_from_gguf, kQwen35>, &kQwen35Hf},
       {kQwen35Moe, {}, checked<qwen35moe_from_gguf, kQwen35Moe>, nullptr},
+      {kGemma4, {}, checked<gemma4_from_gguf, kGemma4>, nullptr},
   }};
   return kArchitectures;
 }

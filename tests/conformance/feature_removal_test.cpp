@@ -83,43 +83,70 @@ INSTANTIATE_TEST_SUITE_P(Gemma, GemmaFeatureRemoval, ::testing::Range(0, static_
                            return s;
                          });
 
-// The 2026 families (fixtures in the repository): SmolLM3's NoPE layers and LFM2's convolution
-// history each change the logits beyond the bar.
-class Feature2026Removal : public ::testing::TestWithParam<int> {};
+// The 2026 families (fixtures in the repository): each feature changes the logits beyond the bar.
+struct Case2026 {
+  const char* model;  // synthetic-2026 reference name
+  const char* id;
+  Mutation (*removal)(const std::filesystem::path& fixtures);
+};
 
-const char* const kModels2026[] = {"smollm3-f32", "lfm2-f32", "qwen35-f32", "qwen35-f32", "qwen35-f32"};
-const char* const kFeatures2026[] = {"smollm3_nope", "lfm2_conv", "qwen35_conv", "qwen35_decay",
-                                     "qwen35_gate"};
+const std::vector<Case2026>& cases_2026() {
+  static const std::vector<Case2026> kCases = {
+      {"smollm3-f32", "smollm3_nope",
+       [](const std::filesystem::path& f) {
+         return nope_removed((f / "models/synthetic-2026/smollm3-f32.gguf").string());
+       }},
+      {"lfm2-f32", "lfm2_conv", [](const std::filesystem::path&) { return conv_history_removed(); }},
+      {"qwen35-f32", "qwen35_conv", [](const std::filesystem::path&) { return conv_history_removed(); }},
+      {"qwen35-f32", "qwen35_decay", [](const std::filesystem::path&) { return delta_decay_removed(); }},
+      {"qwen35-f32", "qwen35_gate",
+       [](const std::filesystem::path&) { return attention_output_gate_removed(); }},
+      {"gemma4-f32", "gemma4_window", [](const std::filesystem::path&) { return sliding_window_removed(); }},
+      {"gemma4-f32", "gemma4_rope_base",
+       [](const std::filesystem::path&) { return rope_base_per_kind_removed(); }},
+      {"gemma4-f32", "gemma4_proportional_rope",
+       [](const std::filesystem::path&) { return proportional_rope_removed(); }},
+      {"gemma4-f32", "gemma4_v_norm", [](const std::filesystem::path&) { return v_norm_removed(); }},
+      {"gemma4-f32", "gemma4_per_layer_inputs",
+       [](const std::filesystem::path&) { return gemma4_per_layer_inputs_removed(); }},
+      {"gemma4-f32", "gemma4_output_scale",
+       [](const std::filesystem::path&) { return layer_output_scale_removed(); }},
+      {"gemma4-f32", "gemma4_final_softcap",
+       [](const std::filesystem::path&) { return final_softcap_removed(); }},
+  };
+  return kCases;
+}
+
+class Feature2026Removal : public ::testing::TestWithParam<int> {};
 
 TEST_P(Feature2026Removal, ReferenceCheckFails) {
   const std::filesystem::path root = test::source_dir() / "tests/fixtures";
-  const int i = GetParam();
-  const std::string model = kModels2026[i];
-  const Mutation m = i == 0   ? nope_removed((root / "models/synthetic-2026/smollm3-f32.gguf").string())
-                     : i <= 2 ? conv_history_removed()
-                     : i == 3 ? delta_decay_removed()
-                              : attention_output_gate_removed();
+  const Case2026& c = cases_2026().at(static_cast<size_t>(GetParam()));
+  const Mutation m = c.removal(root);
   std::vector<Reference> refs;
   for (Reference& r : find_references(root, "synthetic-2026"))
-    if (r.name == model) refs.push_back(r);
-  ASSERT_EQ(refs.size(), 1u) << model;
+    if (r.name == c.model) refs.push_back(r);
+  ASSERT_EQ(refs.size(), 1u) << c.model;
+  const size_t rows_per_backend = refs[0].exact_gelu.empty() ? 3u : 6u;  // prefill, decode, chunked (x2)
   for (const char* backend : {"ref", "cpu"}) {
     Outcome out;
     check(refs[0], backend, m.rewrite, out);
     ASSERT_TRUE(out.errors.empty()) << out.errors.front();
-    ASSERT_EQ(out.rows.size(), 3u);
+    ASSERT_EQ(out.rows.size(), rows_per_backend);
     double worst = 0;
     for (const verify::Row& r : out.rows) {
       EXPECT_FALSE(r.breaches.empty())
-          << model << " " << backend << " " << r.mode << ": removing " << m.name << " passed";
+          << c.model << " " << backend << " " << r.mode << ": removing " << m.name << " passed";
       worst = std::max(worst, r.metrics.max_abs);
     }
-    std::printf("%s without '%s' (%s): max abs %.3g\n", model.c_str(), m.name.c_str(), backend, worst);
+    std::printf("%s without '%s' (%s): max abs %.3g\n", c.model, m.name.c_str(), backend, worst);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Families2026, Feature2026Removal, ::testing::Range(0, 5),
-                         [](const auto& p) { return std::string(kFeatures2026[p.param]); });
+INSTANTIATE_TEST_SUITE_P(Families2026, Feature2026Removal,
+                         ::testing::Range(0, static_cast<int>(cases_2026().size())), [](const auto& p) {
+                           return std::string(cases_2026().at(static_cast<size_t>(p.param)).id);
+                         });
 
 }  // namespace
 }  // namespace glass::conformance

@@ -187,4 +187,29 @@ Mutation attention_output_gate_removed() {
                    pass_input(0))};
 }
 
+Mutation proportional_rope_removed() {
+  return {"proportional RoPE removed",
+          on_nodes([](const Node& n) { return n.op == Op::Rope && n.inputs.size() == 3; },
+                   [](Builder& b, const Node& n, const std::vector<Tensor>& in) {
+                     return b.rope(in[0], in[1], std::get<graph::RopeAttrs>(n.attrs));
+                   })};
+}
+
+Mutation v_norm_removed() {
+  return {"V norm removed",
+          on_nodes([](const Node& n) { return n.op == Op::RmsNorm && n.name.ends_with(".v_norm"); },
+                   pass_input(0))};
+}
+
+Mutation gemma4_per_layer_inputs_removed() {
+  return {"per-layer inputs removed",
+          on_nodes([](const Node& n) { return n.op == Op::Add && n.name.ends_with(".per_layer_residual"); },
+                   pass_input(0))};
+}
+
+Mutation layer_output_scale_removed() {
+  return {"layer output scale removed",
+          on_nodes([](const Node& n) { return n.op == Op::Mul && n.name.ends_with(".out"); }, pass_input(0))};
+}
+
 }  // namespace glass::conformance

@@ -28,5 +28,11 @@ Mutation conv_history_removed();
 // skipped.
 Mutation delta_decay_removed();
 Mutation attention_output_gate_removed();
+// Gemma 4: global layers rotate every pair (rope_freqs ignored); V is not RMS-normalised; nothing is
+// added from the per-layer inputs; layer_output_scale is 1.
+Mutation proportional_rope_removed();
+Mutation v_norm_removed();
+Mutation gemma4_per_layer_inputs_removed();
+Mutation layer_output_scale_removed();
 
 }  // namespace glass::conformance

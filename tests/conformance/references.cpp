@@ -82,7 +82,10 @@ verify::Thresholds thresholds_for(const Reference& ref, verify::WeightClass weig
   // logit, so the mean-abs bar is a third of the max-abs one (measured: 3.3e-4 gemma2, 2.6e-4
   // gemma3, 7.6e-4 gemma3n).
   if (weights == verify::WeightClass::F32 && !ref.exact_gelu.empty()) {
-    const double max_abs = ref.architecture == "gemma3n" ? 1e-2 : 3e-3;
+    // Gemma 4 (synthetic-2026, its exact-GELU reference from the generator's float64 numpy pass):
+    // llama.cpp's table moves it 7.0e-3 from exact GELU; numpy with the table emulated lands 9.6e-4
+    // from llama.cpp, within llama.cpp's own batch vs token-by-token spread of 1.3e-3.
+    const double max_abs = ref.architecture == "gemma3n" || ref.architecture == "gemma4" ? 1e-2 : 3e-3;
     t = verify::Thresholds{max_abs, max_abs / 3, 0.99999, 1.0,
                            "llama.cpp's F16 GELU table vs exact GELU (synthetic-arch README)"};
   }
@@ -107,6 +110,17 @@ verify::Thresholds thresholds_for(const Reference& ref, verify::WeightClass weig
       (ref.architecture == "lfm2" || ref.architecture == "qwen35" || ref.architecture == "qwen35moe"))
     t = verify::Thresholds{1.0, 0.05, 0.95, 0.9,
                            "gated hybrid with f32 activations: llama.cpp's 8-bit activations compound "
+                           "(references.cpp)"};
+  // Gemma 4 gates twice per layer (GeGLU, then the per-layer input by GELU of the residual), so
+  // llama.cpp's 8-bit activations and F16 GELU table compound over its 7 layers. The glass ref
+  // backend equals the generator's float64 numpy pass on the dequantized weights to 8.9e-6 (q8_0,
+  // q4_k_m), and that numpy pass with the GELU table emulated is itself 0.43 / 0.38 from llama.cpp
+  // (Pearson 0.9969). Measured against llama.cpp, max abs / mean abs / Pearson: ref q8_0 0.427 /
+  // 0.047 / 0.9852, q4_k_m 0.380 / 0.046 / 0.9893; cpu q8_0 0.250 / 0.027 / 0.9944, q4_k_m 0.273 /
+  // 0.028 / 0.9954; decisive top-1 1.0 everywhere.
+  if (weights == verify::WeightClass::Quantized && ref.architecture == "gemma4")
+    t = verify::Thresholds{0.6, 0.06, 0.98, 0.95,
+                           "two gates per layer: llama.cpp's 8-bit activations and GELU table compound "
                            "(references.cpp)"};
   return t;
 }
