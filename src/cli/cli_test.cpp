@@ -127,6 +127,39 @@ TEST_F(Cli, SynthGemma3nMatchesAnIndependentFileOfItsShape) {
   EXPECT_FALSE(fs::exists(path("e4b.gguf")));
 }
 
+// The gemma4 shapes write llama.cpp's tensor table and keys: every key and every kind of tensor of
+// the repository's gemma4 fixture (written by llama.cpp's gguf-py, tests/fixtures/tools) is in the
+// test shape's file, which runs. (llama.cpp 3f545bec loads that file and its logits agree with
+// glass's to 2.4e-3, its GELU table's spread.)
+TEST_F(Cli, SynthGemma4HasTheKeysAndTensorsOfLlamaCppsWriter) {
+  ASSERT_EQ(glass("synth --shape gemma4-tiny --type f32 -o g.gguf").status, 0);
+  auto ours = formats::GgufFile::open(path("g.gguf"));
+  auto theirs = formats::GgufFile::open(
+      (test::source_dir() / "tests/fixtures/models/synthetic-2026/gemma4-f32.gguf").string());
+  ASSERT_TRUE(ours.ok()) << ours.error().message;
+  ASSERT_TRUE(theirs.ok()) << theirs.error().message;
+  int keys = 0;
+  for (const auto& [key, value] : theirs->metadata()) {
+    if (key.rfind("gemma4.", 0) != 0) continue;
+    ++keys;
+    const auto* o = ours->find(key);
+    ASSERT_NE(o, nullptr) << key;
+    EXPECT_EQ(o->type, value.type) << key;
+  }
+  EXPECT_EQ(keys, 21);
+  auto kind = [](const std::string& name) {  // blk.N.x.weight -> x.weight
+    return name.rfind("blk.", 0) == 0 ? name.substr(name.find('.', 4) + 1) : name;
+  };
+  for (const auto& t : theirs->tensors()) {
+    bool found = false;
+    for (const auto& o : ours->tensors()) found = found || kind(o.name) == kind(t.name);
+    EXPECT_TRUE(found) << t.name;
+  }
+  Ran run = glass("run -m g.gguf -p 'w300 w301' -n 4 --temp 0");
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.err.find("generated 4 tokens"), std::string::npos) << run.err;
+}
+
 // --vocab: the file carries a real vocabulary (a llama.cpp vocab GGUF's keys as they are, or an HF
 // tokenizer converted), the embedding has its rows, and the model tokenizes as the vocabulary does.
 TEST_F(Cli, SynthWithARealVocabularyTokenizesAsIt) {

@@ -17,6 +17,7 @@
 
 #include "cli/common.h"
 #include "cli/progress.h"
+#include "cli/synth_gguf.h"
 #include "cli/synth_hf.h"
 #include "glass/files.h"
 #include "glass/half.h"
@@ -25,29 +26,7 @@
 namespace glass::cli {
 namespace {
 
-// A real model's published text configuration. llama shapes use the first block; gemma3n shapes
-// (Gemma 3n E2B / E4B, the text model of google/gemma-3n-E*B as llama.cpp converts it) the second.
-struct Shape {
-  const char* name;
-  const char* arch;  // GGUF general.architecture: "llama", "smollm3", "lfm2" or "gemma3n"
-  int64_t dim, n_layers, n_heads, n_kv_heads, ffn_dim, vocab, n_ctx;
-  float rope_base, rms_eps;
-  // gemma3n
-  int64_t head_dim = 0;        // key_length = value_length
-  int64_t per_layer_dim = 0;   // hidden_size_per_layer_input: per-layer embeddings' width
-  int64_t laurel_rank = 0;     // LAuReL's low rank
-  int64_t altup_inputs = 0;    // AltUp's streams
-  int64_t kv_shared = 0;       // num_kv_shared_layers: the last layers reuse earlier layers' KV
-  int64_t sliding_window = 0;  // local layers' window
-  int64_t global_every = 0;    // layer i is global when (i + 1) % global_every == 0, local otherwise
-  int64_t sparse_layers = 0;   // the first layers' FFN keeps the top 5% of activations (sparsity 0.95)
-  float rope_base_swa = 0;     // local layers' RoPE base
-  // lfm2
-  const char* layer_kinds = nullptr;  // per layer 'c' (short convolution) or 'a' (attention)
-  int64_t conv_width = 0;             // conv_L_cache; qwen35: the DeltaNet conv1d's width
-  // qwen35 (Gated DeltaNet layers; every global_every-th layer attention, head_dim and n_rot above)
-  int64_t delta_k_heads = 0, delta_v_heads = 0, delta_dim = 0, n_rot = 0;
-};
+using namespace synth;  // NOLINT(google-build-using-namespace): the writer and its tables
 
 // Qwen3.5-2B's published size (24 layers of width 2048, a 248,320-token vocabulary: llama.cpp's 2B)
 // with the family's layout (3 Gated DeltaNet layers to 1 attention, head_dim 256 with a quarter of
@@ -90,6 +69,28 @@ constexpr Shape gemma3n_sized(const char* name, int64_t dim, int64_t n_layers, i
   return s;
 }
 
+// Gemma 4 E4B / E2B's text models as llama.cpp reads them (42 / 35 layers: its E4B / E2B types):
+// local layers with 256-wide heads and a 512 window, global layers with 512-wide heads and
+// proportional RoPE, per-layer inputs of width 256, the last layers sharing KV. The widths, head
+// counts, layer periods and shared-layer counts are assumptions where the published configuration
+// was not at hand (llama.cpp's rule for shared layers fixes that layer n_kv - 1 is global and
+// n_kv - 2 local): measure it side by side, not against other numbers.
+constexpr Shape gemma4_sized(const char* name, int64_t dim, int64_t n_layers, int64_t n_kv_heads,
+                             int64_t ffn_dim, int64_t kv_shared, int64_t global_every, bool double_wide) {
+  Shape s{name, "gemma4", dim, n_layers, 8, n_kv_heads, ffn_dim, 262144, 131072, 1000000.0f, 1e-6f};
+  s.head_dim = 256, s.global_head_dim = 512, s.global_kv_heads = n_kv_heads, s.per_layer_dim = 256;
+  s.kv_shared = kv_shared, s.sliding_window = 512, s.global_every = global_every, s.rope_base_swa = 10000.0f;
+  s.double_wide_mlp = double_wide;
+  return s;
+}
+
+constexpr Shape gemma4_tiny() {
+  Shape s = gemma4_sized("gemma4-tiny", 64, 8, 1, 128, 4, 4, true);
+  s.n_heads = 2, s.head_dim = 32, s.global_head_dim = 64, s.per_layer_dim = 16, s.vocab = 512, s.n_ctx = 256;
+  s.sliding_window = 12;
+  return s;
+}
+
 constexpr Shape kShapes[] = {
     {"smollm2-135m", "llama", 576, 30, 9, 3, 1536, 49152, 8192, 100000.0f, 1e-5f},
     {"llama-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0f, 1e-5f},
@@ -115,64 +116,11 @@ constexpr Shape kShapes[] = {
     // (the per-layer width 256, LAuReL's rank 64, KV computed by the first 20 layers): with those and
     // 21 layers, the last sharing, llama.cpp loads this shape and reads it as glass does.
     gemma3n_sized("gemma3n-tiny", 64, 21, 2, 1, 32, 128, 512, 256, 1, 12),
-};
-
-// ggml type ids and GGUF metadata type ids.
-enum : uint32_t { kGgmlF32 = 0, kGgmlF16 = 1, kGgmlBF16 = 30 };
-enum : uint32_t { kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7, kString = 8, kArray = 9 };
-
-class Bytes {
- public:
-  void u32(uint32_t v) { raw(&v, 4); }
-  void u64(uint64_t v) { raw(&v, 8); }
-  void f32(float v) { raw(&v, 4); }
-  void str(const std::string& s) {
-    u64(s.size());
-    raw(s.data(), s.size());
-  }
-  void raw(const void* p, size_t n) {
-    const auto* b = static_cast<const uint8_t*>(p);
-    data.insert(data.end(), b, b + n);
-  }
-  std::vector<uint8_t> data;
-};
-
-// GGUF key/value records, counted as they are written.
-class Meta {
- public:
-  void u32(const std::string& k, uint32_t v) { key(k, kU32), b.u32(v); }
-  void f32(const std::string& k, float v) { key(k, kF32), b.f32(v); }
-  void str(const std::string& k, const std::string& v) { key(k, kString), b.str(v); }
-  void i32s(const std::string& k, const std::vector<int32_t>& v) {
-    array(k, kI32, v.size());
-    for (int32_t x : v) b.u32(static_cast<uint32_t>(x));
-  }
-  void f32s(const std::string& k, const std::vector<float>& v) {
-    array(k, kF32, v.size());
-    for (float x : v) b.f32(x);
-  }
-  void bools(const std::string& k, const std::vector<bool>& v) {
-    array(k, kBool, v.size());
-    for (bool x : v) b.raw(x ? "\1" : "\0", 1);
-  }
-  void records(const std::vector<uint8_t>& r, uint64_t count) {
-    b.raw(r.data(), r.size());
-    n += count;
-  }
-  void array(const std::string& k, uint32_t type, size_t count) { key(k, kArray), b.u32(type), b.u64(count); }
-  Bytes b;
-  uint64_t n = 0;
-
- private:
-  void key(const std::string& k, uint32_t type) { b.str(k), b.u32(type), ++n; }
-};
-
-struct Tensor {
-  std::string name;
-  std::vector<int64_t> shape;  // outermost first
-  bool matrix;                 // written in the chosen type; otherwise F32
-  float stddev;                // of its normal values; 0 (norms, scales): 1 + 0.1 x normal
-  float sign = 1.0f;           // -1: the values negated (Qwen 3.5's A = -exp(A_log) < 0)
+    gemma4_sized("gemma4-e4b", 2560, 42, 2, 10240, 18, 6, false),
+    gemma4_sized("gemma4-e2b", 1536, 35, 1, 6144, 20, 5, true),
+    // The same structure at test size: local and global layers of different head sizes, shared KV
+    // (layers 4-7 read layers 2 and 3), double-wide MLPs.
+    gemma4_tiny(),
 };
 
 // splitmix64 -> approximately normal values (sum of four uniforms, rescaled): fast and portable.
@@ -204,224 +152,6 @@ std::string token_text(uint64_t i) {
                    : fmt::format("\xE2\x96\x81w{}", i);
 }
 
-std::vector<Tensor> llama_tensors(const Shape& s, int64_t vocab_size) {
-  const int64_t head_dim = s.dim / s.n_heads, kv_dim = s.n_kv_heads * head_dim;
-  std::vector<Tensor> t{{"token_embd.weight", {vocab_size, s.dim}, true, 0.02f},
-                        {"output_norm.weight", {s.dim}, false, 0.0f}};
-  for (int64_t i = 0; i < s.n_layers; ++i) {
-    auto blk = [&](const char* w) { return fmt::format("blk.{}.{}.weight", i, w); };
-    t.push_back({blk("attn_norm"), {s.dim}, false, 0.0f});
-    t.push_back({blk("attn_q"), {s.dim, s.dim}, true, 0.02f});
-    t.push_back({blk("attn_k"), {kv_dim, s.dim}, true, 0.02f});
-    t.push_back({blk("attn_v"), {kv_dim, s.dim}, true, 0.02f});
-    t.push_back({blk("attn_output"), {s.dim, s.dim}, true, 0.02f});
-    t.push_back({blk("ffn_norm"), {s.dim}, false, 0.0f});
-    t.push_back({blk("ffn_gate"), {s.ffn_dim, s.dim}, true, 0.02f});
-    t.push_back({blk("ffn_up"), {s.ffn_dim, s.dim}, true, 0.02f});
-    t.push_back({blk("ffn_down"), {s.dim, s.ffn_dim}, true, 0.02f});
-  }
-  return t;
-}
-
-// The keys of the llama graph, under the shape's architecture ("llama", "smollm3", "lfm2").
-void llama_keys(const Shape& s, int64_t vocab_size, Meta& m) {
-  const std::string a = s.arch;
-  m.u32(a + ".block_count", static_cast<uint32_t>(s.n_layers));
-  m.u32(a + ".context_length", static_cast<uint32_t>(s.n_ctx));
-  m.u32(a + ".embedding_length", static_cast<uint32_t>(s.dim));
-  m.u32(a + ".feed_forward_length", static_cast<uint32_t>(s.ffn_dim));
-  m.u32(a + ".attention.head_count", static_cast<uint32_t>(s.n_heads));
-  if (s.layer_kinds == nullptr) {
-    m.u32(a + ".attention.head_count_kv", static_cast<uint32_t>(s.n_kv_heads));
-    m.u32(a + ".rope.dimension_count", static_cast<uint32_t>(s.dim / s.n_heads));
-  } else {  // lfm2: kv heads per layer, 0 for the convolutions
-    std::vector<int32_t> kv;
-    for (const char* k = s.layer_kinds; *k != 0; ++k)
-      kv.push_back(*k == 'a' ? static_cast<int32_t>(s.n_kv_heads) : 0);
-    m.i32s(a + ".attention.head_count_kv", kv);
-    m.u32(a + ".shortconv.l_cache", static_cast<uint32_t>(s.conv_width));
-  }
-  m.u32(a + ".vocab_size", static_cast<uint32_t>(vocab_size));
-  m.f32(a + ".rope.freq_base", s.rope_base);
-  m.f32(a + ".attention.layer_norm_rms_epsilon", s.rms_eps);
-}
-
-// LFM2's tensors (llama.cpp's lfm2 names): per layer a short convolution (in_proj to B | C | x, the
-// [dim, L] taps, out_proj) or attention with q/k norms, then the SwiGLU MLP; the final norm is
-// token_embd_norm, the output tied.
-std::vector<Tensor> lfm2_tensors(const Shape& s, int64_t vocab_size) {
-  const int64_t head_dim = s.dim / s.n_heads, kv_dim = s.n_kv_heads * head_dim;
-  std::vector<Tensor> t{{"token_embd.weight", {vocab_size, s.dim}, true, 0.02f},
-                        {"token_embd_norm.weight", {s.dim}, false, 0.0f}};
-  for (int64_t i = 0; i < s.n_layers; ++i) {
-    auto blk = [&](const char* w) { return fmt::format("blk.{}.{}.weight", i, w); };
-    t.push_back({blk("attn_norm"), {s.dim}, false, 0.0f});
-    if (s.layer_kinds[i] == 'a') {
-      t.push_back({blk("attn_q"), {s.dim, s.dim}, true, 0.02f});
-      t.push_back({blk("attn_k"), {kv_dim, s.dim}, true, 0.02f});
-      t.push_back({blk("attn_v"), {kv_dim, s.dim}, true, 0.02f});
-      t.push_back({blk("attn_output"), {s.dim, s.dim}, true, 0.02f});
-      t.push_back({blk("attn_q_norm"), {head_dim}, false, 0.0f});
-      t.push_back({blk("attn_k_norm"), {head_dim}, false, 0.0f});
-    } else {
-      t.push_back({blk("shortconv.in_proj"), {3 * s.dim, s.dim}, true, 0.02f});
-      t.push_back({blk("shortconv.conv"), {s.dim, s.conv_width}, false, 0.3f});
-      t.push_back({blk("shortconv.out_proj"), {s.dim, s.dim}, true, 0.02f});
-    }
-    t.push_back({blk("ffn_norm"), {s.dim}, false, 0.0f});
-    t.push_back({blk("ffn_gate"), {s.ffn_dim, s.dim}, true, 0.02f});
-    t.push_back({blk("ffn_up"), {s.ffn_dim, s.dim}, true, 0.02f});
-    t.push_back({blk("ffn_down"), {s.dim, s.ffn_dim}, true, 0.02f});
-  }
-  return t;
-}
-
-// Gemma 3n's tensors under llama.cpp's names (src/llama-arch.cpp LLM_ARCH_GEMMA3N), shapes outermost
-// first: the per-layer embeddings (one 256-wide row per layer per token) and their projection from the
-// residual, AltUp's projections into and out of its extra streams, and per layer attention with q/k
-// norms, a GELU FFN, the per-layer input gate and projection, AltUp's router and coefficients and
-// LAuReL's low-rank pair.
-std::vector<Tensor> gemma3n_tensors(const Shape& s, int64_t vocab_size) {
-  const int64_t q_dim = s.n_heads * s.head_dim, kv_dim = s.n_kv_heads * s.head_dim;
-  const int64_t ple = s.n_layers * s.per_layer_dim, n = s.altup_inputs;
-  std::vector<Tensor> t{
-      {"token_embd.weight", {vocab_size, s.dim}, true, 0.02f},
-      {"per_layer_token_embd.weight", {vocab_size, ple}, true, 0.02f},
-      {"per_layer_model_proj.weight", {ple, s.dim}, true, 0.02f},
-      {"per_layer_proj_norm.weight", {s.per_layer_dim}, false, 0.0f},
-      {"altup_proj.weight", {n - 1, s.dim, s.dim}, true, 0.02f},
-      {"altup_unembd_proj.weight", {n - 1, s.dim, s.dim}, true, 0.02f},
-  };
-  for (int64_t i = 0; i < s.n_layers; ++i) {
-    auto blk = [&](const char* w) { return fmt::format("blk.{}.{}.weight", i, w); };
-    t.push_back({blk("attn_norm"), {s.dim}, false, 0.0f});
-    t.push_back({blk("attn_q"), {q_dim, s.dim}, true, 0.02f});
-    t.push_back({blk("attn_k"), {kv_dim, s.dim}, true, 0.02f});
-    t.push_back({blk("attn_v"), {kv_dim, s.dim}, true, 0.02f});
-    t.push_back({blk("attn_output"), {s.dim, q_dim}, true, 0.02f});
-    t.push_back({blk("attn_q_norm"), {s.head_dim}, false, 0.0f});
-    t.push_back({blk("attn_k_norm"), {s.head_dim}, false, 0.0f});
-    t.push_back({blk("post_attention_norm"), {s.dim}, false, 0.0f});
-    t.push_back({blk("ffn_norm"), {s.dim}, false, 0.0f});
-    t.push_back({blk("ffn_gate"), {s.ffn_dim, s.dim}, true, 0.02f});
-    t.push_back({blk("ffn_up"), {s.ffn_dim, s.dim}, true, 0.02f});
-    t.push_back({blk("ffn_down"), {s.dim, s.ffn_dim}, true, 0.02f});
-    t.push_back({blk("post_ffw_norm"), {s.dim}, false, 0.0f});
-    t.push_back({blk("inp_gate"), {s.per_layer_dim, s.dim}, true, 0.02f});
-    t.push_back({blk("proj"), {s.dim, s.per_layer_dim}, true, 0.02f});
-    t.push_back({blk("post_norm"), {s.dim}, false, 0.0f});
-    // Small F32 tensors in llama.cpp's conversions: coefficients, router, scales.
-    t.push_back({blk("altup_correct_coef"), {n, n}, false, 0.02f});
-    t.push_back({blk("altup_correct_scale"), {s.dim}, false, 0.0f});
-    t.push_back({blk("altup_predict_coef"), {n * n, n}, false, 0.02f});
-    t.push_back({blk("altup_router"), {n, s.dim}, false, 0.02f});
-    t.push_back({blk("altup_router_norm"), {s.dim}, false, 0.0f});
-    t.push_back({blk("laurel_l"), {s.laurel_rank, s.dim}, true, 0.02f});
-    t.push_back({blk("laurel_r"), {s.dim, s.laurel_rank}, true, 0.02f});
-    t.push_back({blk("laurel_post_norm"), {s.dim}, false, 0.0f});
-  }
-  t.push_back({"output_norm.weight", {s.dim}, false, 0.0f});
-  return t;
-}
-
-// Qwen 3.5's tensors (llama.cpp's qwen35 names): Gated DeltaNet layers (qkv, z gate, conv1d taps,
-// dt bias, A (negative), beta and alpha projections, per-head norm, out) and gated attention layers
-// (q with its gate, k, v, out, q/k norms), each with the post-attention norm and a SwiGLU MLP; tied.
-std::vector<Tensor> qwen35_tensors(const Shape& s, int64_t vocab_size) {
-  const int64_t key_dim = s.delta_k_heads * s.delta_dim, value_dim = s.delta_v_heads * s.delta_dim;
-  const int64_t conv_dim = 2 * key_dim + value_dim, q_dim = s.n_heads * s.head_dim;
-  const int64_t kv_dim = s.n_kv_heads * s.head_dim;
-  std::vector<Tensor> t{{"token_embd.weight", {vocab_size, s.dim}, true, 0.02f},
-                        {"output_norm.weight", {s.dim}, false, 0.0f}};
-  for (int64_t i = 0; i < s.n_layers; ++i) {
-    auto blk = [&](const char* w, const char* part = ".weight") {
-      return fmt::format("blk.{}.{}{}", i, w, part);
-    };
-    t.push_back({blk("attn_norm"), {s.dim}, false, 0.0f});
-    t.push_back({blk("post_attention_norm"), {s.dim}, false, 0.0f});
-    if ((i + 1) % s.global_every == 0) {
-      t.push_back({blk("attn_q"), {2 * q_dim, s.dim}, true, 0.02f});
-      t.push_back({blk("attn_k"), {kv_dim, s.dim}, true, 0.02f});
-      t.push_back({blk("attn_v"), {kv_dim, s.dim}, true, 0.02f});
-      t.push_back({blk("attn_output"), {s.dim, q_dim}, true, 0.02f});
-      t.push_back({blk("attn_q_norm"), {s.head_dim}, false, 0.0f});
-      t.push_back({blk("attn_k_norm"), {s.head_dim}, false, 0.0f});
-    } else {
-      t.push_back({blk("attn_qkv"), {conv_dim, s.dim}, true, 0.02f});
-      t.push_back({blk("attn_gate"), {value_dim, s.dim}, true, 0.02f});
-      t.push_back({blk("ssm_conv1d"), {conv_dim, s.conv_width}, false, 0.3f});
-      t.push_back({blk("ssm_dt", ".bias"), {s.delta_v_heads}, false, 0.3f});
-      t.push_back({blk("ssm_a", ""), {s.delta_v_heads}, false, 0.0f, -1.0f});
-      t.push_back({blk("ssm_beta"), {s.delta_v_heads, s.dim}, true, 0.02f});
-      t.push_back({blk("ssm_alpha"), {s.delta_v_heads, s.dim}, true, 0.02f});
-      t.push_back({blk("ssm_norm"), {s.delta_dim}, false, 0.0f});
-      t.push_back({blk("ssm_out"), {s.dim, value_dim}, true, 0.02f});
-    }
-    t.push_back({blk("ffn_gate"), {s.ffn_dim, s.dim}, true, 0.02f});
-    t.push_back({blk("ffn_up"), {s.ffn_dim, s.dim}, true, 0.02f});
-    t.push_back({blk("ffn_down"), {s.dim, s.ffn_dim}, true, 0.02f});
-  }
-  return t;
-}
-
-void qwen35_keys(const Shape& s, int64_t vocab_size, Meta& m) {
-  const auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
-  m.u32("qwen35.block_count", u(s.n_layers));
-  m.u32("qwen35.context_length", u(s.n_ctx));
-  m.u32("qwen35.embedding_length", u(s.dim));
-  m.u32("qwen35.feed_forward_length", u(s.ffn_dim));
-  m.u32("qwen35.attention.head_count", u(s.n_heads));
-  m.u32("qwen35.attention.head_count_kv", u(s.n_kv_heads));
-  m.u32("qwen35.attention.key_length", u(s.head_dim));
-  m.u32("qwen35.attention.value_length", u(s.head_dim));
-  m.f32("qwen35.attention.layer_norm_rms_epsilon", s.rms_eps);
-  m.f32("qwen35.rope.freq_base", s.rope_base);
-  m.u32("qwen35.rope.dimension_count", u(s.n_rot));
-  const auto third = static_cast<int32_t>(s.n_rot / 2 / 3);
-  m.i32s("qwen35.rope.dimension_sections",
-         {static_cast<int32_t>(s.n_rot / 2) - 2 * third, third, third, 0});  // [12, 10, 10, 0] at 64
-  m.u32("qwen35.ssm.conv_kernel", u(s.conv_width));
-  m.u32("qwen35.ssm.state_size", u(s.delta_dim));
-  m.u32("qwen35.ssm.group_count", u(s.delta_k_heads));
-  m.u32("qwen35.ssm.time_step_rank", u(s.delta_v_heads));
-  m.u32("qwen35.ssm.inner_size", u(s.delta_v_heads * s.delta_dim));
-  m.u32("qwen35.full_attention_interval", u(s.global_every));
-  m.u32("qwen35.vocab_size", u(vocab_size));
-}
-
-void gemma3n_keys(const Shape& s, Meta& m) {
-  const auto layers = static_cast<size_t>(s.n_layers);
-  const auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
-  m.u32("gemma3n.context_length", u(s.n_ctx));
-  m.u32("gemma3n.embedding_length", u(s.dim));
-  m.i32s("gemma3n.feed_forward_length", std::vector<int32_t>(layers, static_cast<int32_t>(s.ffn_dim)));
-  m.u32("gemma3n.block_count", u(s.n_layers));
-  m.u32("gemma3n.attention.head_count", u(s.n_heads));
-  m.u32("gemma3n.attention.head_count_kv", u(s.n_kv_heads));
-  m.f32("gemma3n.attention.layer_norm_rms_epsilon", s.rms_eps);
-  m.u32("gemma3n.attention.key_length", u(s.head_dim));
-  m.u32("gemma3n.attention.value_length", u(s.head_dim));
-  m.f32("gemma3n.rope.freq_base", s.rope_base);
-  m.f32("gemma3n.rope.freq_base_swa", s.rope_base_swa);
-  m.u32("gemma3n.attention.sliding_window", u(s.sliding_window));
-  m.f32("gemma3n.final_logit_softcapping", 30.0f);
-  m.u32("gemma3n.altup.active_idx", 0);
-  m.u32("gemma3n.altup.num_inputs", u(s.altup_inputs));
-  m.u32("gemma3n.embedding_length_per_layer_input", u(s.per_layer_dim));
-  m.u32("gemma3n.attention.shared_kv_layers", u(s.kv_shared));
-  // activation_sparsity_pattern 0.95 for the first layers: the scale is the standard normal's 0.95
-  // quantile as a float32 inverse error function gives it (1.6448533; exactly 1.6448536), 0 where
-  // the FFN is dense.
-  std::vector<float> sparsity(layers, 0.0f);
-  std::vector<bool> sliding(layers);
-  for (size_t i = 0; i < layers; ++i) {
-    if (static_cast<int64_t>(i) < s.sparse_layers) sparsity[i] = 1.6448533535003662f;
-    sliding[i] = (static_cast<int64_t>(i) + 1) % s.global_every != 0;
-  }
-  m.f32s("gemma3n.activation_sparsity_scale", sparsity);
-  m.bools("gemma3n.attention.sliding_window_pattern", sliding);
-}
-
 struct SynthOptions {
   std::string shape = "smollm2-135m";
   std::string type = "f16";
@@ -433,7 +163,7 @@ struct SynthOptions {
   bool dry_run = false;
 };
 
-int synth(const SynthOptions& o) {
+int write_synth(const SynthOptions& o) {
   const std::string& shape_name = o.shape;
   const std::string& type = o.type;
   const std::string& out = o.out;
@@ -483,6 +213,7 @@ int synth(const SynthOptions& o) {
                    fmt::format("synth: --format hf writes llama shapes only ({} is {})", s->name, s->arch)));
   const std::string arch = s->arch;
   const std::vector<Tensor> tensors = arch == "gemma3n"  ? gemma3n_tensors(*s, vocab_size)
+                                      : arch == "gemma4" ? gemma4_tensors(*s, vocab_size)
                                       : arch == "lfm2"   ? lfm2_tensors(*s, vocab_size)
                                       : arch == "qwen35" ? qwen35_tensors(*s, vocab_size)
                                                          : llama_tensors(*s, vocab_size);
@@ -495,6 +226,8 @@ int synth(const SynthOptions& o) {
     gemma3n_keys(*s, meta);
   else if (arch == "qwen35")
     qwen35_keys(*s, vocab_size, meta);
+  else if (arch == "gemma4")
+    gemma4_keys(*s, vocab_size, meta);
   else
     llama_keys(*s, vocab_size, meta);
   // --no-vocab: llama.cpp's weights-only files (tokenizer.ggml.model = "no_vocab", no token list).
@@ -596,7 +329,9 @@ int synth(const SynthOptions& o) {
       const uint64_t count = std::min(piece, n - first);
       buf.assign(count * bytes_per, 0);
       for (uint64_t i = 0; i < count; ++i) {
-        const float v = t.sign * (t.stddev > 0 ? rng.normal() * t.stddev : 1.0f + 0.1f * rng.normal());
+        const float v = !t.values.empty()
+                            ? t.values[first + i]
+                            : t.sign * (t.stddev > 0 ? rng.normal() * t.stddev : 1.0f + 0.1f * rng.normal());
         if (!t.matrix || ggml_type == kGgmlF32) {
           std::memcpy(buf.data() + 4 * i, &v, 4);
         } else {
@@ -628,7 +363,7 @@ void add_synth_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--shape", o->shape,
                   "smollm2-135m, llama-1b, qwen2.5-0.5b, tiny (llama); smollm3-3b; lfm2-1.2b, lfm2-350m; "
                   "qwen3.5-2b; gemma3n-e4b, "
-                  "gemma3n-e2b, gemma3n-tiny (gemma3n: the text model of Gemma 3n)")
+                  "gemma3n-e2b, gemma3n-tiny (gemma3n: the text model of Gemma 3n); gemma4-e4b, gemma4-e2b")
       ->capture_default_str();
   cmd->add_option("--type", o->type, "matrix storage: f32, f16 or bf16")->capture_default_str();
   cmd->add_option("-o,--output", o->out, "output GGUF file (--format hf: output directory)");
@@ -646,7 +381,7 @@ void add_synth_command(CLI::App& app, int& exit_code) {
       "(llama.cpp's ggml-vocab-*.gguf, a model) or an HF tokenizer.json or its directory");
   cmd->add_flag("--dry-run", o->dry_run,
                 "print the shape's tensors, parameters and file size (stdout) and write nothing");
-  cmd->callback([&exit_code, o] { exit_code = synth(*o); });
+  cmd->callback([&exit_code, o] { exit_code = write_synth(*o); });
 }
 
 }  // namespace glass::cli
