@@ -82,10 +82,16 @@ struct BlockGatherAttrs {
 };
 
 // Mixture-of-experts routing: each token uses the n_used experts of highest router probability,
-// weighted by those probabilities (renormalised to sum 1 when `normalize`).
+// weighted by those probabilities (renormalised to sum 1 when `normalize`). The experts' gated
+// activation is SwiGLU (Mixtral, Qwen) or GeGLU with tanh-GELU (Gemma 4); `fused_gate_up`: the gate
+// input holds every expert's [gate | up] rows ([n_expert, 2 ffn, dim], the up input is the same
+// tensor), as Gemma 4's converter writes ffn_gate_up_exps.
+enum class MoeActivation : uint8_t { SwiGlu, GeGlu };
 struct MoeAttrs {
   int n_used = 1;
   bool normalize = true;
+  MoeActivation activation = MoeActivation::SwiGlu;
+  bool fused_gate_up = false;
   bool operator==(const MoeAttrs&) const = default;
 };
 

@@ -121,8 +121,10 @@ Tensor Builder::embedding(Tensor table, Tensor ids) {
 }
 
 Tensor Builder::moe(Tensor x, Tensor probs, Tensor gate_exps, Tensor up_exps, Tensor down_exps,
-                    const MoeAttrs& a) {
-  return add_node(Op::Moe, {x.id, probs.id, gate_exps.id, up_exps.id, down_exps.id}, a);
+                    const MoeAttrs& a, std::optional<Tensor> expert_scale) {
+  std::vector<NodeId> in{x.id, probs.id, gate_exps.id, up_exps.id, down_exps.id};
+  if (expert_scale) in.push_back(expert_scale->id);
+  return add_node(Op::Moe, std::move(in), a);
 }
 Tensor Builder::softcap(Tensor x, float cap) { return add_node(Op::Softcap, {x.id}, SoftcapAttrs{cap}); }
 

@@ -86,8 +86,10 @@ class Builder {
   Tensor swiglu(Tensor gate, Tensor up) { return binary(Op::SwiGlu, gate, up); }
   Tensor embedding(Tensor table, Tensor ids);
   // Mixture of experts (graph/ops/moe.cpp): x [T, dim], router probabilities [T, n_expert], experts
-  // gate/up [n_expert, ffn, dim] and down [n_expert, dim, ffn] -> [T, dim].
-  Tensor moe(Tensor x, Tensor probs, Tensor gate_exps, Tensor up_exps, Tensor down_exps, const MoeAttrs& a);
+  // gate/up [n_expert, ffn, dim] and down [n_expert, dim, ffn] -> [T, dim]; expert_scale [n_expert]
+  // multiplies each expert's output (Gemma 4's per-expert scale).
+  Tensor moe(Tensor x, Tensor probs, Tensor gate_exps, Tensor up_exps, Tensor down_exps, const MoeAttrs& a,
+             std::optional<Tensor> expert_scale = {});
   Tensor gelu(Tensor x) { return unary(Op::Gelu, x); }
   Tensor geglu(Tensor gate, Tensor up) { return binary(Op::GeGlu, gate, up); }
   Tensor softcap(Tensor x, float cap);

@@ -41,7 +41,9 @@ struct AttrPrinter {
     return fmt::format("{{block_size={}, len={}}}", a.block_size, dim_to_string(a.len));
   }
   std::string operator()(const MoeAttrs& m) const {
-    return fmt::format("{{n_used={}, normalize={}}}", m.n_used, m.normalize);
+    return fmt::format("{{n_used={}, normalize={}{}{}}}", m.n_used, m.normalize,
+                       m.activation == MoeActivation::GeGlu ? ", geglu" : "",
+                       m.fused_gate_up ? ", fused" : "");
   }
   std::string operator()(const SoftcapAttrs& s) const { return fmt::format("{{cap={:g}}}", s.cap); }
   std::string operator()(const DeltaNetAttrs& d) const {

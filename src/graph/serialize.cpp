@@ -45,7 +45,12 @@ struct AttrWriter {
   json operator()(const BlockGatherAttrs& a) const {
     return {{"block_size", a.block_size}, {"len", dim_json(a.len)}};
   }
-  json operator()(const MoeAttrs& m) const { return {{"n_used", m.n_used}, {"normalize", m.normalize}}; }
+  json operator()(const MoeAttrs& m) const {
+    return {{"n_used", m.n_used},
+            {"normalize", m.normalize},
+            {"activation", m.activation == MoeActivation::GeGlu ? "geglu" : "swiglu"},
+            {"fused_gate_up", m.fused_gate_up}};
+  }
   json operator()(const SoftcapAttrs& s) const { return {{"cap", s.cap}}; }
   json operator()(const DeltaNetAttrs& d) const { return {{"grouped_heads", d.grouped_heads}}; }
 };
@@ -111,7 +116,10 @@ Result<Attrs> read_attrs(Op op, const json& j) {
       return Attrs{BlockGatherAttrs{j.at("block_size").get<int64_t>(), *len}};
     }
     case Op::Moe:
-      return Attrs{MoeAttrs{j.at("n_used").get<int>(), j.at("normalize").get<bool>()}};
+      return Attrs{MoeAttrs{j.at("n_used").get<int>(), j.at("normalize").get<bool>(),
+                            j.value("activation", std::string("swiglu")) == "geglu" ? MoeActivation::GeGlu
+                                                                                    : MoeActivation::SwiGlu,
+                            j.value("fused_gate_up", false)}};
     case Op::Softcap:
       return Attrs{SoftcapAttrs{j.at("cap").get<float>()}};
     case Op::DeltaNet:

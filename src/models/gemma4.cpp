@@ -10,7 +10,9 @@
 //    gated into the residual after every layer;
 //  * KV sharing: the last layers own no cache and read layer n_kv - 2 (local) or n_kv - 1 (global);
 //    their MLPs may be twice as wide (feed_forward_length per layer);
-//  * a per-layer output scale (layer_output_scale) and an optional final logit softcap.
+//  * a per-layer output scale (layer_output_scale) and an optional final logit softcap;
+//  * (26B-A4B) a mixture of experts beside the MLP in every layer, each branch post-normed and
+//    the two summed before the post-FFN norm.
 // Serves GGUF general.architecture "gemma4". Norm weights are the multiplier itself (no +1).
 #include "models/gemma4.h"
 
@@ -44,6 +46,23 @@ Tensor per_layer_inputs(graph::Builder& b, const Gemma4Config& cfg, const Gemma4
       .named("per_layer_inputs");
 }
 
+// The mixture of experts on the attention residual x: routed by softmax(router(rms_norm(x) / sqrt(dim)
+// x router_scale)), top n_expert_used renormalised, GeGLU experts on the pre-normed x, each expert's
+// output times its scale; post-normed.
+Tensor experts(graph::Builder& b, const Gemma4Config& cfg, const Gemma4Layer& l, const std::string& layer,
+               Tensor x, Tensor ones_dim) {
+  const Tensor routed = b.rms_norm(x, ones_dim, cfg.rms_eps) *
+                        b.scalar(1.0f / std::sqrt(static_cast<float>(cfg.dim))) * l.router_scale;
+  const Tensor probs =
+      softmax(b, b.matmul(routed, l.router).named(layer + ".ffn_router")).named(layer + ".ffn_probs");
+  const graph::MoeAttrs moe{static_cast<int>(cfg.n_expert_used), true, graph::MoeActivation::GeGlu,
+                            l.fused_gate_up};
+  const Tensor h = b.rms_norm(x, l.pre_moe_norm, cfg.rms_eps).named(layer + ".pre_ffw_norm_2");
+  const Tensor y =
+      b.moe(h, probs, l.gate_exps, l.up_exps, l.down_exps, moe, l.down_exps_scale).named(layer + ".ffn_moe");
+  return b.rms_norm(y, l.post_moe_norm, cfg.rms_eps).named(layer + ".post_ffw_norm_2");
+}
+
 graph::RopeAttrs rope_attrs(const Gemma4Kind& k) {
   return graph::RopeAttrs{static_cast<int>(k.n_rot), graph::RopeMode::NeoX, k.rope_base, k.rope_scale};
 }
@@ -58,6 +77,7 @@ Result<graph::Graph> build_gemma4(const Gemma4Config& cfg, const WeightIndex& w,
     return b.constant(std::vector<float>(static_cast<size_t>(n), 1.0f), graph::make_shape({n}));
   };
   const Tensor ones_local = ones(cfg.local.head_dim), ones_global = ones(cfg.global.head_dim);
+  const Tensor ones_dim = ones(cfg.dim);
 
   Tensor x = (b.embedding(gw.token_embd, step.tokens) * b.scalar(std::sqrt(static_cast<float>(cfg.dim))))
                  .named("token_embd");  // [T, dim]
@@ -94,9 +114,11 @@ Result<graph::Graph> build_gemma4(const Gemma4Config& cfg, const WeightIndex& w,
     x = (x + b.rms_norm(a, l.post_attn_norm, cfg.rms_eps).named(layer + ".post_attention_norm"))
             .named(layer + ".attn_residual");
 
-    // GeGLU MLP between its pre- and post-norm.
-    const Tensor f = geglu_ffn(b, layer, l.gate, l.up, l.down,
-                               b.rms_norm(x, l.ffn_norm, cfg.rms_eps).named(layer + ".ffn_norm"));
+    // GeGLU MLP between its pre- and post-norm; in MoE layers, the experts beside it.
+    Tensor f = geglu_ffn(b, layer, l.gate, l.up, l.down,
+                         b.rms_norm(x, l.ffn_norm, cfg.rms_eps).named(layer + ".ffn_norm"));
+    if (cfg.is_moe[static_cast<size_t>(i)])
+      f = b.rms_norm(f, l.post_mlp_norm, cfg.rms_eps) + experts(b, cfg, l, layer, x, ones_dim);
     x = (x + b.rms_norm(f, l.post_ffn_norm, cfg.rms_eps).named(layer + ".post_ffw_norm"))
             .named(layer + ".ffn_residual");
 

@@ -26,6 +26,9 @@ struct Gemma4Config {
   int64_t ple_dim = 0;              // embedding_length_per_layer_input; 0: no per-layer inputs
   int64_t n_kv_layers = 0;          // the first n_kv_layers own a KV cache; later ones share (kv_source)
   float final_softcap = 0.0f;       // 0: none
+  // Mixture of experts (26B-A4B): in the layers with a router (blk.N.ffn_gate_inp), beside the MLP.
+  int64_t n_expert = 0, n_expert_used = 0, expert_ffn_dim = 0;
+  std::vector<bool> is_moe;  // per layer
 
   const Gemma4Kind& kind(int64_t layer) const {
     return is_local[static_cast<size_t>(layer)] ? local : global;
@@ -46,6 +49,12 @@ struct Gemma4Layer {
   graph::Tensor ffn_norm, gate, up, down, post_ffn_norm;
   graph::Tensor inp_gate, proj, post_norm;  // the per-layer input's gate and projection (ple_dim > 0)
   std::optional<graph::Tensor> out_scale;   // layer_output_scale: [1]
+  // MoE layers: the router and its input scale, the experts (gate and up fused as the converter
+  // writes them, or apart), their per-expert output scale, and the norms around both branches.
+  graph::Tensor router, router_scale, pre_moe_norm, post_mlp_norm, post_moe_norm;
+  graph::Tensor gate_exps, up_exps, down_exps;
+  bool fused_gate_up = false;
+  std::optional<graph::Tensor> down_exps_scale;
 };
 
 struct Gemma4Weights {

@@ -15,7 +15,7 @@ constexpr const char* kArch = "gemma4";
 
 std::string blk(int64_t i, const char* what) { return fmt::format("blk.{}.{}.weight", i, what); }
 
-Status check(const Gemma4Config& c, const WeightIndex& w) {
+Status check(const Gemma4Config& c) {
   auto bad = [](const std::string& what) {
     return make_error(ErrorCode::InvalidFile, fmt::format("{}: {}", kArch, what));
   };
@@ -61,12 +61,13 @@ Status check(const Gemma4Config& c, const WeightIndex& w) {
   }
   if (c.ple_dim < 0) return bad(fmt::format("{}.embedding_length_per_layer_input must be >= 0", kArch));
   if (!(c.final_softcap >= 0.0f)) return bad(fmt::format("{}.final_logit_softcapping must be >= 0", kArch));
-  for (int64_t i = 0; i < c.n_layers; ++i)
-    if (w.contains(blk(i, "ffn_gate_inp")))
-      return make_error(ErrorCode::Unsupported,
-                        fmt::format("{}: layer {} is a mixture-of-experts layer ('{}'); Gemma 4's MoE models "
-                                    "(26B-A4B) are not supported yet",
-                                    kArch, i, blk(i, "ffn_gate_inp")));
+  const auto moe = std::find(c.is_moe.begin(), c.is_moe.end(), true);
+  if (moe != c.is_moe.end() &&
+      (c.n_expert <= 0 || c.n_expert_used <= 0 || c.n_expert_used > c.n_expert || c.expert_ffn_dim <= 0))
+    return bad(fmt::format(
+        "the file has expert layers ({}) but {}.expert_count = {}, expert_used_count = {} "
+        "and expert_feed_forward_length = {} do not describe them",
+        blk(moe - c.is_moe.begin(), "ffn_gate_inp"), kArch, c.n_expert, c.n_expert_used, c.expert_ffn_dim));
   return {};
 }
 
@@ -136,8 +137,12 @@ Result<Gemma4Config> gemma4_config_from_gguf(const formats::GgufFile& f, const W
   c.n_kv_layers = c.n_layers - r.optional_int("attention.shared_kv_layers", 0);
   c.final_softcap = r.optional_float("final_logit_softcapping", 0.0f);
   c.vocab_size = r.optional_int("vocab_size", r.tensor_rows(w, "token_embd.weight"));
+  c.n_expert = r.optional_int("expert_count", 0);
+  c.n_expert_used = r.optional_int("expert_used_count", 0);
+  c.expert_ffn_dim = r.optional_int("expert_feed_forward_length", 0);
+  for (int64_t i = 0; i < n; ++i) c.is_moe.push_back(w.contains(blk(i, "ffn_gate_inp")));
   if (auto st = r.status(); !st) return st.error();
-  if (auto st = check(c, w); !st) return st.error();
+  if (auto st = check(c); !st) return st.error();
   return c;
 }
 
@@ -180,6 +185,23 @@ Gemma4Weights declare_gemma4_weights(graph::Builder& b, const WeightIndex& w, co
       l.post_norm = weight(b, w, blk(i, "post_norm"), {c.dim});
     }
     l.out_scale = optional_weight(b, w, blk(i, "layer_output_scale"), {1});
+    if (c.is_moe[static_cast<size_t>(i)]) {
+      const int64_t e = c.n_expert, f = c.expert_ffn_dim;
+      l.router = weight(b, w, blk(i, "ffn_gate_inp"), {e, c.dim});
+      l.router_scale = weight(b, w, fmt::format("blk.{}.ffn_gate_inp.scale", i), {c.dim});
+      l.pre_moe_norm = weight(b, w, blk(i, "pre_ffw_norm_2"), {c.dim});
+      l.post_mlp_norm = weight(b, w, blk(i, "post_ffw_norm_1"), {c.dim});
+      l.post_moe_norm = weight(b, w, blk(i, "post_ffw_norm_2"), {c.dim});
+      l.fused_gate_up = w.contains(blk(i, "ffn_gate_up_exps"));
+      if (l.fused_gate_up) {
+        l.gate_exps = l.up_exps = weight(b, w, blk(i, "ffn_gate_up_exps"), {e, 2 * f, c.dim});
+      } else {
+        l.gate_exps = weight(b, w, blk(i, "ffn_gate_exps"), {e, f, c.dim});
+        l.up_exps = weight(b, w, blk(i, "ffn_up_exps"), {e, f, c.dim});
+      }
+      l.down_exps = weight(b, w, blk(i, "ffn_down_exps"), {e, c.dim, f});
+      l.down_exps_scale = optional_weight(b, w, fmt::format("blk.{}.ffn_down_exps.scale", i), {e});
+    }
     g.layers.push_back(l);
   }
   return g;

@@ -121,11 +121,12 @@ TEST(Gemma4File, GlobalLayersNeedTheirRopeFrequencies) {
   EXPECT_NE(m.error().message.find("rope_freqs.weight"), std::string::npos) << m.error().message;
 }
 
-TEST(Gemma4File, MixtureOfExpertsLayersAreANamedUnsupportedError) {
-  auto m = load(tiny({.moe_router = true}));
+TEST(Gemma4File, ExpertLayersNeedTheirCounts) {
+  auto m = load(tiny({.moe_router = true}));  // a router, but no expert_count / expert_used_count
   ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.error().code, ErrorCode::Unsupported);
+  EXPECT_EQ(m.error().code, ErrorCode::InvalidFile);
   EXPECT_NE(m.error().message.find("blk.1.ffn_gate_inp.weight"), std::string::npos) << m.error().message;
+  EXPECT_NE(m.error().message.find("gemma4.expert_count"), std::string::npos) << m.error().message;
 }
 
 }  // namespace

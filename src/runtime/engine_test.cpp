@@ -690,7 +690,8 @@ TEST_P(EngineHybrid, RandomScheduleKeepsInvariantsAndSoloResults) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families2026, EngineHybrid,
-                         ::testing::Values("lfm2-f32", "qwen35-f32", "qwen35moe-f32", "gemma4-f32"));
+                         ::testing::Values("lfm2-f32", "qwen35-f32", "qwen35moe-f32", "gemma4-f32",
+                                           "gemma4moe-f32"));
 
 }  // namespace
 }  // namespace glass

@@ -113,6 +113,11 @@ const std::vector<Case2026>& cases_2026() {
        [](const std::filesystem::path&) { return layer_output_scale_removed(); }},
       {"gemma4-f32", "gemma4_final_softcap",
        [](const std::filesystem::path&) { return final_softcap_removed(); }},
+      {"gemma4moe-f32", "gemma4moe_experts", [](const std::filesystem::path&) { return experts_removed(); }},
+      {"gemma4moe-f32", "gemma4moe_expert_scale",
+       [](const std::filesystem::path&) { return expert_scale_removed(); }},
+      {"gemma4moe-f32", "gemma4moe_expert_activation",
+       [](const std::filesystem::path&) { return expert_activation_swapped(); }},
   };
   return kCases;
 }

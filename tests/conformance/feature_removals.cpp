@@ -212,4 +212,28 @@ Mutation layer_output_scale_removed() {
           on_nodes([](const Node& n) { return n.op == Op::Mul && n.name.ends_with(".out"); }, pass_input(0))};
 }
 
+Mutation experts_removed() {
+  return {"experts removed",
+          on_nodes(
+              [](const Node& n) { return n.op == Op::RmsNorm && n.name.ends_with(".post_ffw_norm_2"); },
+              [](Builder& b, const Node&, const std::vector<Tensor>& in) { return in[0] * b.scalar(0.0f); })};
+}
+
+Mutation expert_scale_removed() {
+  return {"per-expert scale removed",
+          on_nodes([](const Node& n) { return n.op == Op::Moe && n.inputs.size() == 6; },
+                   [](Builder& b, const Node& n, const std::vector<Tensor>& in) {
+                     return b.moe(in[0], in[1], in[2], in[3], in[4], std::get<graph::MoeAttrs>(n.attrs));
+                   })};
+}
+
+Mutation expert_activation_swapped() {
+  return {"experts' GeGLU as SwiGLU", on_nodes([](const Node& n) { return n.op == Op::Moe; },
+                                               [](Builder& b, const Node& n, const std::vector<Tensor>& in) {
+                                                 auto m = std::get<graph::MoeAttrs>(n.attrs);
+                                                 m.activation = graph::MoeActivation::SwiGlu;
+                                                 return with_attrs(b, n, in, m);
+                                               })};
+}
+
 }  // namespace glass::conformance

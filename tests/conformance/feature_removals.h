@@ -34,5 +34,10 @@ Mutation proportional_rope_removed();
 Mutation v_norm_removed();
 Mutation gemma4_per_layer_inputs_removed();
 Mutation layer_output_scale_removed();
+// Gemma 4 MoE: the experts' branch contributes nothing; each expert's output scale is 1; the
+// experts use SwiGLU instead of GeGLU.
+Mutation experts_removed();
+Mutation expert_scale_removed();
+Mutation expert_activation_swapped();
 
 }  // namespace glass::conformance

@@ -85,7 +85,8 @@ verify::Thresholds thresholds_for(const Reference& ref, verify::WeightClass weig
     // Gemma 4 (synthetic-2026, its exact-GELU reference from the generator's float64 numpy pass):
     // llama.cpp's table moves it 7.0e-3 from exact GELU; numpy with the table emulated lands 9.6e-4
     // from llama.cpp, within llama.cpp's own batch vs token-by-token spread of 1.3e-3.
-    const double max_abs = ref.architecture == "gemma3n" || ref.architecture == "gemma4" ? 1e-2 : 3e-3;
+    const double max_abs =
+        ref.architecture == "gemma3n" || ref.architecture.starts_with("gemma4") ? 1e-2 : 3e-3;
     t = verify::Thresholds{max_abs, max_abs / 3, 0.99999, 1.0,
                            "llama.cpp's F16 GELU table vs exact GELU (synthetic-arch README)"};
   }
@@ -103,9 +104,9 @@ verify::Thresholds thresholds_for(const Reference& ref, verify::WeightClass weig
   // the rounding of llama.cpp's 8-bit activations compounds. With f32 activations (the ref backend)
   // the synthetic-2026 files measure max abs / mean abs / Pearson: lfm2 q8_0 0.197 / 0.023 / 0.99634,
   // q4_k_m 0.194 / 0.023 / 0.99782; qwen35 q8_0 0.233 / 0.020 / 0.99632, q4_k_m 0.771 / 0.027 /
-  // 0.95125; qwen35moe q8_0 0.375 / 0.022 / 0.99032, q4_k_m 0.215 / 0.024 / 0.99729. The cpu backend, which rounds activations as llama.cpp does, meets the bar above (on
-  // q8_0: 2.4e-7 lfm2, 7.2e-3 qwen35). The ref rows keep a sanity bar (decisive top-1 measured
-  // 0.968 at worst, qwen35 q4_k_m).
+  // 0.95125; qwen35moe q8_0 0.375 / 0.022 / 0.99032, q4_k_m 0.215 / 0.024 / 0.99729. The cpu backend, which
+  // rounds activations as llama.cpp does, meets the bar above (on q8_0: 2.4e-7 lfm2, 7.2e-3 qwen35). The ref
+  // rows keep a sanity bar (decisive top-1 measured 0.968 at worst, qwen35 q4_k_m).
   if (weights == verify::WeightClass::Quantized && backend == "ref" &&
       (ref.architecture == "lfm2" || ref.architecture == "qwen35" || ref.architecture == "qwen35moe"))
     t = verify::Thresholds{1.0, 0.05, 0.95, 0.9,
@@ -122,6 +123,19 @@ verify::Thresholds thresholds_for(const Reference& ref, verify::WeightClass weig
     t = verify::Thresholds{0.6, 0.06, 0.98, 0.95,
                            "two gates per layer: llama.cpp's 8-bit activations and GELU table compound "
                            "(references.cpp)"};
+  // Gemma 4 MoE: the same, and a rounded activation can move a token to other experts. The glass
+  // ref backend equals the generator's float64 numpy pass on the dequantized weights to 8.0e-6
+  // (q8_0) / 1.1e-5 (q4_k_m, whose 64-wide rows fall back to Q5_0 / Q5_1 / Q8_0), and that pass with
+  // the GELU table emulated is 0.52 / 1.36 from llama.cpp (Pearson 0.9958 / 0.9872). Measured against
+  // llama.cpp, max / mean / Pearson / top-1: ref q8_0 0.523 / 0.052 / 0.980 / 0.970, q4_k_m 1.36 /
+  // 0.081 / 0.798 / 0.971; cpu (8-bit activations like llama.cpp) q8_0 0.452 / 0.028 / 0.986 / 1.0,
+  // q4_k_m 0.605 / 0.035 / 0.975 / 1.0.
+  if (weights == verify::WeightClass::Quantized && ref.architecture == "gemma4moe")
+    t = backend == "ref" ? verify::Thresholds{1.5, 0.1, 0.75, 0.9,
+                                              "experts chosen by a rounded router: f32 activations "
+                                              "(references.cpp)"}
+                         : verify::Thresholds{0.8, 0.05, 0.96, 0.95,
+                                              "experts chosen by a rounded router (references.cpp)"};
   return t;
 }
 

@@ -53,6 +53,7 @@ const std::vector<Entry>& table() {
       {Op::SwiGlu, {kF32, kF32}, activation},
       {Op::Embedding, {kWeights, kI32}, embedding},
       {Op::Moe, {kF32, kF32, kWeights, kWeights, kWeights}, moe},
+      {Op::Moe, {kF32, kF32, kWeights, kWeights, kWeights, kF32}, moe},
       {Op::Softcap, {kF32}, activation},
       {Op::Gelu, {kF32}, activation},
       {Op::GeGlu, {kF32, kF32}, activation},

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "backend/ref/kernel.h"
+#include "graph/ops/formulas.h"
 
 namespace glass::backend::ref {
 namespace {
@@ -40,7 +41,11 @@ Status moe(const KernelArgs& a) {
   const TensorRef& gate = a.in[2];
   const TensorRef& up = a.in[3];
   const TensorRef& down = a.in[4];
-  const int64_t T = x.dim(0), D = x.dim(1), E = gate.dim(0), F = gate.dim(1);
+  const float* scale = a.node.inputs.size() == 6 ? a.in[5].f32() : nullptr;
+  // Fused: expert e's gate row f is row e * 2F + f of the one tensor, its up row e * 2F + F + f.
+  const int64_t T = x.dim(0), D = x.dim(1), E = gate.dim(0),
+                F = m.fused_gate_up ? gate.dim(1) / 2 : gate.dim(1);
+  const int64_t stride = m.fused_gate_up ? 2 * F : F, up_offset = m.fused_gate_up ? F : 0;
   float* row = a.scratch;
   float* h = row + std::max(D, F);
   float* chosen = h + F;  // expert ids (exact as floats), then their weights
@@ -66,15 +71,19 @@ Status moe(const KernelArgs& a) {
     std::fill(out, out + D, 0.0f);
     for (int j = 0; j < m.n_used; ++j) {
       const auto e = static_cast<int64_t>(chosen[j]);
-      for (int64_t f = 0; f < F; ++f) {  // h = silu(gate_e x) * up_e x
-        if (auto st = expert_row(gate, e * F + f, D, row); !st) return st;
+      for (int64_t f = 0; f < F; ++f) {  // h = act(gate_e x) * up_e x
+        if (auto st = expert_row(gate, e * stride + f, D, row); !st) return st;
         const double g = dot(xt, row, D);
-        if (auto st = expert_row(up, e * F + f, D, row); !st) return st;
-        h[f] = static_cast<float>(g / (1.0 + std::exp(-g)) * dot(xt, row, D));
+        if (auto st = expert_row(up, e * stride + up_offset + f, D, row); !st) return st;
+        const double act = m.activation == graph::MoeActivation::GeGlu
+                               ? graph::gelu_tanh(static_cast<float>(g))
+                               : g / (1.0 + std::exp(-g));
+        h[f] = static_cast<float>(act * dot(xt, row, D));
       }
-      for (int64_t d = 0; d < D; ++d) {  // out += w_e * down_e h
+      const float w = scale != nullptr ? weight[j] * scale[e] : weight[j];
+      for (int64_t d = 0; d < D; ++d) {  // out += w_e * s_e * down_e h
         if (auto st = expert_row(down, e * D + d, F, row); !st) return st;
-        out[d] += weight[j] * static_cast<float>(dot(h, row, F));
+        out[d] += w * static_cast<float>(dot(h, row, F));
       }
     }
   }

@@ -62,9 +62,10 @@ std::vector<float> probabilities(uint32_t seed) {
   return p;
 }
 
-// The formula, in double.
+// The formula, in double: SwiGLU experts, or (gemma4) GeGLU with tanh-GELU and each expert's output
+// times scale[e].
 std::vector<float> formula(const std::vector<float>& x, const std::vector<float>& p, const Experts& w,
-                           int n_used, bool normalize) {
+                           int n_used, bool normalize, const std::vector<float>* scale = nullptr) {
   std::vector<float> y(static_cast<size_t>(kT * kD), 0.0f);
   for (int64_t t = 0; t < kT; ++t) {
     std::vector<int64_t> order(kE);
@@ -84,13 +85,15 @@ std::vector<float> formula(const std::vector<float>& x, const std::vector<float>
               w.gate[static_cast<size_t>((e * kF + f) * kD + d)] * double{x[static_cast<size_t>(t * kD + d)]};
           u += w.up[static_cast<size_t>((e * kF + f) * kD + d)] * double{x[static_cast<size_t>(t * kD + d)]};
         }
-        h[static_cast<size_t>(f)] = g / (1 + std::exp(-g)) * u;
+        const double gelu = 0.5 * g * (1 + std::tanh(0.7978845608028654 * (g + 0.044715 * g * g * g)));
+        h[static_cast<size_t>(f)] = (scale != nullptr ? gelu : g / (1 + std::exp(-g))) * u;
       }
       for (int64_t d = 0; d < kD; ++d) {
         double acc = 0;
         for (int64_t f = 0; f < kF; ++f)
           acc += w.down[static_cast<size_t>((e * kD + d) * kF + f)] * h[static_cast<size_t>(f)];
-        y[static_cast<size_t>(t * kD + d)] += static_cast<float>(wt * acc);
+        const double s = scale != nullptr ? (*scale)[static_cast<size_t>(e)] : 1.0;
+        y[static_cast<size_t>(t * kD + d)] += static_cast<float>(wt * s * acc);
       }
     }
   }
@@ -130,6 +133,47 @@ INSTANTIATE_TEST_SUITE_P(Routing, MoeTest,
                            return "top" + std::to_string(p.param.n_used) +
                                   (p.param.normalize ? "_norm" : "_raw");
                          });
+
+// Gemma 4's experts: gate and up in one [E, 2F, D] tensor (each expert's gate rows, then its up rows),
+// GeGLU, and a per-expert scale on each expert's output.
+TEST(Moe, FusedGateUpGegluAndExpertScale) {
+  const Experts w;
+  std::vector<float> gate_up;
+  for (int64_t e = 0; e < kE; ++e) {
+    gate_up.insert(gate_up.end(), w.gate.begin() + e * kF * kD, w.gate.begin() + (e + 1) * kF * kD);
+    gate_up.insert(gate_up.end(), w.up.begin() + e * kF * kD, w.up.begin() + (e + 1) * kF * kD);
+  }
+  const std::vector<float> scale{0.5f, 2.0f, -1.0f, 1.5f};
+  Builder b;
+  auto x = b.input("x", Shape{Dim::symbol(Sym::T), Dim::constant(kD)}, DType::F32);
+  auto p = b.input("p", Shape{Dim::symbol(Sym::T), Dim::constant(kE)}, DType::F32);
+  auto gu = b.parameter("gate_up", graph::make_shape({kE, 2 * kF, kD}), DType::F32);
+  auto down = b.parameter("down", graph::make_shape({kE, kD, kF}), DType::F32);
+  auto s = b.parameter("scale", graph::make_shape({kE}), DType::F32);
+  b.output("y", b.moe(x, p, gu, gu, down, graph::MoeAttrs{2, true, graph::MoeActivation::GeGlu, true}, s));
+  auto g = b.finish();
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const std::map<std::string, const void*> weights{
+      {"gate_up", gate_up.data()}, {"down", w.down.data()}, {"scale", scale.data()}};
+  test::GraphRun run;
+  run.inputs["x"] = test::random_floats(kT * kD, 1);
+  run.inputs["p"] = probabilities(2);
+  run.bind = tokens(kT);
+  test::GraphRun kernel = run, lowered = run;
+  auto a = test::run_graph(*g, kernel, tokens(8), false, weights);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  auto d = test::run_graph(*g, lowered, tokens(8), true, weights);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  const auto want = formula(std::get<std::vector<float>>(run.inputs["x"]),
+                            std::get<std::vector<float>>(run.inputs["p"]), w, 2, true, &scale);
+  EXPECT_LT(test::max_abs_diff(kernel.outputs[0], want), 1e-5);
+  EXPECT_LT(test::max_abs_diff(lowered.outputs[0], want), 1e-5);
+  // The SwiGLU formula is not what this computes.
+  EXPECT_GT(test::max_abs_diff(kernel.outputs[0],
+                               formula(std::get<std::vector<float>>(run.inputs["x"]),
+                                       std::get<std::vector<float>>(run.inputs["p"]), w, 2, true)),
+            1e-2);
+}
 
 // Experts 1 and 3 are never chosen (their probability is the lowest in every row) and hold NaN:
 // the kernel must not touch them, while the dense decomposition (the definition) propagates NaN.

@@ -2,8 +2,11 @@
 // top-k softmax routing of Mixtral and Qwen-MoE). For token t with router probabilities p[t, :]:
 //   chosen = the n_used experts of largest p[t, e] (ties: the lower index first)
 //   w_e    = p[t, e] for e in chosen, divided by sum over chosen of p[t, e] when `normalize`
-//   out[t] = sum over e in chosen of w_e * down_e(silu(gate_e x[t]) * up_e x[t])
-// Experts are stacked: gate/up [n_expert, ffn, dim], down [n_expert, dim, ffn], any storage dtype.
+//   out[t] = sum over e in chosen of w_e * s_e * down_e(act(gate_e x[t]) * up_e x[t])
+// with act SiLU (SwiGLU) or tanh-GELU (GeGLU) and s_e the optional per-expert scale (1 without it).
+// Experts are stacked: gate/up [n_expert, ffn, dim], down [n_expert, dim, ffn], any storage dtype;
+// with fused_gate_up the gate input is [n_expert, 2 ffn, dim], each expert's gate rows then its up
+// rows, and the up input is the same tensor.
 // A kernel computes only the chosen experts; the reference decomposition below computes every
 // expert densely and weights the unchosen ones by 0 (the definition, not a way to run it).
 #include <fmt/format.h>
@@ -15,7 +18,8 @@
 namespace glass::graph {
 
 Result<TypeInfo> infer_moe(const InferArgs& a) {
-  if (a.inputs.size() != 5) return node_error(a, "expects (x, probs, gate_exps, up_exps, down_exps)");
+  if (a.inputs.size() != 5 && a.inputs.size() != 6)
+    return node_error(a, "expects (x, probs, gate_exps, up_exps, down_exps[, expert_scale])");
   const Node& x = *a.inputs[0];
   const Node& p = *a.inputs[1];
   const Node& gate = *a.inputs[2];
@@ -27,8 +31,11 @@ Result<TypeInfo> infer_moe(const InferArgs& a) {
   if (gate.shape.size() != 3 || up.shape.size() != 3 || down.shape.size() != 3)
     return node_error(a, "experts must be 3-D: gate/up [n_expert, ffn, dim], down [n_expert, dim, ffn]");
   const Dim& E = gate.shape[0];
-  const Dim& F = gate.shape[1];
   const Dim& D = x.shape[1];
+  if (m.fused_gate_up &&
+      (a.node.inputs[2] != a.node.inputs[3] || gate.shape[1].is_symbolic() || gate.shape[1].value % 2 != 0))
+    return node_error(a, "fused_gate_up expects one [n_expert, 2 ffn, dim] tensor as both gate and up");
+  const Dim F = m.fused_gate_up ? Dim::constant(gate.shape[1].value / 2) : gate.shape[1];
   if (E.is_symbolic() || F.is_symbolic() || !(gate.shape[2] == D) || !(up.shape == gate.shape) ||
       !(down.shape == Shape{E, D, F}))
     return node_error(
@@ -37,6 +44,9 @@ Result<TypeInfo> infer_moe(const InferArgs& a) {
   if (p.dtype != DType::F32 || !(p.shape == Shape{x.shape[0], E}))
     return node_error(a, fmt::format("router probabilities must be f32 [T, {}], got {}", E.value,
                                      shape_to_string(p.shape)));
+  if (a.inputs.size() == 6 && (a.inputs[5]->dtype != DType::F32 || !(a.inputs[5]->shape == Shape{E})))
+    return node_error(a, fmt::format("expert_scale must be f32 [{}], got {}", E.value,
+                                     shape_to_string(a.inputs[5]->shape)));
   if (m.n_used < 1 || m.n_used > E.value)
     return node_error(a, fmt::format("n_used {} must be within [1, {}]", m.n_used, E.value));
   for (const Node* w : {&gate, &up, &down}) {
@@ -69,10 +79,17 @@ Tensor decompose_moe(Builder& b, const Node& n, const std::vector<Tensor>& in) {
 
   // Every expert densely: [1, T, dim] x [E, ffn, dim] -> [E, T, ffn], then down -> [E, T, dim].
   const Tensor xb = b.reshape(x, Shape{Dim::constant(1), T, D});
-  const Tensor g = b.matmul(xb, in[2]);
-  const Tensor h = g * b.recip(b.scalar(1.0f) + b.exp(b.neg(g))) * b.matmul(xb, in[3]);
-  const Tensor y = b.matmul(h, in[4]);  // [E, T, dim]
+  Tensor g = b.matmul(xb, in[2]), u = b.matmul(xb, in[3]);
+  if (m.fused_gate_up) {  // [E, T, 2 ffn]: gate columns, then up columns
+    const int64_t F = in[2].shape()[1].value / 2;
+    g = b.slice(g, 2, 0, Dim::constant(F));
+    u = b.slice(u, 2, F, Dim::constant(F));
+  }
+  const Tensor act =
+      m.activation == MoeActivation::GeGlu ? b.gelu(g) : g * b.recip(b.scalar(1.0f) + b.exp(b.neg(g)));
+  const Tensor y = b.matmul(act * u, in[4]);  // [E, T, dim]
 
+  if (in.size() == 6) w = w * in[5];  // [T, E] x [E]: each expert's scale
   const Tensor we = b.reshape(b.permute(w, {1, 0}), Shape{E, T, Dim::constant(1)});
   const Tensor sum = b.reduce_sum(b.permute(y * we, {1, 2, 0}));  // [T, dim, 1]
   return b.reshape(sum, Shape{T, D});

@@ -1,9 +1,10 @@
 // Mixture of experts (formula in graph/ops/moe.cpp), computing only the chosen experts: route every
 // token (top n_used of its router probabilities), group the step's tokens by expert, then per used
 // expert gather its tokens' activations (converted to the weight type's blocks, like a matmul),
-// run gate and up over that expert's weight rows, swiglu, down, and add the weighted rows into the
-// tokens' outputs. Unchosen experts' weights are never read. Work splits over weight rows, as the
-// matmul's decode path does, so a one-token step still uses every thread.
+// run gate and up over that expert's weight rows (two halves of one tensor when fused), SwiGLU or
+// GeGLU, down, and add the weighted (and per-expert scaled) rows into the tokens' outputs. Unchosen experts'
+// weights are never read. Work splits over weight rows, as the matmul's decode path does, so a one-token step
+// still uses every thread.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "backend/cpu/kernels/kernels.h"
 #include "backend/cpu/kernels/matmul.h"
 #include "backend/cpu/kernels/vec_ops.h"
+#include "graph/ops/formulas.h"
 
 namespace glass::backend::cpu::kernels {
 namespace {
@@ -109,11 +111,12 @@ const MoeKernel& moe_kernel(Isa isa) {
 size_t moe_scratch(const graph::Graph& g, const graph::Node& n, const graph::Bindings& max, int,
                    const KernelData& data) {
   const auto& mk = data_of<MoeKernel>(data);
-  const graph::Shape& gate = g.node(n.inputs[2]).shape;  // [n_expert, ffn, dim]
+  const graph::Shape& gate = g.node(n.inputs[2]).shape;  // [n_expert, ffn (2 ffn fused), dim]
+  const auto& m = std::get<graph::MoeAttrs>(n.attrs);
   const int64_t T = graph::resolve(g.node(n.inputs[0]).shape, max).dims[0];
-  return layout(T, gate[0].value, gate[2].value, gate[1].value, std::get<graph::MoeAttrs>(n.attrs).n_used,
-                matmul_for(mk.isa, g.node(n.inputs[2]).dtype), matmul_for(mk.isa, g.node(n.inputs[3]).dtype),
-                matmul_for(mk.isa, g.node(n.inputs[4]).dtype))
+  return layout(T, gate[0].value, gate[2].value, m.fused_gate_up ? gate[1].value / 2 : gate[1].value,
+                m.n_used, matmul_for(mk.isa, g.node(n.inputs[2]).dtype),
+                matmul_for(mk.isa, g.node(n.inputs[3]).dtype), matmul_for(mk.isa, g.node(n.inputs[4]).dtype))
       .total;
 }
 
@@ -123,7 +126,9 @@ Status moe(const KernelArgs& a) {
   const TensorView& x = a.in[0];
   const TensorView& probs = a.in[1];
   const TensorView &gate = a.in[2], &up = a.in[3], &down = a.in[4];
-  const int64_t T = x.dim(0), D = x.dim(1), E = gate.dim(0), F = gate.dim(1);
+  const float* scale = a.node.inputs.size() == 6 ? a.in[5].f32() : nullptr;
+  const int64_t T = x.dim(0), D = x.dim(1), E = gate.dim(0),
+                F = m.fused_gate_up ? gate.dim(1) / 2 : gate.dim(1);
   const int k = m.n_used;
   const MatmulKernel& gk = matmul_for(mk.isa, gate.dtype);
   const MatmulKernel& uk = matmul_for(mk.isa, up.dtype);
@@ -180,18 +185,30 @@ Status moe(const KernelArgs& a) {
       gather_acts(a.pool, uk, x.f32(), D, rows, n_e, at(l.act_up));
       u_act = at(l.act_up);
     }
-    const size_t gw = *graph::dtype_bytes(gate.dtype, static_cast<uint64_t>(F * D));
+    // Expert e's gate and up rows: its slices of two tensors, or (fused) the two halves of its 2F rows.
+    const size_t half = *graph::dtype_bytes(gate.dtype, static_cast<uint64_t>(F * D));
+    const size_t gw = m.fused_gate_up ? 2 * half : half;
     const size_t uw = *graph::dtype_bytes(up.dtype, static_cast<uint64_t>(F * D));
     const size_t dw = *graph::dtype_bytes(down.dtype, static_cast<uint64_t>(D * F));
+    const std::byte* up_rows = m.fused_gate_up ? gate.bytes() + static_cast<size_t>(e) * gw + half
+                                               : up.bytes() + static_cast<size_t>(e) * uw;
     expert_gemm(a.pool, gk, D, gate.bytes() + static_cast<size_t>(e) * gw, F, g_act, n_e, g_out);
-    expert_gemm(a.pool, uk, D, up.bytes() + static_cast<size_t>(e) * uw, F, u_act, n_e, u_out);
+    expert_gemm(a.pool, uk, D, up_rows, F, u_act, n_e, u_out);
+    const bool geglu = m.activation == graph::MoeActivation::GeGlu;
     parallel_for(a.pool, n_e, 4, [&](int64_t i0, int64_t i1, int) {
-      for (int64_t i = i0; i < i1; ++i) vec->swiglu(g_out + i * F, u_out + i * F, g_out + i * F, F);
+      for (int64_t i = i0; i < i1; ++i) {
+        float* g = g_out + i * F;
+        const float* u = u_out + i * F;
+        if (geglu)
+          for (int64_t f = 0; f < F; ++f) g[f] = graph::gelu_tanh(g[f]) * u[f];
+        else
+          vec->swiglu(g, u, g, F);
+      }
     });
     gather_acts(a.pool, dk, g_out, F, nullptr, n_e, at(l.act_down));
     expert_gemm(a.pool, dk, F, down.bytes() + static_cast<size_t>(e) * dw, D, at(l.act_down), n_e, y);
     for (int64_t i = 0; i < n_e; ++i) {  // each token appears once per expert
-      const float w = weights[order[begin + i]];
+      const float w = scale != nullptr ? weights[order[begin + i]] * scale[e] : weights[order[begin + i]];
       float* o = a.out.f32() + static_cast<int64_t>(rows[i]) * D;
       for (int64_t d = 0; d < D; ++d) o[d] += w * y[i * D + d];
     }

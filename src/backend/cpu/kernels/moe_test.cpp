@@ -24,14 +24,22 @@ using testing::bindings;
 
 constexpr int64_t kD = 256, kF = 256, kE = 6;
 
-graph::Graph moe_graph(DType wt) {
+// gemma4: gate and up fused in one [E, 2F, D] tensor, GeGLU, a per-expert output scale.
+graph::Graph moe_graph(DType wt, bool gemma4 = false) {
   Builder b;
   auto x = b.input("x", Shape{Dim::symbol(Sym::T), Dim::constant(kD)}, DType::F32);
   auto p = b.input("p", Shape{Dim::symbol(Sym::T), Dim::constant(kE)}, DType::F32);
-  auto gate = b.parameter("gate", graph::make_shape({kE, kF, kD}), wt);
-  auto up = b.parameter("up", graph::make_shape({kE, kF, kD}), wt);
   auto down = b.parameter("down", graph::make_shape({kE, kD, kF}), wt);
-  b.output("y", b.moe(x, p, gate, up, down, graph::MoeAttrs{2, true}));
+  if (gemma4) {
+    auto gate_up = b.parameter("gate", graph::make_shape({kE, 2 * kF, kD}), wt);
+    auto scale = b.parameter("scale", graph::make_shape({kE}), DType::F32);
+    b.output("y", b.moe(x, p, gate_up, gate_up, down,
+                        graph::MoeAttrs{2, true, graph::MoeActivation::GeGlu, true}, scale));
+  } else {
+    auto gate = b.parameter("gate", graph::make_shape({kE, kF, kD}), wt);
+    auto up = b.parameter("up", graph::make_shape({kE, kF, kD}), wt);
+    b.output("y", b.moe(x, p, gate, up, down, graph::MoeAttrs{2, true}));
+  }
   auto g = b.finish();
   EXPECT_TRUE(g.ok()) << g.error().message;
   return *g;
@@ -52,19 +60,24 @@ std::vector<float> probabilities(int64_t T, uint32_t seed) {
 struct Case {
   DType wt;
   int64_t T;
+  bool gemma4 = false;
 };
 
-void PrintTo(const Case& c, std::ostream* os) { *os << graph::dtype_name(c.wt) << " T=" << c.T; }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << graph::dtype_name(c.wt) << " T=" << c.T << (c.gemma4 ? " gemma4" : "");
+}
 
 class CpuMoe : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CpuMoe, MatchesRef) {
   const Case c = GetParam();
-  const graph::Graph g = moe_graph(c.wt);
-  const auto gate = testing::random_weights(c.wt, kE * kF, kD, 21);
+  const graph::Graph g = moe_graph(c.wt, c.gemma4);
+  const auto gate = testing::random_weights(c.wt, kE * kF * (c.gemma4 ? 2 : 1), kD, 21);
   const auto up = testing::random_weights(c.wt, kE * kF, kD, 22);
   const auto down = testing::random_weights(c.wt, kE * kD, kF, 23);
-  const std::map<std::string, const void*> w{{"gate", gate.data()}, {"up", up.data()}, {"down", down.data()}};
+  const std::vector<float> scale{0.5f, 2.0f, -1.0f, 1.5f, 0.25f, 3.0f};
+  const std::map<std::string, const void*> w{
+      {"gate", gate.data()}, {"up", up.data()}, {"down", down.data()}, {"scale", scale.data()}};
   test::GraphRun run;
   run.inputs["x"] = test::random_floats(static_cast<size_t>(c.T * kD), 1);
   run.inputs["p"] = probabilities(c.T, 2);
@@ -83,11 +96,12 @@ TEST_P(CpuMoe, MatchesRef) {
 
 INSTANTIATE_TEST_SUITE_P(Types, CpuMoe,
                          ::testing::Values(Case{DType::F32, 1}, Case{DType::F32, 37}, Case{DType::F16, 37},
-                                           Case{DType::Q8_0, 1}, Case{DType::Q8_0, 37},
-                                           Case{DType::Q4_K, 37}),
+                                           Case{DType::Q8_0, 1}, Case{DType::Q8_0, 37}, Case{DType::Q4_K, 37},
+                                           Case{DType::F32, 37, true}, Case{DType::Q8_0, 1, true},
+                                           Case{DType::Q4_K, 37, true}),
                          [](const auto& p) {
                            return std::string(graph::dtype_name(p.param.wt)) + "_T" +
-                                  std::to_string(p.param.T);
+                                  std::to_string(p.param.T) + (p.param.gemma4 ? "_gemma4" : "");
                          });
 
 TEST(CpuMoeExperts, UnchosenExpertsAreNeverUsed) {
