@@ -15,8 +15,10 @@ extern const HfAdapter kPhi3Hf;      // "phi3" (Phi3ForCausalLM: Phi-3, Phi-3.5-
 extern const HfAdapter kGemma2Hf;    // "gemma2" (Gemma2ForCausalLM)
 extern const HfAdapter kGemma3Hf;    // "gemma3_text" (Gemma3ForCausalLM), "gemma3" (text_config)
 extern const HfAdapter kGemma3nHf;
+extern const HfAdapter kGemma4Hf;  // "gemma4" (text_config; towers skipped), "gemma4_text"
 extern const HfAdapter kLfm2Hf;
-extern const HfAdapter kQwen35Hf;    // "qwen3_5" (text_config; tower and MTP skipped), "qwen3_5_text"  // "lfm2" (Lfm2ForCausalLM); conv weights [dim, 1, L] bound as [dim, L]   //
-                                 // "gemma3n_text", "gemma3n" (text_config; towers skipped)
+extern const HfAdapter kQwen35Hf;  // "qwen3_5" (text_config; tower and MTP skipped), "qwen3_5_text"  //
+                                   // "lfm2" (Lfm2ForCausalLM); conv weights [dim, 1, L] bound as [dim, L] //
+                                   // "gemma3n_text", "gemma3n" (text_config; towers skipped)
 
 }  // namespace glass::models

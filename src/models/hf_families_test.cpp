@@ -281,5 +281,41 @@ TEST(HfQwen35, KeysAsTheConverterWritesThem) {
   EXPECT_NE(refused.error().message.find("num_experts"), std::string::npos);
 }
 
+// A Gemma 4 E2B-like text config (3 layers: 2 local, 1 global) in its multimodal wrapper, with the
+// global layers' rope_parameters `full_rope`.
+std::string gemma4(const std::string& full_rope = R"({"rope_type": "proportional", "rope_theta": 1000000.0,
+                                       "partial_rotary_factor": 0.25})") {
+  return R"({"model_type": "gemma4", "text_config": {"model_type": "gemma4_text", "hidden_size": 64,
+    "intermediate_size": 96, "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
+    "num_global_key_value_heads": 1, "head_dim": 16, "global_head_dim": 32, "sliding_window": 12,
+    "layer_types": ["sliding_attention", "sliding_attention", "full_attention"], "num_kv_shared_layers": 1,
+    "use_double_wide_mlp": true, "hidden_size_per_layer_input": 8, "final_logit_softcapping": 30.0,
+    "vocab_size": 512, "rope_parameters": {"full_attention": )" +
+         full_rope + R"(, "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}}})";
+}
+
+TEST(HfGemma4, KeysAndRopeFrequenciesAsTheConverterWritesThem) {
+  HfNormalized out;
+  auto f = normalized(kGemma4Hf, gemma4(), out);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(*f->get_u32("gemma4.attention.key_length"), 32u);
+  EXPECT_EQ(*f->get_u32("gemma4.attention.key_length_swa"), 16u);
+  EXPECT_EQ(*f->get_u32("gemma4.rope.dimension_count"), 32u);  // proportional: rope_freqs says which rotate
+  EXPECT_EQ(*f->get_i32_array("gemma4.attention.head_count_kv"), (std::vector<int32_t>{2, 2, 1}));
+  EXPECT_EQ(*f->get_i32_array("gemma4.feed_forward_length"), (std::vector<int32_t>{96, 96, 192}));
+  EXPECT_EQ(*f->get_u32("gemma4.attention.shared_kv_layers"), 1u);
+  EXPECT_EQ(*f->get_f32("gemma4.rope.freq_base_swa"), 1e4f);
+  ASSERT_EQ(out.derived.size(), 1u);
+  EXPECT_EQ(out.derived[0].name, "rope_freqs.weight");
+  std::vector<float> want(16, 1e30f);
+  std::fill(want.begin(), want.begin() + 4, 1.0f);  // 32 x 0.25 / 2 pairs rotate
+  EXPECT_EQ(out.derived[0].values, want);
+  HfNormalized bad;
+  auto refused = normalized(kGemma4Hf, gemma4(R"({"rope_type": "yarn", "factor": 4.0})"), bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::Unsupported);
+  EXPECT_NE(refused.error().message.find("rope_type"), std::string::npos) << refused.error().message;
+}
+
 }  // namespace
 }  // namespace glass::models

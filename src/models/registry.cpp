@@ -50,7 +50,7 @@ const std::array<Architecture, 13>& registry() {
       {kLfm2, {"lfm2"}, checked<lfm2_from_gguf, kLfm2>, &kLfm2Hf},
       {kQwen35, {"qwen3_5", "qwen3_5_text"}, checked<qwen35_from_gguf, kQwen35>, &kQwen35Hf},
       {kQwen35Moe, {}, checked<qwen35moe_from_gguf, kQwen35Moe>, nullptr},
-      {kGemma4, {}, checked<gemma4_from_gguf, kGemma4>, nullptr},
+      {kGemma4, {"gemma4", "gemma4_text"}, checked<gemma4_from_gguf, kGemma4>, &kGemma4Hf},
   }};
   return kArchitectures;
 }

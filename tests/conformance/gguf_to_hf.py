@@ -194,6 +194,24 @@ LAYER["gemma3n"] = dict(
     proj="per_layer_projection",
     post_norm="post_per_layer_input_norm",
 )
+LAYER["gemma4"] = dict(
+    LAYER["gemma2"],
+    inp_gate="per_layer_input_gate",
+    proj="per_layer_projection",
+    post_norm="post_per_layer_input_norm",
+    pre_ffw_norm_2="pre_feedforward_layernorm_2",
+    post_ffw_norm_1="post_feedforward_layernorm_1",
+    post_ffw_norm_2="post_feedforward_layernorm_2",
+)
+# Gemma 4's parameters without ".weight" in HF (nn.Parameter), as the converter renames them.
+GEMMA4_PARAMS = {
+    ("layer_output_scale", "weight"): "layer_scalar",
+    ("ffn_gate_inp", "weight"): "router.proj.weight",
+    ("ffn_gate_inp", "scale"): "router.scale",
+    ("ffn_down_exps", "scale"): "router.per_expert_scale",
+    ("ffn_gate_up_exps", "weight"): "experts.gate_up_proj",
+    ("ffn_down_exps", "weight"): "experts.down_proj",
+}
 GLOBAL = {
     "token_embd.weight": "model.embed_tokens.weight",
     "output_norm.weight": "model.norm.weight",
@@ -288,6 +306,8 @@ def hf_tensors(arch, gguf, meta=None):
             elif name.endswith("attn_k.weight"):
                 gguf[name] = unpermute(gguf[name], kv if kv else heads)
     shift_norms = arch in ("gemma2", "gemma3")  # HF stores w - 1
+    if arch == "gemma4":  # rope_freqs comes from rope_parameters (config.json)
+        gguf = {n: t for n, t in gguf.items() if n != "rope_freqs.weight"}
     for name, t in gguf.items():
         if name in GLOBAL:
             hf = GLOBAL[name]
@@ -304,6 +324,9 @@ def hf_tensors(arch, gguf, meta=None):
             raise ValueError(f"{arch}: no HF name for {name}")
         layer, what, kind = parts[1], parts[2], parts[3]
         prefix = f"model.layers.{layer}."
+        if arch == "gemma4" and (what, kind) in GEMMA4_PARAMS:
+            out[prefix + GEMMA4_PARAMS[(what, kind)]] = t
+            continue
         if what in EXPERTS:
             for e in range(t.shape[0]):
                 out[f"{prefix}mlp.experts.{e}.{EXPERTS[what]}.weight"] = t[e]
@@ -332,6 +355,43 @@ def period_local(n_layers, period):
 
 def normal_cdf(x):
     return 0.5 * math.erfc(-x / math.sqrt(2))
+
+
+def gemma4_config(meta, tensors, c, g, n_layers):
+    """Gemma 4's multimodal config around its text config, in the keys llama.cpp's converter reads."""
+    local = [bool(x) for x in g("attention.sliding_window_pattern")]
+    kv = g("attention.head_count_kv")
+    kv_swa = next(h for h, l in zip(kv, local) if l)
+    kv_full = next((h for h, l in zip(kv, local) if not l), kv_swa)
+    ffn = g("feed_forward_length")
+    ffn = ffn if isinstance(ffn, list) else [ffn] * n_layers
+    shared = g("attention.shared_kv_layers", 0)
+    freqs = tensors["rope_freqs.weight"]
+    head_full, head_swa = g("attention.key_length"), g("attention.key_length_swa")
+    text = dict(c, model_type="gemma4_text", hidden_activation="gelu_pytorch_tanh",
+                head_dim=head_swa, global_head_dim=head_full, num_key_value_heads=kv_swa,
+                num_global_key_value_heads=kv_full, intermediate_size=ffn[0],
+                use_double_wide_mlp=ffn[-1] == 2 * ffn[0] and shared > 0,
+                hidden_size_per_layer_input=g("embedding_length_per_layer_input", 0),
+                num_kv_shared_layers=shared, layer_types=layer_types(local),
+                sliding_window=g("attention.sliding_window"),
+                final_logit_softcapping=g("final_logit_softcapping"),
+                rope_parameters={
+                    "full_attention": {"rope_type": "proportional", "rope_theta": g("rope.freq_base"),
+                                       "partial_rotary_factor": 2 * int((freqs == 1).sum()) / head_full},
+                    "sliding_attention": {"rope_type": "default", "rope_theta": g("rope.freq_base_swa"),
+                                          "partial_rotary_factor": g("rope.dimension_count_swa") / head_swa}})
+    if g("expert_count"):
+        text.update(enable_moe_block=True, num_experts=g("expert_count"), top_k_experts=g("expert_used_count"),
+                    expert_intermediate_size=g("expert_feed_forward_length"))
+    for key in ("bos_token_id", "eos_token_id", "torch_dtype", "head_dim_swa"):
+        text.pop(key, None)
+    text["head_dim"] = head_swa
+    return {"model_type": "gemma4", "architectures": ["Gemma4ForConditionalGeneration"], "text_config": text,
+            "vision_config": {"model_type": "gemma4_vision", "hidden_size": 8},
+            "tie_word_embeddings": text["tie_word_embeddings"],
+            "bos_token_id": meta["tokenizer.ggml.bos_token_id"],
+            "eos_token_id": meta["tokenizer.ggml.eos_token_id"], "torch_dtype": "float32"}
 
 
 def config(arch, meta, tensors):
@@ -423,6 +483,8 @@ def config(arch, meta, tensors):
                  sliding_window=g("attention.sliding_window") or None, rope_scaling=None,
                  attention_bias=False, resid_pdrop=0.0)
         return c
+    if arch == "gemma4":
+        return gemma4_config(meta, tensors, c, g, n_layers)
     # Gemma: queries scaled by query_pre_attn_scalar^-0.5 = head_dim^-0.5 here; tanh GELU.
     c.update(hidden_activation="gelu_pytorch_tanh", query_pre_attn_scalar=head_dim,
              sliding_window=g("attention.sliding_window"))
@@ -592,11 +654,11 @@ def tokenizer_files(fixtures, meta):
 def convert(fixtures, gguf_path, out_dir, arch_expected):
     meta, gguf = read_gguf(gguf_path)
     arch = meta["general.architecture"]
-    if arch != arch_expected:
+    if arch != arch_expected.replace("gemma4moe", "gemma4"):
         raise ValueError(f"{gguf_path}: architecture {arch}, expected {arch_expected}")
     os.makedirs(out_dir, exist_ok=True)
     tensors = hf_tensors(arch, gguf, meta)
-    if arch == "gemma3n":  # the multimodal layout, with a tower tensor the text graph never reads
+    if arch in ("gemma3n", "gemma4"):  # the multimodal layout, with a tower tensor the text graph never reads
         tensors = {n.replace("model.", "model.language_model.", 1) if n.startswith("model.") else n: t
                    for n, t in tensors.items()}
         tensors["model.vision_tower.timm_model.stem.conv.weight"] = np.zeros((2, 2), dtype=np.float32)

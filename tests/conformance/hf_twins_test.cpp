@@ -47,7 +47,8 @@ class HfTwins : public test::WithSharedFixtures, public ::testing::WithParamInte
     const std::filesystem::path& out = out_;
     std::filesystem::remove_all(out);
     // The 2026 families' fixtures are the repository's (tests/fixtures), the others the shared set's.
-    const bool in_repo = arch == "smollm3" || arch == "lfm2" || arch == "qwen35";
+    const bool in_repo =
+        arch == "smollm3" || arch == "lfm2" || arch == "qwen35" || arch == "gemma4" || arch == "gemma4moe";
     const std::string set = in_repo ? "synthetic-2026" : "synthetic-arch";
     const std::filesystem::path root = in_repo ? test::source_dir() / "tests/fixtures" : fixtures_;
     const std::string cmd = fmt::format(
@@ -118,7 +119,8 @@ TEST_P(HfTwins, SameLogitsAsTheGgufTwinAndTheReference) {
     ASSERT_TRUE(hf.ok()) << twin->arch << ": " << hf.error().message;
     const verify::Metrics vs_gguf = verify::compare(*hf, *gguf, kVocab);
     // The 2026 families are held to issue 52's 1e-5 (measured: smollm3 9.5e-7, lfm2 7.2e-7, qwen35 2.4e-6).
-    const bool family_2026 = twin->arch == "smollm3" || twin->arch == "lfm2" || twin->arch == "qwen35";
+    const bool family_2026 = twin->arch == "smollm3" || twin->arch == "lfm2" || twin->arch == "qwen35" ||
+                             twin->arch.starts_with("gemma4");
     EXPECT_LE(vs_gguf.max_abs, family_2026 ? 1e-5 : 1e-4) << twin->arch << " " << mode << ": HF vs GGUF twin";
 
     auto expected = formats::read_npy_f32(twin->ref.logits);
@@ -198,9 +200,13 @@ TEST_P(HfTwins, MlxSnapshotComputesItsDequantizedValues) {
     // 8-bit activations move their rows more: min Pearson measured 0.99832 (lfm2), 0.99474 and
     // top-1 0.958 (qwen35). On quantized GGUFs the cpu backend meets llama.cpp's own logits (which
     // round activations the same way) at Pearson >= 0.99985 (references.cpp).
-    const double bar = twin->arch == "qwen35" ? 0.99 : twin->arch == "lfm2" ? 0.998 : 0.999;
+    // Gemma 4 gates twice per layer (GeGLU, then the per-layer input; the MoE's router picks
+    // experts from rounded activations): min Pearson measured 0.9615 / top-1 0.81 (gemma4), 0.9649 /
+    // 0.85 (gemma4moe), as on its quantized GGUFs against llama.cpp (references.cpp).
+    const bool gemma4 = twin->arch.starts_with("gemma4");
+    const double bar = gemma4 ? 0.95 : twin->arch == "qwen35" ? 0.99 : twin->arch == "lfm2" ? 0.998 : 0.999;
     EXPECT_GE(m.min_pearson, bar) << twin->arch << " cpu, row " << m.min_pearson_row;
-    EXPECT_GE(m.top1, 0.9) << twin->arch << " cpu";
+    EXPECT_GE(m.top1, gemma4 ? 0.75 : 0.9) << twin->arch << " cpu";
     std::printf("mlx twin %-9s cpu: vs the dequantized twin max|d| %.3g, min Pearson %.6f, top-1 %.3f\n",
                 twin->arch.c_str(), m.max_abs, m.min_pearson, m.top1);
   }
@@ -344,7 +350,7 @@ TEST_P(HfTwins, QuantizeFromHfLikeFromTheGgufTwin) {
       auto want = formats::GgufFile::open(twin->gguf);
       auto got = formats::GgufFile::open(from_hf);
       ASSERT_TRUE(want.ok() && got.ok());
-      expect_same_file(*want, *got, twin->arch);
+      expect_same_file(*want, *got, twin->arch == "gemma4moe" ? "gemma4" : twin->arch);
       std::filesystem::remove(from_hf);
       continue;
     }
@@ -366,7 +372,7 @@ TEST_P(HfTwins, QuantizeFromHfLikeFromTheGgufTwin) {
 
 INSTANTIATE_TEST_SUITE_P(Families, HfTwins,
                          ::testing::Values("qwen2", "qwen3", "qwen3moe", "phi3", "gemma2", "gemma3",
-                                           "gemma3n", "smollm3", "lfm2", "qwen35"),
+                                           "gemma3n", "smollm3", "lfm2", "qwen35", "gemma4", "gemma4moe"),
                          [](const ::testing::TestParamInfo<const char*>& p) { return std::string(p.param); });
 
 }  // namespace

@@ -70,23 +70,24 @@ Status swiglu(const KernelArgs& a) {
 }
 
 // gelu / geglu (tanh form) and softcap, elementwise with the scalar formulas of graph/ops/formulas.h
-// (std::tanh per element: exact to f32 rounding, like the ref kernel), rows split over the pool.
+// (std::tanh per element: exact to f32 rounding, like the ref kernel). The operands are contiguous
+// and alike, so the work splits over elements, not rows: one long row (a decode step's softcapped
+// logits, 262144 of them for Gemma) uses every thread.
 Status tanh_activation(const KernelArgs& a) {
-  const int64_t n = a.out.last();
+  const int64_t total = a.out.rows() * a.out.last();
   const graph::Op op = a.node.op;
   const float cap = op == graph::Op::Softcap ? std::get<graph::SoftcapAttrs>(a.node.attrs).cap : 0.0f;
-  parallel_for(a.pool, a.out.rows(), row_grain(n), [&](int64_t r0, int64_t r1, int) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const float* g = a.in[0].f32() + r * n;
-      float* y = a.out.f32() + r * n;
-      if (op == graph::Op::Softcap) {
-        for (int64_t i = 0; i < n; ++i) y[i] = graph::softcap(g[i], cap);
-      } else if (op == graph::Op::GeGlu) {
-        const float* u = a.in[1].f32() + r * n;
-        for (int64_t i = 0; i < n; ++i) y[i] = graph::gelu_tanh(g[i]) * u[i];
-      } else {
-        for (int64_t i = 0; i < n; ++i) y[i] = graph::gelu_tanh(g[i]);
-      }
+  constexpr int64_t kGrain = 4096;
+  parallel_for(a.pool, total, kGrain, [&](int64_t i0, int64_t i1, int) {
+    const float* g = a.in[0].f32();
+    float* y = a.out.f32();
+    if (op == graph::Op::Softcap) {
+      for (int64_t i = i0; i < i1; ++i) y[i] = graph::softcap(g[i], cap);
+    } else if (op == graph::Op::GeGlu) {
+      const float* u = a.in[1].f32();
+      for (int64_t i = i0; i < i1; ++i) y[i] = graph::gelu_tanh(g[i]) * u[i];
+    } else {
+      for (int64_t i = i0; i < i1; ++i) y[i] = graph::gelu_tanh(g[i]);
     }
   });
   return {};
