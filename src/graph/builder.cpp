@@ -95,8 +95,10 @@ Tensor Builder::rope(Tensor x, Tensor positions, const RopeAttrs& attrs, std::op
   return add_node(Op::Rope, std::move(in), attrs);
 }
 Tensor Builder::attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor q_pos, Tensor q_seq,
-                          Tensor block_table, const AttentionAttrs& a) {
-  return add_node(Op::Attention, {q.id, k_cache.id, v_cache.id, q_pos.id, q_seq.id, block_table.id}, a);
+                          Tensor block_table, const AttentionAttrs& a, std::optional<Tensor> sinks) {
+  std::vector<NodeId> in{q.id, k_cache.id, v_cache.id, q_pos.id, q_seq.id, block_table.id};
+  if (sinks) in.push_back(sinks->id);
+  return add_node(Op::Attention, std::move(in), a);
 }
 Tensor Builder::gather_blocks(Tensor cache, Tensor block_table, Tensor seq, const BlockGatherAttrs& a) {
   return add_node(Op::GatherBlocks, {cache.id, block_table.id, seq.id}, a);

@@ -75,8 +75,10 @@ class Builder {
   Tensor rope(Tensor x, Tensor positions, const RopeAttrs& attrs, std::optional<Tensor> freq_factors = {});
   // Query t (at position q_pos[t] of sequence q_seq[t]) reads that sequence's keys through row
   // q_seq[t] of block_table [N, max_blocks] (graph/ops/attention.cpp).
+  // sinks [H]: a per-head logit in every row's softmax that adds to the normaliser and to no value
+  // (gpt-oss's attention sinks).
   Tensor attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor q_pos, Tensor q_seq, Tensor block_table,
-                   const AttentionAttrs& a);
+                   const AttentionAttrs& a, std::optional<Tensor> sinks = {});
   Tensor kv_write(Tensor cache, Tensor rows, Tensor slots);
   // Token t's output channel d: sum over k < L of weight[d, k] times channel d at position
   // q_pos[t] - (L-1) + k of its sequence, read through block_table (graph/ops/conv.cpp).

@@ -97,6 +97,12 @@ std::vector<Entry> build_table() {
     t.push_back({Op::Mul, {kF32, kF32}, isa, k::binary, ops, nullptr, nullptr, true});
     t.push_back(
         {Op::Attention, {kF32, kKv, kKv, kI32, kI32, kI32}, isa, k::attention, ops, k::attention_scratch});
+    t.push_back({Op::Attention,
+                 {kF32, kKv, kKv, kI32, kI32, kI32, kF32},
+                 isa,
+                 k::attention,
+                 ops,
+                 k::attention_scratch});
     t.push_back({Op::DeltaNet,
                  {kF32, kF32, kF32, kF32, kF32, kF32, kI32, kI32},
                  isa,

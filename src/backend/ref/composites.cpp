@@ -107,7 +107,9 @@ Status attention(const KernelArgs& a) {
         if (attrs.softcap > 0.0f) scores[j] = graph::softcap(scores[j], attrs.softcap);
         max_score = std::max(max_score, scores[j]);
       }
-      double denom = 0.0;
+      const float* sinks = a.node.inputs.size() == 7 ? a.in[6].f32() : nullptr;
+      if (sinks != nullptr) max_score = std::max(max_score, sinks[h]);
+      double denom = sinks != nullptr ? std::exp(static_cast<double>(sinks[h]) - max_score) : 0.0;
       for (int64_t j = first; j < n_keys; ++j) {
         scores[j] = std::exp(scores[j] - max_score);
         denom += scores[j];

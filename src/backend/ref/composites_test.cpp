@@ -122,8 +122,8 @@ INSTANTIATE_TEST_SUITE_P(Modes, RopeTest,
                                            RopeCase{graph::RopeMode::NeoX, 6, false}));
 
 // Attention after a kv_write, with GQA, a cached prefix, and garbage (NaN) in rows past S that
-// must never be read.
-TEST(Composites, AttentionOverCacheMatchesNaiveAndDecomposition) {
+// must never be read; with `with_sinks`, a per-head sink logit in each row's normaliser.
+void attention_over_cache(bool with_sinks) {
   const int64_t H = 4, Hkv = 2, D = 8, C = 12, T = 3, past = 5;
   Builder b;
   const Shape tok{Dim::symbol(Sym::T)};
@@ -140,8 +140,10 @@ TEST(Composites, AttentionOverCacheMatchesNaiveAndDecomposition) {
   auto v2 = b.kv_write(vc, v, slots);
   b.update_state(kc, k2);
   b.update_state(vc, v2);
+  std::optional<graph::Tensor> sinks;
+  if (with_sinks) sinks = b.input("sinks", graph::make_shape({H}), DType::F32);
   b.output("o", b.attention(q, k2, v2, pos, seq, table,
-                            graph::AttentionAttrs{0.35f, Dim::symbol(Sym::S), 0, 0.0f, 4}));
+                            graph::AttentionAttrs{0.35f, Dim::symbol(Sym::S), 0, 0.0f, 4}, sinks));
   auto g = b.finish();
   ASSERT_TRUE(g.ok()) << g.error().message;
 
@@ -159,6 +161,8 @@ TEST(Composites, AttentionOverCacheMatchesNaiveAndDecomposition) {
   run.states["vc"] = vcache;
   run.inputs["seq"] = std::vector<int32_t>(T, 0);
   run.inputs["table"] = test::identity_table(C / 4);
+  const std::vector<float> sink_logits{2.5f, -1.0f, 0.0f, 4.0f};
+  if (with_sinks) run.inputs["sinks"] = sink_logits;
   run.bind = bindings(T, past + T);
   auto [fused, lowered] = both_ways(*g, run, bindings(8, C));
   ASSERT_EQ(fused.size(), static_cast<size_t>(T * H * D));
@@ -187,7 +191,9 @@ TEST(Composites, AttentionOverCacheMatchesNaiveAndDecomposition) {
         w[static_cast<size_t>(s)] = 0.35 * dot;
         mx = std::max(mx, w[static_cast<size_t>(s)]);
       }
+      if (with_sinks) mx = std::max(mx, double{sink_logits[static_cast<size_t>(h)]});
       for (auto& x : w) sum += (x = std::exp(x - mx));
+      if (with_sinks) sum += std::exp(sink_logits[static_cast<size_t>(h)] - mx);
       for (int64_t d = 0; d < D; ++d) {
         double o = 0;
         for (int64_t s = 0; s < n; ++s)
@@ -196,6 +202,9 @@ TEST(Composites, AttentionOverCacheMatchesNaiveAndDecomposition) {
       }
     }
 }
+
+TEST(Composites, AttentionOverCacheMatchesNaiveAndDecomposition) { attention_over_cache(false); }
+TEST(Composites, AttentionWithSinksMatchesNaiveAndDecomposition) { attention_over_cache(true); }
 
 TEST(Composites, SwigluAndSiluMatchFormulaAndDecomposition) {
   Builder b;

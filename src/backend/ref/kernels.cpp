@@ -47,6 +47,7 @@ const std::vector<Entry>& table() {
       {Op::Rope, {kF32, kI32}, rope},
       {Op::Rope, {kF32, kI32, kF32}, rope},
       {Op::Attention, {kF32, kKv, kKv, kI32, kI32, kI32}, attention},
+      {Op::Attention, {kF32, kKv, kKv, kI32, kI32, kI32, kF32}, attention},
       {Op::GatherBlocks, {kKv | kI32, kI32, kI32}, gather_blocks},
       {Op::KvWrite, {kKv | kI32, kF32 | kI32, kI32}, write_rows},
       {Op::Silu, {kF32}, activation},

@@ -10,6 +10,9 @@
 // Sliding window (attrs.window = W > 0, local layers of Gemma / Mistral): position j is also hidden
 // when q_pos[t] - j >= W. Softcap (attrs.softcap = c > 0, Gemma 2): scores pass through
 // c * tanh(s / c) (the softcap op's formula, decompose_softcap) before the mask.
+// Sinks (a seventh input [H], gpt-oss): head h's softmax also holds the logit sinks[h] (not scaled),
+// which adds to the normaliser and to no value: out = sum_j e^(s_j - m) v_j / (sum_j e^(s_j - m) +
+// e^(sinks[h] - m)), m the larger of the scores' maximum and sinks[h].
 // Where the blocks lie never changes the result: contiguous, fragmented or shared give the same.
 // kv_write(cache [C, ...], rows [T, ...], slots [T]) stores row t at cache row slots[t].
 #include <fmt/format.h>
@@ -20,7 +23,8 @@ namespace glass::graph {
 
 Result<TypeInfo> infer_attention(const InferArgs& a) {
   if (a.node.op == Op::KvWrite) return infer_row_write(a, true);
-  if (a.inputs.size() != 6) return node_error(a, "expects (q, k_cache, v_cache, q_pos, q_seq, block_table)");
+  if (a.inputs.size() != 6 && a.inputs.size() != 7)
+    return node_error(a, "expects (q, k_cache, v_cache, q_pos, q_seq, block_table[, sinks])");
   const Node& q = *a.inputs[0];
   const Node& k = *a.inputs[1];
   const Node& v = *a.inputs[2];
@@ -43,6 +47,9 @@ Result<TypeInfo> infer_attention(const InferArgs& a) {
   if (qs.dtype != DType::I32 || !(qs.shape == qp.shape)) return node_error(a, "q_seq must be i32 [T]");
   if (table.dtype != DType::I32 || table.shape.size() != 2)
     return node_error(a, "block_table must be i32 [N, max_blocks]");
+  if (a.inputs.size() == 7 && (a.inputs[6]->dtype != DType::F32 || !(a.inputs[6]->shape == Shape{H})))
+    return node_error(a, fmt::format("sinks must be f32 [{}], got {}", dim_to_string(H),
+                                     shape_to_string(a.inputs[6]->shape)));
   const auto& attrs = std::get<AttentionAttrs>(a.node.attrs);
   if (attrs.window < 0) return node_error(a, "window must be >= 0 (0: no window)");
   if (!(attrs.softcap >= 0.0f)) return node_error(a, "softcap must be >= 0 (0: none)");
@@ -88,6 +95,14 @@ Tensor decompose_attention(Builder& b, const Node& n, const std::vector<Tensor>&
                             .named(n.name + ".window");
   const Tensor masked = b.where(b.reshape(visible, Shape{T, one, one, S}), scores, b.scalar(-1e30f));
 
+  if (in.size() == 7) {  // the sink joins the max and the normaliser: [1, Hkv, group, 1]
+    const Tensor sink = b.reshape(in[6], Shape{one, Hkv, Dim::constant(group), one});
+    const Tensor rmax = b.reduce_max(masked);
+    const Tensor m = b.where(b.less_equal(rmax, sink), sink, rmax);
+    const Tensor e = b.exp(masked - m);
+    const Tensor p = e / (b.reduce_sum(e) + b.exp(sink - m));
+    return b.reshape(b.matmul(p, v_t), Shape{T, Dim::constant(n_heads), D});
+  }
   const Tensor e = b.exp(masked - b.reduce_max(masked));
   const Tensor p = e / b.reduce_sum(e);
   const Tensor out = b.matmul(p, v_t);  // [T, Hkv, group, D]

@@ -92,7 +92,7 @@ void merge_partials(const AttentionJob& job, int64_t hk, int64_t n, const Partia
       l += w * p[R * D + R + r];
       for (int64_t d = 0; d < D; ++d) o[d] += w * p[r * D + d];
     }
-    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+    const float inv = normaliser_inverse(job.sinks, hk * group + r, m, l);
     for (int64_t d = 0; d < D; ++d) o[d] *= inv;
   }
 }
@@ -219,7 +219,8 @@ Status attention(const KernelArgs& a) {
                           S_max,
                           attrs.scale,
                           attrs.window,
-                          attrs.softcap};
+                          attrs.softcap,
+                          a.node.inputs.size() == 7 ? a.in[6].f32() : nullptr};
   const int64_t group = H / Hkv, rows = attention_rows_per_job(group);
   const auto per_thread = static_cast<size_t>(attention_scratch_floats(group, D));
   const auto& ops = data_of<VecOps>(a.data);

@@ -476,7 +476,7 @@ void attention_block(const AttentionJob& j, int64_t hk, int64_t t0, int64_t t1, 
   for (int64_t r = 0; r < R; ++r) {
     const int64_t t = t0 + r / group, h = hk * group + r % group;
     float* o = j.out + (t * j.H + h) * D;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+    const float inv = normaliser_inverse(j.sinks, h, m[r], l[r]);
     for (int64_t d = 0; d < D; ++d) o[d] = acc[r * D + d] * inv;
   }
 }

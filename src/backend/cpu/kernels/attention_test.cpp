@@ -36,13 +36,14 @@ struct Case {
   int threads = 3;
   bool grouped = false;  // with seqs: the first sequence's tokens, then the second's (long runs)
   int64_t block_size = 16;
+  bool sinks = false;  // a per-head sink logit in every row's normaliser (gpt-oss)
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
   *os << "H=" << c.H << " Hkv=" << c.Hkv << " D=" << c.D << " T=" << c.T << " past=" << c.past << " "
       << graph::dtype_name(c.cache) << (c.seqs ? " seqs" : "") << (c.grouped ? " grouped" : "")
       << " window=" << c.window << " softcap=" << c.softcap << " threads=" << c.threads
-      << " block=" << c.block_size;
+      << " block=" << c.block_size << (c.sinks ? " sinks" : "");
 }
 
 class CpuAttention : public ::testing::TestWithParam<Case> {};
@@ -92,7 +93,9 @@ TEST_P(CpuAttention, MatchesRef) {
   b.update_state(vc, v2);
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.D));
   const graph::AttentionAttrs attrs{scale, Dim::symbol(Sym::S), c.window, c.softcap, B};
-  b.output("o", b.attention(q, k2, v2, p_in, seq_in, table_in, attrs));
+  std::optional<graph::Tensor> sinks;
+  if (c.sinks) sinks = b.input("sinks", graph::make_shape({c.H}), DType::F32);
+  b.output("o", b.attention(q, k2, v2, p_in, seq_in, table_in, attrs, sinks));
   auto g = b.finish();
   ASSERT_TRUE(g.ok()) << g.error().message;
 
@@ -108,6 +111,7 @@ TEST_P(CpuAttention, MatchesRef) {
   run.inputs["seq"] = seq_of;
   run.inputs["slots"] = slot;
   run.inputs["table"] = table;
+  if (c.sinks) run.inputs["sinks"] = test::random_floats(static_cast<size_t>(c.H), 9, 3.0f);
   const int64_t row_elems = c.Hkv * c.D;
   const size_t cache_elems = static_cast<size_t>(C * row_elems);
   std::vector<float> kcache(cache_elems, NAN), vcache(cache_elems, NAN);
@@ -160,6 +164,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{4, 2, 64, 30, 170, DType::F32, false, 24, 0.0f, 128},
         Case{8, 2, 32, 70, 10, DType::F16, false, 12, 0.0f},
         Case{4, 2, 64, 48, 0, DType::F32, false, 0, 2.0f}, Case{8, 4, 20, 9, 30, DType::F32, true, 7, 3.0f},
+        // Sinks: prefill over several key blocks, split decode (merged partials), a window.
+        Case{8, 2, 64, 150, 3, DType::F32, false, 0, 0.0f, 0, 3, false, 16, true},
+        Case{8, 2, 64, 1, 1100, DType::F32, false, 0, 0.0f, 0, 3, false, 16, true},
+        Case{8, 2, 64, 1, 200, DType::F16, false, 0, 0.0f, 0, 2, false, 16, true},
+        Case{8, 2, 64, 30, 170, DType::F32, false, 24, 0.0f, 128, 3, false, 16, true},
         // Decode with groups of 5-8 (Qwen2.5's 7): two register blocks of rows, K and V rows read as they
         // lie.
         Case{14, 2, 64, 1, 700, DType::F32}, Case{14, 2, 64, 1, 1100, DType::F16},

@@ -3,7 +3,10 @@
 // the same source, vec_ops_impl.h and attention_impl.h, with that ISA's flags). The kernel
 // functions in row_kernels.cpp and attention.cpp split work over the thread pool and call these;
 // the kernel table passes the chosen ISA's set as the entry's data.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "backend/cpu/isa.h"
 
@@ -25,6 +28,7 @@ struct AttentionJob {
   float scale;
   int64_t window;  // > 0: positions s with q_pos - s >= window are hidden (sliding window); 0: none
   float softcap;   // > 0: scores become softcap(score) (graph/ops/formulas.h) before the mask; 0: none
+  const float* sinks = nullptr;  // [H] per-head logits in the normaliser only (graph/ops/attention.cpp)
   // Packed key/value blocks shared by all jobs (attention_pack), or null: each job packs its own.
   const float* packed = nullptr;
   // Split decode (one query row per job's rows, several jobs per kv head): the job reads
@@ -37,6 +41,17 @@ struct AttentionJob {
   // products summed at once), however many rows the job holds; never packed.
   bool invariant = false;
 };
+
+// What an attention row's accumulated sum e^(s_j - m) v_j is multiplied by: 1 / l, or with a sink
+// logit for head h (graph/ops/attention.cpp) e^(m - m') / (l e^(m - m') + e^(sink - m')), m' the
+// larger of m and the sink. No key visible (m = -inf): 0, the row is zeros.
+inline float normaliser_inverse(const float* sinks, int64_t h, float m, float l) {
+  if (sinks == nullptr) return l > 0.0f ? 1.0f / l : 0.0f;
+  if (!(m > -std::numeric_limits<float>::infinity())) return 0.0f;
+  const float top = std::max(m, sinks[h]);
+  const float keep = std::exp(m - top);
+  return keep / (l * keep + std::exp(sinks[h] - top));
+}
 
 // Floats of one packed block of kKeyBlock cache rows: K transposed [D, kKeyBlock], then V as f32
 // [kKeyBlock, D] (f16 caches only; f32 V rows are read in place).
