@@ -86,7 +86,8 @@ struct BlockGatherAttrs {
 // activation is SwiGLU (Mixtral, Qwen) or GeGLU with tanh-GELU (Gemma 4); `fused_gate_up`: the gate
 // input holds every expert's [gate | up] rows ([n_expert, 2 ffn, dim], the up input is the same
 // tensor), as Gemma 4's converter writes ffn_gate_up_exps.
-enum class MoeActivation : uint8_t { SwiGlu, GeGlu };
+// SwiGluOai (gpt-oss): min(g, 7) * sigmoid(1.702 min(g, 7)) * (clamp(u, -7, 7) + 1).
+enum class MoeActivation : uint8_t { SwiGlu, GeGlu, SwiGluOai };
 struct MoeAttrs {
   int n_used = 1;
   bool normalize = true;

@@ -128,6 +128,12 @@ Tensor Builder::moe(Tensor x, Tensor probs, Tensor gate_exps, Tensor up_exps, Te
   if (expert_scale) in.push_back(expert_scale->id);
   return add_node(Op::Moe, std::move(in), a);
 }
+Tensor Builder::moe_biased(Tensor x, Tensor probs, Tensor gate_exps, Tensor up_exps, Tensor down_exps,
+                           Tensor gate_bias, Tensor up_bias, Tensor down_bias, const MoeAttrs& a) {
+  return add_node(
+      Op::Moe,
+      {x.id, probs.id, gate_exps.id, up_exps.id, down_exps.id, gate_bias.id, up_bias.id, down_bias.id}, a);
+}
 Tensor Builder::softcap(Tensor x, float cap) { return add_node(Op::Softcap, {x.id}, SoftcapAttrs{cap}); }
 
 void Builder::output(const std::string& name, Tensor t) {

@@ -92,6 +92,9 @@ class Builder {
   // multiplies each expert's output (Gemma 4's per-expert scale).
   Tensor moe(Tensor x, Tensor probs, Tensor gate_exps, Tensor up_exps, Tensor down_exps, const MoeAttrs& a,
              std::optional<Tensor> expert_scale = {});
+  // The same with each expert's biases (gpt-oss): gate/up [n_expert, ffn], down [n_expert, dim].
+  Tensor moe_biased(Tensor x, Tensor probs, Tensor gate_exps, Tensor up_exps, Tensor down_exps,
+                    Tensor gate_bias, Tensor up_bias, Tensor down_bias, const MoeAttrs& a);
   Tensor gelu(Tensor x) { return unary(Op::Gelu, x); }
   Tensor geglu(Tensor gate, Tensor up) { return binary(Op::GeGlu, gate, up); }
   Tensor softcap(Tensor x, float cap);

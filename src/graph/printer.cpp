@@ -42,7 +42,9 @@ struct AttrPrinter {
   }
   std::string operator()(const MoeAttrs& m) const {
     return fmt::format("{{n_used={}, normalize={}{}{}}}", m.n_used, m.normalize,
-                       m.activation == MoeActivation::GeGlu ? ", geglu" : "",
+                       m.activation == MoeActivation::GeGlu       ? ", geglu"
+                       : m.activation == MoeActivation::SwiGluOai ? ", swiglu_oai"
+                                                                  : "",
                        m.fused_gate_up ? ", fused" : "");
   }
   std::string operator()(const SoftcapAttrs& s) const { return fmt::format("{{cap={:g}}}", s.cap); }

@@ -48,7 +48,9 @@ struct AttrWriter {
   json operator()(const MoeAttrs& m) const {
     return {{"n_used", m.n_used},
             {"normalize", m.normalize},
-            {"activation", m.activation == MoeActivation::GeGlu ? "geglu" : "swiglu"},
+            {"activation", m.activation == MoeActivation::GeGlu       ? "geglu"
+                           : m.activation == MoeActivation::SwiGluOai ? "swiglu_oai"
+                                                                      : "swiglu"},
             {"fused_gate_up", m.fused_gate_up}};
   }
   json operator()(const SoftcapAttrs& s) const { return {{"cap", s.cap}}; }
@@ -115,11 +117,14 @@ Result<Attrs> read_attrs(Op op, const json& j) {
       if (!len) return len.error();
       return Attrs{BlockGatherAttrs{j.at("block_size").get<int64_t>(), *len}};
     }
-    case Op::Moe:
+    case Op::Moe: {
+      const std::string act = j.value("activation", std::string("swiglu"));
       return Attrs{MoeAttrs{j.at("n_used").get<int>(), j.at("normalize").get<bool>(),
-                            j.value("activation", std::string("swiglu")) == "geglu" ? MoeActivation::GeGlu
-                                                                                    : MoeActivation::SwiGlu,
+                            act == "geglu"        ? MoeActivation::GeGlu
+                            : act == "swiglu_oai" ? MoeActivation::SwiGluOai
+                                                  : MoeActivation::SwiGlu,
                             j.value("fused_gate_up", false)}};
+    }
     case Op::Softcap:
       return Attrs{SoftcapAttrs{j.at("cap").get<float>()}};
     case Op::DeltaNet:

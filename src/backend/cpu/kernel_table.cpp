@@ -84,11 +84,12 @@ std::vector<Entry> build_table() {
                      "",
                      k::fused_matmul_conversion});
     }
-    for (const bool scaled : {false, true})  // with Gemma 4's per-expert scale as a sixth input
-      t.push_back({Op::Moe,
-                   scaled ? std::vector<DTypeSet>{kF32, kF32, kWeights, kWeights, kWeights, kF32}
-                          : std::vector<DTypeSet>{kF32, kF32, kWeights, kWeights, kWeights},
-                   isa, k::moe, &k::moe_kernel(isa), k::moe_scratch});
+    // Plain; with Gemma 4's per-expert scale; with gpt-oss's expert biases.
+    for (const auto& operands :
+         {std::vector<DTypeSet>{kF32, kF32, kWeights, kWeights, kWeights},
+          std::vector<DTypeSet>{kF32, kF32, kWeights, kWeights, kWeights, kF32},
+          std::vector<DTypeSet>{kF32, kF32, kWeights, kWeights, kWeights, kF32, kF32, kF32}})
+      t.push_back({Op::Moe, operands, isa, k::moe, &k::moe_kernel(isa), k::moe_scratch});
     if (isa == Isa::Avx512Bf16) continue;  // its row ops are the avx512 tier's
     t.push_back({Op::RmsNorm, {kF32, kF32}, isa, k::rms_norm, ops, nullptr, nullptr, true});
     t.push_back({Op::SwiGlu, {kF32, kF32}, isa, k::swiglu, ops, nullptr, nullptr, true});

@@ -55,6 +55,7 @@ const std::vector<Entry>& table() {
       {Op::Embedding, {kWeights, kI32}, embedding},
       {Op::Moe, {kF32, kF32, kWeights, kWeights, kWeights}, moe},
       {Op::Moe, {kF32, kF32, kWeights, kWeights, kWeights, kF32}, moe},
+      {Op::Moe, {kF32, kF32, kWeights, kWeights, kWeights, kF32, kF32, kF32}, moe},
       {Op::Softcap, {kF32}, activation},
       {Op::Gelu, {kF32}, activation},
       {Op::GeGlu, {kF32, kF32}, activation},

@@ -42,6 +42,7 @@ Status moe(const KernelArgs& a) {
   const TensorRef& up = a.in[3];
   const TensorRef& down = a.in[4];
   const float* scale = a.node.inputs.size() == 6 ? a.in[5].f32() : nullptr;
+  const bool biased = a.node.inputs.size() == 8;  // gate / up [E, F] and down [E, D] biases
   // Fused: expert e's gate row f is row e * 2F + f of the one tensor, its up row e * 2F + F + f.
   const int64_t T = x.dim(0), D = x.dim(1), E = gate.dim(0),
                 F = m.fused_gate_up ? gate.dim(1) / 2 : gate.dim(1);
@@ -73,17 +74,26 @@ Status moe(const KernelArgs& a) {
       const auto e = static_cast<int64_t>(chosen[j]);
       for (int64_t f = 0; f < F; ++f) {  // h = act(gate_e x) * up_e x
         if (auto st = expert_row(gate, e * stride + f, D, row); !st) return st;
-        const double g = dot(xt, row, D);
+        double g = dot(xt, row, D);
         if (auto st = expert_row(up, e * stride + up_offset + f, D, row); !st) return st;
+        double u = dot(xt, row, D);
+        if (biased) {
+          g += a.in[5].f32()[e * F + f];
+          u += a.in[6].f32()[e * F + f];
+        }
+        if (m.activation == graph::MoeActivation::SwiGluOai) {
+          h[f] = graph::swiglu_oai(static_cast<float>(g), static_cast<float>(u));
+          continue;
+        }
         const double act = m.activation == graph::MoeActivation::GeGlu
                                ? graph::gelu_tanh(static_cast<float>(g))
                                : g / (1.0 + std::exp(-g));
-        h[f] = static_cast<float>(act * dot(xt, row, D));
+        h[f] = static_cast<float>(act * u);
       }
       const float w = scale != nullptr ? weight[j] * scale[e] : weight[j];
       for (int64_t d = 0; d < D; ++d) {  // out += w_e * s_e * down_e h
         if (auto st = expert_row(down, e * D + d, F, row); !st) return st;
-        out[d] += w * static_cast<float>(dot(h, row, F));
+        out[d] += w * static_cast<float>(dot(h, row, F) + (biased ? a.in[7].f32()[e * D + d] : 0.0f));
       }
     }
   }

@@ -175,6 +175,78 @@ TEST(Moe, FusedGateUpGegluAndExpertScale) {
             1e-2);
 }
 
+// gpt-oss's experts: biases on gate, up and down, and the clamped SwiGLU (x = min(g, 7), y =
+// clamp(u, -7, 7), x sigmoid(1.702 x) (y + 1)); large weights so that the clamps bite.
+TEST(Moe, BiasedExpertsWithTheClampedSwiglu) {
+  Experts w;
+  for (auto* t : {&w.gate, &w.up})
+    for (float& v : *t) v *= 6.0f;
+  const std::vector<float> gate_b = test::random_floats(kE * kF, 21, 2.0f),
+                           up_b = test::random_floats(kE * kF, 22, 2.0f);
+  const std::vector<float> down_b = test::random_floats(kE * kD, 23);
+  Builder b;
+  auto x = b.input("x", Shape{Dim::symbol(Sym::T), Dim::constant(kD)}, DType::F32);
+  auto p = b.input("p", Shape{Dim::symbol(Sym::T), Dim::constant(kE)}, DType::F32);
+  auto gate = b.parameter("gate", graph::make_shape({kE, kF, kD}), DType::F32);
+  auto up = b.parameter("up", graph::make_shape({kE, kF, kD}), DType::F32);
+  auto down = b.parameter("down", graph::make_shape({kE, kD, kF}), DType::F32);
+  auto gb = b.parameter("gate_b", graph::make_shape({kE, kF}), DType::F32);
+  auto ub = b.parameter("up_b", graph::make_shape({kE, kF}), DType::F32);
+  auto db = b.parameter("down_b", graph::make_shape({kE, kD}), DType::F32);
+  b.output("y", b.moe_biased(x, p, gate, up, down, gb, ub, db,
+                             graph::MoeAttrs{2, true, graph::MoeActivation::SwiGluOai, false}));
+  auto g = b.finish();
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  std::map<std::string, const void*> weights = w.weights();
+  weights["gate_b"] = gate_b.data();
+  weights["up_b"] = up_b.data();
+  weights["down_b"] = down_b.data();
+  test::GraphRun run;
+  run.inputs["x"] = test::random_floats(kT * kD, 1);
+  run.inputs["p"] = probabilities(2);
+  run.bind = tokens(kT);
+  test::GraphRun kernel = run, lowered = run;
+  ASSERT_TRUE(test::run_graph(*g, kernel, tokens(8), false, weights).ok());
+  ASSERT_TRUE(test::run_graph(*g, lowered, tokens(8), true, weights).ok());
+  // The formula in double.
+  const auto& xs = std::get<std::vector<float>>(run.inputs["x"]);
+  const auto& ps = std::get<std::vector<float>>(run.inputs["p"]);
+  std::vector<float> want(static_cast<size_t>(kT * kD), 0.0f);
+  int clamped = 0;
+  for (int64_t t = 0; t < kT; ++t) {
+    std::vector<int64_t> order(kE);
+    for (int64_t e = 0; e < kE; ++e) order[static_cast<size_t>(e)] = e;
+    const float* pt = &ps[static_cast<size_t>(t * kE)];
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t c) { return pt[a] > pt[c]; });
+    const double total = pt[order[0]] + pt[order[1]];
+    for (int j = 0; j < 2; ++j) {
+      const int64_t e = order[static_cast<size_t>(j)];
+      std::vector<double> h(kF);
+      for (int64_t f = 0; f < kF; ++f) {
+        double gv = gate_b[static_cast<size_t>(e * kF + f)], uv = up_b[static_cast<size_t>(e * kF + f)];
+        for (int64_t d = 0; d < kD; ++d) {
+          gv += w.gate[static_cast<size_t>((e * kF + f) * kD + d)] *
+                double{xs[static_cast<size_t>(t * kD + d)]};
+          uv +=
+              w.up[static_cast<size_t>((e * kF + f) * kD + d)] * double{xs[static_cast<size_t>(t * kD + d)]};
+        }
+        clamped += gv > 7 || std::abs(uv) > 7;
+        const double gx = std::min(gv, 7.0), uy = std::clamp(uv, -7.0, 7.0);
+        h[static_cast<size_t>(f)] = gx / (1 + std::exp(-1.702 * gx)) * (uy + 1);
+      }
+      for (int64_t d = 0; d < kD; ++d) {
+        double acc = down_b[static_cast<size_t>(e * kD + d)];
+        for (int64_t f = 0; f < kF; ++f)
+          acc += w.down[static_cast<size_t>((e * kD + d) * kF + f)] * h[static_cast<size_t>(f)];
+        want[static_cast<size_t>(t * kD + d)] += static_cast<float>(pt[e] / total * acc);
+      }
+    }
+  }
+  EXPECT_GT(clamped, 10) << "the clamps should bite";
+  EXPECT_LT(test::max_abs_diff(kernel.outputs[0], want), 1e-4);
+  EXPECT_LT(test::max_abs_diff(lowered.outputs[0], want), 1e-4);
+}
+
 // Experts 1 and 3 are never chosen (their probability is the lowest in every row) and hold NaN:
 // the kernel must not touch them, while the dense decomposition (the definition) propagates NaN.
 TEST(Moe, KernelUsesOnlyTheChosenExperts) {

@@ -3,7 +3,9 @@
 //   chosen = the n_used experts of largest p[t, e] (ties: the lower index first)
 //   w_e    = p[t, e] for e in chosen, divided by sum over chosen of p[t, e] when `normalize`
 //   out[t] = sum over e in chosen of w_e * s_e * down_e(act(gate_e x[t]) * up_e x[t])
-// with act SiLU (SwiGLU) or tanh-GELU (GeGLU) and s_e the optional per-expert scale (1 without it).
+// with act SiLU (SwiGLU) or tanh-GELU (GeGLU) and s_e the optional per-expert scale (1 without it);
+// SwiGluOai (gpt-oss) computes formulas.h's swiglu_oai(gate_e x, up_e x) instead of act(g) * u. With
+// biases (inputs 5-7, gpt-oss) gate_e x, up_e x and down_e(...) each add their expert's bias row.
 // Experts are stacked: gate/up [n_expert, ffn, dim], down [n_expert, dim, ffn], any storage dtype;
 // with fused_gate_up the gate input is [n_expert, 2 ffn, dim], each expert's gate rows then its up
 // rows, and the up input is the same tensor.
@@ -18,8 +20,10 @@
 namespace glass::graph {
 
 Result<TypeInfo> infer_moe(const InferArgs& a) {
-  if (a.inputs.size() != 5 && a.inputs.size() != 6)
-    return node_error(a, "expects (x, probs, gate_exps, up_exps, down_exps[, expert_scale])");
+  if (a.inputs.size() != 5 && a.inputs.size() != 6 && a.inputs.size() != 8)
+    return node_error(a,
+                      "expects (x, probs, gate_exps, up_exps, down_exps[, expert_scale | gate_bias, up_bias, "
+                      "down_bias])");
   const Node& x = *a.inputs[0];
   const Node& p = *a.inputs[1];
   const Node& gate = *a.inputs[2];
@@ -44,6 +48,12 @@ Result<TypeInfo> infer_moe(const InferArgs& a) {
   if (p.dtype != DType::F32 || !(p.shape == Shape{x.shape[0], E}))
     return node_error(a, fmt::format("router probabilities must be f32 [T, {}], got {}", E.value,
                                      shape_to_string(p.shape)));
+  if (a.inputs.size() == 8)
+    for (size_t i = 5; i < 8; ++i)
+      if (a.inputs[i]->dtype != DType::F32 || !(a.inputs[i]->shape == Shape{E, i == 7 ? D : F}))
+        return node_error(
+            a, fmt::format("expert biases must be f32 gate/up [{0}, {1}] and down [{0}, {2}], got {3}",
+                           E.value, F.value, D.value, shape_to_string(a.inputs[i]->shape)));
   if (a.inputs.size() == 6 && (a.inputs[5]->dtype != DType::F32 || !(a.inputs[5]->shape == Shape{E})))
     return node_error(a, fmt::format("expert_scale must be f32 [{}], got {}", E.value,
                                      shape_to_string(a.inputs[5]->shape)));
@@ -85,9 +95,27 @@ Tensor decompose_moe(Builder& b, const Node& n, const std::vector<Tensor>& in) {
     g = b.slice(g, 2, 0, Dim::constant(F));
     u = b.slice(u, 2, F, Dim::constant(F));
   }
-  const Tensor act =
-      m.activation == MoeActivation::GeGlu ? b.gelu(g) : g * b.recip(b.scalar(1.0f) + b.exp(b.neg(g)));
-  const Tensor y = b.matmul(act * u, in[4]);  // [E, T, dim]
+  const bool biased = in.size() == 8;
+  const Dim one = Dim::constant(1);
+  if (biased) {  // [E, 1, ffn] per expert
+    const Dim F = in[5].shape()[1];
+    g = g + b.reshape(in[5], Shape{E, one, F});
+    u = u + b.reshape(in[6], Shape{E, one, F});
+  }
+  Tensor h;
+  if (m.activation == MoeActivation::GeGlu) {
+    h = b.gelu(g) * u;
+  } else if (m.activation == MoeActivation::SwiGluOai) {
+    const Tensor limit = b.scalar(7.0f), neg_limit = b.scalar(-7.0f);
+    const Tensor gl = b.where(b.less_equal(g, limit), g, limit);
+    const Tensor up =
+        b.where(b.less_equal(u, neg_limit), neg_limit, b.where(b.less_equal(u, limit), u, limit));
+    h = gl * b.recip(b.scalar(1.0f) + b.exp(b.neg(gl * b.scalar(1.702f)))) * (up + b.scalar(1.0f));
+  } else {
+    h = g * b.recip(b.scalar(1.0f) + b.exp(b.neg(g))) * u;
+  }
+  Tensor y = b.matmul(h, in[4]);  // [E, T, dim]
+  if (biased) y = y + b.reshape(in[7], Shape{E, one, D});
 
   if (in.size() == 6) w = w * in[5];  // [T, E] x [E]: each expert's scale
   const Tensor we = b.reshape(b.permute(w, {1, 0}), Shape{E, T, Dim::constant(1)});

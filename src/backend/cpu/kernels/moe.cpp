@@ -127,6 +127,7 @@ Status moe(const KernelArgs& a) {
   const TensorView& probs = a.in[1];
   const TensorView &gate = a.in[2], &up = a.in[3], &down = a.in[4];
   const float* scale = a.node.inputs.size() == 6 ? a.in[5].f32() : nullptr;
+  const bool biased = a.node.inputs.size() == 8;  // gate / up [E, F] and down [E, D] biases (gpt-oss)
   const int64_t T = x.dim(0), D = x.dim(1), E = gate.dim(0),
                 F = m.fused_gate_up ? gate.dim(1) / 2 : gate.dim(1);
   const int k = m.n_used;
@@ -194,15 +195,24 @@ Status moe(const KernelArgs& a) {
                                                : up.bytes() + static_cast<size_t>(e) * uw;
     expert_gemm(a.pool, gk, D, gate.bytes() + static_cast<size_t>(e) * gw, F, g_act, n_e, g_out);
     expert_gemm(a.pool, uk, D, up_rows, F, u_act, n_e, u_out);
-    const bool geglu = m.activation == graph::MoeActivation::GeGlu;
+    const float* gate_bias = biased ? a.in[5].f32() + e * F : nullptr;
+    const float* up_bias = biased ? a.in[6].f32() + e * F : nullptr;
     parallel_for(a.pool, n_e, 4, [&](int64_t i0, int64_t i1, int) {
       for (int64_t i = i0; i < i1; ++i) {
         float* g = g_out + i * F;
-        const float* u = u_out + i * F;
-        if (geglu)
-          for (int64_t f = 0; f < F; ++f) g[f] = graph::gelu_tanh(g[f]) * u[f];
-        else
-          vec->swiglu(g, u, g, F);
+        float* u = u_out + i * F;
+        if (biased)
+          for (int64_t f = 0; f < F; ++f) g[f] += gate_bias[f], u[f] += up_bias[f];
+        switch (m.activation) {
+          case graph::MoeActivation::GeGlu:
+            for (int64_t f = 0; f < F; ++f) g[f] = graph::gelu_tanh(g[f]) * u[f];
+            break;
+          case graph::MoeActivation::SwiGluOai:
+            for (int64_t f = 0; f < F; ++f) g[f] = graph::swiglu_oai(g[f], u[f]);
+            break;
+          default:
+            vec->swiglu(g, u, g, F);
+        }
       }
     });
     gather_acts(a.pool, dk, g_out, F, nullptr, n_e, at(l.act_down));
@@ -210,7 +220,11 @@ Status moe(const KernelArgs& a) {
     for (int64_t i = 0; i < n_e; ++i) {  // each token appears once per expert
       const float w = scale != nullptr ? weights[order[begin + i]] * scale[e] : weights[order[begin + i]];
       float* o = a.out.f32() + static_cast<int64_t>(rows[i]) * D;
-      for (int64_t d = 0; d < D; ++d) o[d] += w * y[i * D + d];
+      const float* down_bias = biased ? a.in[7].f32() + e * D : nullptr;
+      if (biased)
+        for (int64_t d = 0; d < D; ++d) o[d] += w * (y[i * D + d] + down_bias[d]);
+      else
+        for (int64_t d = 0; d < D; ++d) o[d] += w * y[i * D + d];
     }
   }
   return {};

@@ -25,12 +25,21 @@ using testing::bindings;
 constexpr int64_t kD = 256, kF = 256, kE = 6;
 
 // gemma4: gate and up fused in one [E, 2F, D] tensor, GeGLU, a per-expert output scale.
-graph::Graph moe_graph(DType wt, bool gemma4 = false) {
+// gpt_oss: expert biases and the clamped SwiGLU.
+graph::Graph moe_graph(DType wt, bool gemma4 = false, bool gpt_oss = false) {
   Builder b;
   auto x = b.input("x", Shape{Dim::symbol(Sym::T), Dim::constant(kD)}, DType::F32);
   auto p = b.input("p", Shape{Dim::symbol(Sym::T), Dim::constant(kE)}, DType::F32);
   auto down = b.parameter("down", graph::make_shape({kE, kD, kF}), wt);
-  if (gemma4) {
+  if (gpt_oss) {
+    auto gate = b.parameter("gate", graph::make_shape({kE, kF, kD}), wt);
+    auto up = b.parameter("up", graph::make_shape({kE, kF, kD}), wt);
+    auto gb = b.parameter("gate_b", graph::make_shape({kE, kF}), DType::F32);
+    auto ub = b.parameter("up_b", graph::make_shape({kE, kF}), DType::F32);
+    auto db = b.parameter("down_b", graph::make_shape({kE, kD}), DType::F32);
+    b.output("y", b.moe_biased(x, p, gate, up, down, gb, ub, db,
+                               graph::MoeAttrs{2, true, graph::MoeActivation::SwiGluOai, false}));
+  } else if (gemma4) {
     auto gate_up = b.parameter("gate", graph::make_shape({kE, 2 * kF, kD}), wt);
     auto scale = b.parameter("scale", graph::make_shape({kE}), DType::F32);
     b.output("y", b.moe(x, p, gate_up, gate_up, down,
@@ -61,6 +70,7 @@ struct Case {
   DType wt;
   int64_t T;
   bool gemma4 = false;
+  bool gpt_oss = false;
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
@@ -71,13 +81,17 @@ class CpuMoe : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CpuMoe, MatchesRef) {
   const Case c = GetParam();
-  const graph::Graph g = moe_graph(c.wt, c.gemma4);
+  const graph::Graph g = moe_graph(c.wt, c.gemma4, c.gpt_oss);
   const auto gate = testing::random_weights(c.wt, kE * kF * (c.gemma4 ? 2 : 1), kD, 21);
   const auto up = testing::random_weights(c.wt, kE * kF, kD, 22);
   const auto down = testing::random_weights(c.wt, kE * kD, kF, 23);
   const std::vector<float> scale{0.5f, 2.0f, -1.0f, 1.5f, 0.25f, 3.0f};
+  const std::vector<float> gate_b = test::random_floats(kE * kF, 31, 2.0f),
+                           up_b = test::random_floats(kE * kF, 32, 2.0f);
+  const std::vector<float> down_b = test::random_floats(kE * kD, 33);
   const std::map<std::string, const void*> w{
-      {"gate", gate.data()}, {"up", up.data()}, {"down", down.data()}, {"scale", scale.data()}};
+      {"gate", gate.data()},     {"up", up.data()},     {"down", down.data()},    {"scale", scale.data()},
+      {"gate_b", gate_b.data()}, {"up_b", up_b.data()}, {"down_b", down_b.data()}};
   test::GraphRun run;
   run.inputs["x"] = test::random_floats(static_cast<size_t>(c.T * kD), 1);
   run.inputs["p"] = probabilities(c.T, 2);
@@ -98,10 +112,12 @@ INSTANTIATE_TEST_SUITE_P(Types, CpuMoe,
                          ::testing::Values(Case{DType::F32, 1}, Case{DType::F32, 37}, Case{DType::F16, 37},
                                            Case{DType::Q8_0, 1}, Case{DType::Q8_0, 37}, Case{DType::Q4_K, 37},
                                            Case{DType::F32, 37, true}, Case{DType::Q8_0, 1, true},
-                                           Case{DType::Q4_K, 37, true}),
+                                           Case{DType::Q4_K, 37, true}, Case{DType::F32, 37, false, true},
+                                           Case{DType::Q8_0, 1, false, true}),
                          [](const auto& p) {
                            return std::string(graph::dtype_name(p.param.wt)) + "_T" +
-                                  std::to_string(p.param.T) + (p.param.gemma4 ? "_gemma4" : "");
+                                  std::to_string(p.param.T) + (p.param.gemma4 ? "_gemma4" : "") +
+                                  (p.param.gpt_oss ? "_gpt_oss" : "");
                          });
 
 TEST(CpuMoeExperts, UnchosenExpertsAreNeverUsed) {
