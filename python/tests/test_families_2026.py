@@ -13,7 +13,7 @@ FIXTURES = SOURCE / "tests" / "fixtures"
 
 
 @pytest.mark.parametrize("name", ["smollm3-f32", "lfm2-f32", "qwen35-f32", "qwen35moe-f32", "gemma4-f32",
-                                  "gemma4moe-f32"])
+                                  "gemma4moe-f32", "gptoss-f32"])
 def test_logits_match_llama_cpp(name):
     ref = json.loads((FIXTURES / "reference" / "synthetic-2026" / f"{name}.json").read_text())
     # Gemma 4: llama.cpp's CPU GELU is an F16 table; its exact-GELU twin comes from the generator's

@@ -24,6 +24,9 @@ std::string printable(std::string_view name);
 
 // ggml tensor type id -> DType for the types glass supports; nullopt otherwise.
 std::optional<graph::DType> dtype_from_gguf(uint32_t ggml_type);
+// ggml's name of a tensor type id ("MXFP4", "IQ4_XS"), for the types glass cannot run yet; empty
+// for ids ggml does not define.
+std::string_view ggml_type_name(uint32_t ggml_type);
 // The inverse: the ggml type id of a DType glass reads (nullopt for none).
 std::optional<uint32_t> gguf_from_dtype(graph::DType dtype);
 

@@ -273,9 +273,15 @@ class GgufParser {
     uint32_t type_id = 0;
     if (auto s = read_u32(type_id, "type"); !s.ok()) return s;
     const auto dtype = gguf_detail::dtype_from_gguf(type_id);
-    if (!dtype)
+    if (!dtype) {
+      const std::string_view known = gguf_detail::ggml_type_name(type_id);
+      if (!known.empty())
+        return fail(ErrorCode::Unsupported,
+                    fmt::format("tensor '{}' is {} (ggml type {}), a type glass cannot run yet",
+                                gguf_detail::printable(name), known, type_id));
       return fail(ErrorCode::Unsupported, fmt::format("unknown or unsupported tensor type {} for tensor '{}'",
                                                       type_id, gguf_detail::printable(name)));
+    }
     const auto& tr = graph::traits(*dtype);
     // ggml stores whole blocks per row: the innermost dimension is a multiple of the block size.
     if (ne[0] % static_cast<uint64_t>(tr.block_size) != 0)

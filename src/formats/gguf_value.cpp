@@ -235,6 +235,16 @@ std::optional<graph::DType> dtype_from_gguf(uint32_t ggml_type) {
   }
 }
 
+std::string_view ggml_type_name(uint32_t ggml_type) {
+  // ggml.h's enum ggml_type at llama.cpp 3f545bec; retired ids (4, 5, 31-33, 36-38) have no name.
+  constexpr std::string_view kNames[] = {
+      "F32",   "F16",    "Q4_0",  "Q4_1", "",     "",        "Q5_0",   "Q5_1",    "Q8_0",  "Q8_1",   "Q2_K",
+      "Q3_K",  "Q4_K",   "Q5_K",  "Q6_K", "Q8_K", "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",
+      "IQ2_S", "IQ4_XS", "I8",    "I16",  "I32",  "I64",     "F64",    "IQ1_M",   "BF16",  "",       "",
+      "",      "TQ1_0",  "TQ2_0", "",     "",     "",        "MXFP4",  "NVFP4",   "Q1_0",  "Q2_0"};
+  return ggml_type < std::size(kNames) ? kNames[ggml_type] : std::string_view{};
+}
+
 std::optional<uint32_t> gguf_from_dtype(graph::DType dtype) {
   constexpr uint32_t kLastId = 40;  // above every id dtype_from_gguf knows: one table, read backwards
   for (uint32_t id = 0; id <= kLastId; ++id)

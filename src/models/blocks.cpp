@@ -178,11 +178,12 @@ KvCache write_kv(graph::Builder& b, const std::string& layer, const KvShape& s, 
 }
 
 Tensor attend(graph::Builder& b, const std::string& layer, Tensor q, int64_t n_heads, int64_t head_dim,
-              const KvCache& kv, const Step& step, graph::AttentionAttrs attrs, Tensor wo) {
+              const KvCache& kv, const Step& step, graph::AttentionAttrs attrs, Tensor wo,
+              std::optional<Tensor> sinks) {
   attrs.kv_len = Dim::symbol(Sym::S);
   const CacheInputs& pool = step.pool_for(attrs.window);
   attrs.block_size = pool.block_size;
-  const Tensor o = b.attention(q, kv.k, kv.v, step.positions, step.seq_ids, pool.block_tables, attrs)
+  const Tensor o = b.attention(q, kv.k, kv.v, step.positions, step.seq_ids, pool.block_tables, attrs, sinks)
                        .named(layer + ".attn");  // [T, n_heads, head_dim]
   const Tensor flat = b.reshape(o, Shape{Dim::symbol(Sym::T), Dim::constant(n_heads * head_dim)});
   return b.matmul(flat, wo).named(layer + ".attn_out");

@@ -144,9 +144,10 @@ KvCache write_kv(graph::Builder& b, const std::string& layer, const KvShape& s, 
 
 // Attention of q [T, n_heads, head_dim] over `kv` (each token's own sequence's positions through
 // the block tables, causal, the attrs' window and softcap), then the output projection: [T, dim].
+// `sinks` [n_heads]: gpt-oss's per-head sink logits (graph/ops/attention.cpp).
 graph::Tensor attend(graph::Builder& b, const std::string& layer, graph::Tensor q, int64_t n_heads,
                      int64_t head_dim, const KvCache& kv, const Step& step, graph::AttentionAttrs attrs,
-                     graph::Tensor wo);
+                     graph::Tensor wo, std::optional<graph::Tensor> sinks = {});
 
 // down(geglu(gate(x), up(x))): Gemma's gated MLP with tanh-GELU.
 graph::Tensor geglu_ffn(graph::Builder& b, const std::string& layer, graph::Tensor gate, graph::Tensor up,

@@ -7,6 +7,7 @@
 #include "models/gemma.h"
 #include "models/gemma3n.h"
 #include "models/gemma4.h"
+#include "models/gptoss.h"
 #include "models/hf_families.h"
 #include "models/hparam_bounds.h"
 #include "models/lfm2.h"
@@ -34,10 +35,10 @@ Result<ModelGraph> checked(const formats::GgufFile& file, const WeightIndex& wei
 constexpr char kLlama[] = "llama", kQwen2[] = "qwen2", kQwen3[] = "qwen3", kPhi3[] = "phi3",
                kQwen3Moe[] = "qwen3moe", kGemma2[] = "gemma2", kGemma3[] = "gemma3", kGemma3n[] = "gemma3n",
                kSmolLm3[] = "smollm3", kLfm2[] = "lfm2", kQwen35[] = "qwen35", kQwen35Moe[] = "qwen35moe",
-               kGemma4[] = "gemma4";
+               kGemma4[] = "gemma4", kGptOss[] = "gpt-oss";
 
-const std::array<Architecture, 13>& registry() {
-  static const std::array<Architecture, 13> kArchitectures = {{
+const std::array<Architecture, 14>& registry() {
+  static const std::array<Architecture, 14> kArchitectures = {{
       {kLlama, {"llama", "mistral"}, checked<llama_from_gguf, kLlama>, &kLlamaHf},
       {kQwen2, {"qwen2"}, checked<qwen2_from_gguf, kQwen2>, &kQwen2Hf},
       {kQwen3, {"qwen3"}, checked<qwen3_from_gguf, kQwen3>, &kQwen3Hf},
@@ -51,6 +52,7 @@ const std::array<Architecture, 13>& registry() {
       {kQwen35, {"qwen3_5", "qwen3_5_text"}, checked<qwen35_from_gguf, kQwen35>, &kQwen35Hf},
       {kQwen35Moe, {}, checked<qwen35moe_from_gguf, kQwen35Moe>, nullptr},
       {kGemma4, {"gemma4", "gemma4_text"}, checked<gemma4_from_gguf, kGemma4>, &kGemma4Hf},
+      {kGptOss, {}, checked<gptoss_from_gguf, kGptOss>, nullptr},
   }};
   return kArchitectures;
 }

@@ -664,7 +664,8 @@ namespace {
 // equal their solo runs, so the state each sequence resumes from (its rows, a checkpoint of its
 // slot, or zeros) is exactly its own. Gemma 4 is no hybrid but shares the tests: its local layers
 // (window 12) and global layers differ in head size and KV-head count, and its last layers read
-// earlier layers' rows in both pools. The fixtures are the repository's.
+// earlier layers' rows in both pools; gpt-oss's experts and sinks in alternating windowed layers.
+// The fixtures are the repository's.
 class EngineHybrid : public ::testing::TestWithParam<const char*> {
  protected:
   std::string path() const {
@@ -691,7 +692,7 @@ TEST_P(EngineHybrid, RandomScheduleKeepsInvariantsAndSoloResults) {
 
 INSTANTIATE_TEST_SUITE_P(Families2026, EngineHybrid,
                          ::testing::Values("lfm2-f32", "qwen35-f32", "qwen35moe-f32", "gemma4-f32",
-                                           "gemma4moe-f32"));
+                                           "gemma4moe-f32", "gptoss-f32"));
 
 }  // namespace
 }  // namespace glass

@@ -118,6 +118,11 @@ const std::vector<Case2026>& cases_2026() {
        [](const std::filesystem::path&) { return expert_scale_removed(); }},
       {"gemma4moe-f32", "gemma4moe_expert_activation",
        [](const std::filesystem::path&) { return expert_activation_swapped(); }},
+      {"gptoss-f32", "gptoss_sinks", [](const std::filesystem::path&) { return attention_sinks_removed(); }},
+      {"gptoss-f32", "gptoss_yarn", [](const std::filesystem::path&) { return proportional_rope_removed(); }},
+      {"gptoss-f32", "gptoss_window", [](const std::filesystem::path&) { return sliding_window_removed(); }},
+      {"gptoss-f32", "gptoss_expert_activation",
+       [](const std::filesystem::path&) { return expert_activation_swapped(); }},
   };
   return kCases;
 }

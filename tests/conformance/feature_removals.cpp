@@ -188,7 +188,7 @@ Mutation attention_output_gate_removed() {
 }
 
 Mutation proportional_rope_removed() {
-  return {"proportional RoPE removed",
+  return {"RoPE frequency divisors removed",
           on_nodes([](const Node& n) { return n.op == Op::Rope && n.inputs.size() == 3; },
                    [](Builder& b, const Node& n, const std::vector<Tensor>& in) {
                      return b.rope(in[0], in[1], std::get<graph::RopeAttrs>(n.attrs));
@@ -228,12 +228,22 @@ Mutation expert_scale_removed() {
 }
 
 Mutation expert_activation_swapped() {
-  return {"experts' GeGLU as SwiGLU", on_nodes([](const Node& n) { return n.op == Op::Moe; },
-                                               [](Builder& b, const Node& n, const std::vector<Tensor>& in) {
-                                                 auto m = std::get<graph::MoeAttrs>(n.attrs);
-                                                 m.activation = graph::MoeActivation::SwiGlu;
-                                                 return with_attrs(b, n, in, m);
-                                               })};
+  return {"experts' activation as plain SwiGLU",
+          on_nodes([](const Node& n) { return n.op == Op::Moe; },
+                   [](Builder& b, const Node& n, const std::vector<Tensor>& in) {
+                     auto m = std::get<graph::MoeAttrs>(n.attrs);
+                     m.activation = graph::MoeActivation::SwiGlu;
+                     return with_attrs(b, n, in, m);
+                   })};
+}
+
+Mutation attention_sinks_removed() {
+  return {"attention sinks removed",
+          on_nodes([](const Node& n) { return n.op == Op::Attention && n.inputs.size() == 7; },
+                   [](Builder& b, const Node& n, const std::vector<Tensor>& in) {
+                     return b.attention(in[0], in[1], in[2], in[3], in[4], in[5],
+                                        std::get<graph::AttentionAttrs>(n.attrs));
+                   })};
 }
 
 }  // namespace glass::conformance

@@ -35,9 +35,11 @@ Mutation v_norm_removed();
 Mutation gemma4_per_layer_inputs_removed();
 Mutation layer_output_scale_removed();
 // Gemma 4 MoE: the experts' branch contributes nothing; each expert's output scale is 1; the
-// experts use SwiGLU instead of GeGLU.
+// experts use plain SwiGLU instead of their own activation (GeGLU; gpt-oss: the clamped SwiGLU).
 Mutation experts_removed();
 Mutation expert_scale_removed();
 Mutation expert_activation_swapped();
+// gpt-oss: attention without its sink logits.
+Mutation attention_sinks_removed();
 
 }  // namespace glass::conformance
