@@ -230,6 +230,8 @@ std::optional<graph::DType> dtype_from_gguf(uint32_t ggml_type) {
       return DType::I32;
     case 30:
       return DType::BF16;
+    case 39:
+      return DType::MXFP4;
     default:
       return std::nullopt;
   }

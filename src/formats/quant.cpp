@@ -63,6 +63,9 @@ Status dequantize_row(graph::DType type, const void* src, float* dst, int64_t n)
     case DType::Q8_A:
       quant::dequantize_q8_a(src, dst, blocks);
       return {};
+    case DType::MXFP4:
+      quant::dequantize_mxfp4(src, dst, blocks);
+      return {};
     case DType::I32:
     case DType::I8:
     case DType::kSentinel:

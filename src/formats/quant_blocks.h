@@ -98,6 +98,27 @@ struct BlockQ8_A {
 };
 
 static_assert(sizeof(BlockQ8_A) == 40);
+
+// MXFP4 (OCP Microscaling v1.0, ggml's block_mxfp4): value j of 32 is kMxfp4Values[nibble] x
+// 2^(e - 128): the table holds twice the E2M1 values (0, 0.5, 1, 1.5, 2, 3, 4, 6 and their
+// negatives) and the scale half of 2^(e - 127), as ggml keeps them. Nibble order as Q4_0: the low
+// nibbles are values 0-15, the high ones 16-31. 17 bytes.
+struct BlockMXFP4 {
+  uint8_t e;  // E8M0 shared exponent
+  uint8_t qs[kQK / 2];
+};
+
+static_assert(sizeof(BlockMXFP4) == 17);
+
+inline constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+// 2^(e - 128) (ggml_e8m0_to_fp32_half), exact for every e: e < 2 are f32 denormals.
+inline float e8m0_to_f32_half(uint8_t e) {
+  const uint32_t bits = e < 2 ? uint32_t{0x00200000} << e : static_cast<uint32_t>(e - 1) << 23;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
 static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 &&
               sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34);
 static_assert(sizeof(BlockQ2_K) == 84 && sizeof(BlockQ3_K) == 110 && sizeof(BlockQ4_K) == 144 &&
@@ -131,6 +152,7 @@ void store_block(void* dst, int64_t i, const Block& b) {
 
 // Each writes n_blocks * block_size floats.
 void dequantize_q4_0(const void* src, float* dst, int64_t n_blocks);
+void dequantize_mxfp4(const void* src, float* dst, int64_t n_blocks);
 void dequantize_q4_1(const void* src, float* dst, int64_t n_blocks);
 void dequantize_q5_0(const void* src, float* dst, int64_t n_blocks);
 void dequantize_q5_1(const void* src, float* dst, int64_t n_blocks);

@@ -32,6 +32,17 @@ void dequantize_q4_0(const void* src, float* dst, int64_t n_blocks) {
   }
 }
 
+void dequantize_mxfp4(const void* src, float* dst, int64_t n_blocks) {
+  for (int64_t i = 0; i < n_blocks; ++i, dst += kQK) {
+    const auto b = load_block<BlockMXFP4>(src, i);
+    const float d = e8m0_to_f32_half(b.e);
+    for (int j = 0; j < kQK / 2; ++j) {
+      dst[j] = static_cast<float>(kMxfp4Values[b.qs[j] & 0x0f]) * d;
+      dst[j + kQK / 2] = static_cast<float>(kMxfp4Values[b.qs[j] >> 4]) * d;
+    }
+  }
+}
+
 void dequantize_q4_1(const void* src, float* dst, int64_t n_blocks) {
   for (int64_t i = 0; i < n_blocks; ++i, dst += kQK) {
     const auto b = load_block<BlockQ4_1>(src, i);

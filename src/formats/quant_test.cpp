@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -275,6 +276,23 @@ TEST(Quant, Errors) {
   EXPECT_EQ(s.error().code, ErrorCode::Unsupported);
   EXPECT_NE(s.error().message.find("i32"), std::string::npos) << s.error().message;
   EXPECT_TRUE(dequantize_row(DType::Q8_0, src.data(), y.data(), 0).ok());
+}
+
+// MXFP4 (OCP Microscaling v1.0): E2M1 nibbles 0-7 are 0, 0.5, 1, 1.5, 2, 3, 4, 6 and 8-15 their
+// negatives, all times 2^(e - 127); low nibbles are elements 0-15, high nibbles 16-31.
+TEST(Dequantize, Mxfp4) {
+  const float e2m1[16] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6, -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6};
+  for (const int e : {127, 130, 100, 1, 0, 254}) {
+    quant::BlockMXFP4 b{};
+    b.e = static_cast<uint8_t>(e);
+    for (int j = 0; j < 16; ++j) b.qs[j] = static_cast<uint8_t>(j | ((15 - j) << 4));
+    const auto out = run(DType::MXFP4, b, 32);
+    const float scale = std::ldexp(1.0f, e - 127);
+    for (int j = 0; j < 16; ++j) {
+      EXPECT_EQ(out[static_cast<size_t>(j)], e2m1[j] * scale) << "e " << e << " element " << j;
+      EXPECT_EQ(out[static_cast<size_t>(j + 16)], e2m1[15 - j] * scale) << "e " << e << " element " << j + 16;
+    }
+  }
 }
 
 }  // namespace

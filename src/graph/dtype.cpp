@@ -23,6 +23,7 @@ constexpr std::array<DTypeTraits, static_cast<size_t>(DType::kSentinel)> kTraits
     {DType::Q5_K, "q5_k", 256, 176, true},
     {DType::Q6_K, "q6_k", 256, 210, true},
     {DType::Q8_A, "q8_a", 32, 40, true},
+    {DType::MXFP4, "mxfp4", 32, 17, true},
 }};
 
 constexpr bool table_in_enum_order() {

@@ -26,6 +26,8 @@ enum class DType : uint8_t {
   Q6_K,
   // Affine 8-bit (MLX's 8-bit weights, converted at load): glass's own, no GGUF id.
   Q8_A,
+  // OCP Microscaling FP4 (gpt-oss's experts): 32 E2M1 values sharing one E8M0 (power of two) scale.
+  MXFP4,
   kSentinel,
 };
 

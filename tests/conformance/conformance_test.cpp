@@ -50,7 +50,7 @@ class Conformance : public test::WithSharedFixtures {
 // The families of 2026 (issue 52): random-weight files and llama.cpp's logits for them ship in the
 // repository (tests/fixtures/reference/synthetic-2026/README.md), so this runs without ../shared.
 TEST(Conformance2026, SyntheticFamilies) {
-  run_set(test::source_dir() / "tests/fixtures", "synthetic-2026", 21,
+  run_set(test::source_dir() / "tests/fixtures", "synthetic-2026", 22,
           {"smollm3-f32",    "smollm3-q8_0",
            "smollm3-q4_k_m", "lfm2-f32",
            "lfm2-q8_0",      "lfm2-q4_k_m",
@@ -60,7 +60,9 @@ TEST(Conformance2026, SyntheticFamilies) {
            "gemma4-f32",     "gemma4-f32 (exact gelu)",
            "gemma4-q8_0",    "gemma4-q4_k_m",
            "gemma4moe-f32",  "gemma4moe-f32 (exact gelu)",
-           "gemma4moe-q8_0", "gemma4moe-q4_k_m", "gptoss-f32", "gptoss-q8_0", "gptoss-q4_k_m"});
+           "gemma4moe-q8_0", "gemma4moe-q4_k_m",
+           "gptoss-f32",     "gptoss-q8_0",
+           "gptoss-q4_k_m",  "gptoss-mxfp4_moe"});
 }
 
 TEST_F(Conformance, Stories260K) { run_set("stories260K", 1); }

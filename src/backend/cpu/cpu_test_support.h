@@ -125,6 +125,9 @@ inline std::vector<uint8_t> random_weights(graph::DType t, int64_t rows, int64_t
       const uint16_t h = formats::f32_to_f16(scale(rng));
       std::memcpy(out.data() + b * static_cast<size_t>(tr.block_bytes) + off, &h, 2);
     }
+  if (t == graph::DType::MXFP4)  // E8M0 exponents of scales 2^-7 .. 2^-3, as weights have them
+    for (size_t b = 0; b < out.size() / static_cast<size_t>(tr.block_bytes); ++b)
+      out[b * static_cast<size_t>(tr.block_bytes)] = static_cast<uint8_t>(120 + rng() % 5);
   if (t == graph::DType::Q8_A) {  // f32 scale and offset
     std::uniform_real_distribution<float> offset(-0.05f, 0.05f);
     for (size_t b = 0; b < out.size() / static_cast<size_t>(tr.block_bytes); ++b) {

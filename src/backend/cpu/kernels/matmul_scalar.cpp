@@ -36,6 +36,20 @@ float dot_legacy(int64_t k, const std::byte* w, const std::byte* a) {
   return sum;
 }
 
+// ggml's vec_dot_mxfp4_q8_0: the table's integers against the activations', scaled by the block's
+// halved power of two and the activations' scale.
+float dot_mxfp4(int64_t k, const std::byte* w, const std::byte* a) {
+  const auto* wb = reinterpret_cast<const q::BlockMXFP4*>(w);
+  const auto* ab = reinterpret_cast<const ActQ8*>(a);
+  float sum = 0.0f;
+  int8_t q[32];
+  for (int64_t b = 0; b < k / 32; ++b) {
+    unpack_mxfp4(wb[b], q);
+    sum += static_cast<float>(dot32(q, ab[b].qs)) * (q::e8m0_to_f32_half(wb[b].e) * ab[b].d);
+  }
+  return sum;
+}
+
 float dot_q8_0(int64_t k, const std::byte* w, const std::byte* a) {
   const auto* wb = reinterpret_cast<const q::BlockQ8_0*>(w);
   const auto* ab = reinterpret_cast<const ActQ8*>(a);
@@ -102,6 +116,7 @@ constexpr MatmulKernel kKernels[] = {
     {DType::Q5_1, ActType::Q8_1, quantize_row_q8_1, gemm<dot_legacy<q::BlockQ5_1, unpack_q5_1, true>>},
     {DType::Q8_0, ActType::Q8_0, quantize_row_q8_0, gemm<dot_q8_0>},
     {DType::Q8_A, ActType::Q8_1, quantize_row_q8_1, gemm<dot_legacy<q::BlockQ8_A, unpack_q8_a, true>>},
+    {DType::MXFP4, ActType::Q8_0, quantize_row_q8_0, gemm<dot_mxfp4>},
     {DType::Q2_K, ActType::Q8_K, quantize_row_q8_k, gemm<dot_k<q::BlockQ2_K, unpack_q2_k>>},
     {DType::Q3_K, ActType::Q8_K, quantize_row_q8_k, gemm<dot_k<q::BlockQ3_K, unpack_q3_k>>},
     {DType::Q4_K, ActType::Q8_K, quantize_row_q8_k, gemm<dot_k<q::BlockQ4_K, unpack_q4_k>>},

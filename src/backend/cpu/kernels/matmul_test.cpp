@@ -185,7 +185,7 @@ std::vector<Case> cases() {
   std::vector<Case> v;
   for (DType t :
        {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
-        DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_A}) {
+        DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_A, DType::MXFP4}) {
     const int64_t K =
         graph::traits(t).block_size == 256 ? 512 : (graph::traits(t).block_size == 32 ? 96 : 67);
     for (int64_t M : {1, 3, 70}) v.push_back({t, M, M == 70 ? 133 : 37, K});
@@ -553,10 +553,10 @@ TEST(CpuMatmulTable, OneRowPerWeightLayoutAndWalk) {
         EXPECT_EQ(k->repack, layout->repack) << graph::dtype_name(w);
       }
     }
-    // The scalar tier has all 14 weight types; an x86 build's tiers too (other builds: none), but
+    // The scalar tier has all 15 weight types; an x86 build's tiers too (other builds: none), but
     // avx512bf16, which adds bf16 to the avx512 tier's.
     if (isa == Isa::Scalar || !rows.empty()) {
-      EXPECT_EQ(file, isa == Isa::Avx512Bf16 ? 1u : 14u);
+      EXPECT_EQ(file, isa == Isa::Avx512Bf16 ? 1u : 15u);
     }
     EXPECT_EQ(kernels::fused_matmul_kernel(isa, nullptr), nullptr);
   }

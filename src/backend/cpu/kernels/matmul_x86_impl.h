@@ -68,6 +68,26 @@ struct Q8_AP {
   static constexpr bool kSigned = true, kMin = true;
   static __m256i quants(const Block& b) { return load256(b.qs); }
 };
+// MXFP4: each nibble indexes ggml's table of doubled E2M1 values (one shuffle), the scale is the
+// block's halved power of two (ggml's vec_dot_mxfp4_q8_0).
+struct MXFP4P {
+  using Block = q::BlockMXFP4;
+  static constexpr bool kSigned = true, kMin = false;
+  static __m256i quants(const Block& b) {
+    const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q::kMxfp4Values));
+    return _mm256_shuffle_epi8(_mm256_set_m128i(table, table), nibbles32(b.qs));
+  }
+  static float scale(const Block& b) { return q::e8m0_to_f32_half(b.e); }
+};
+
+// A legacy block's weight scale: its f16 d, or what the type says (MXFP4's exponent).
+template <class P>
+inline float weight_scale(const typename P::Block& b) {
+  if constexpr (requires { P::scale(b); })
+    return P::scale(b);
+  else
+    return block_float(b.d);
+}
 
 template <class P, int RA>
 inline void legacy_rows(int64_t nb, const typename P::Block* w, const std::byte* a, size_t a_stride,
@@ -82,7 +102,7 @@ inline void legacy_rows(int64_t nb, const typename P::Block* w, const std::byte*
     const auto& blk = w[b];
     const __m256i q = P::quants(blk);
     const __m256i qa = P::kSigned ? _mm256_abs_epi8(q) : q;
-    const float dw = block_float(blk.d);
+    const float dw = weight_scale<P>(blk);
     for (int i = 0; i < RA; ++i) {
       const ActQ8& x = reinterpret_cast<const ActQ8*>(a + static_cast<size_t>(i) * a_stride)[b];
       const __m256i xq = load256(x.qs);
@@ -346,8 +366,8 @@ inline float legacy_row_512(int64_t nb, const typename P::Block* w, const ActQ8*
       xq = _mm512_mask_sub_epi8(xq, _mm512_movepi8_mask(q), _mm512_setzero_si512(), xq);
     }
     const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), qa, xq);
-    const __m512 d = _mm512_insertf32x8(_mm512_set1_ps(block_float(w[b].d) * x[b].d),
-                                        _mm256_set1_ps(block_float(w[b + 1].d) * x[b + 1].d), 1);
+    const __m512 d = _mm512_insertf32x8(_mm512_set1_ps(weight_scale<P>(w[b]) * x[b].d),
+                                        _mm256_set1_ps(weight_scale<P>(w[b + 1]) * x[b + 1].d), 1);
     acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), d, acc);
     if constexpr (P::kMin) summ += block_float(w[b].m) * x[b].s + block_float(w[b + 1].m) * x[b + 1].s;
   }
@@ -422,6 +442,8 @@ constexpr MatmulKernel kQ5_0 = packed<PQ5_0>({DType::Q5_0, ActType::Q8_0, quanti
 constexpr MatmulKernel kQ5_1 = packed<PQ5_1>({DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q5_1P>});
 constexpr MatmulKernel kQ8_0 = packed<PQ8_0>({DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q8_0P>});
 constexpr MatmulKernel kQ8_A = packed<PQ8_A>({DType::Q8_A, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q8_AP>});
+// No packed prefill path yet: MXFP4 prefill runs these rows (issue 53's kernels are next).
+constexpr MatmulKernel kMXFP4 = {DType::MXFP4, ActType::Q8_0, quantize_q8_0_x86, kLegacy<MXFP4P>};
 constexpr MatmulKernel kQ2_K = packed<PQ2_K>({DType::Q2_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q2_KP>});
 constexpr MatmulKernel kQ3_K = packed<PQ3_K>({DType::Q3_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q3_KP>});
 constexpr MatmulKernel kQ4_K = packed<PQ4_K>({DType::Q4_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q4_KP>});
@@ -512,6 +534,7 @@ constexpr MatmulRow kX86Rows[] = {
     {&kQ5_1},
     {&kQ8_0},
     {&kQ8_A},
+    {&kMXFP4},
     {&kQ2_K},
     {&kQ3_K},
     {&kQ4_K},

@@ -113,7 +113,9 @@ INSTANTIATE_TEST_SUITE_P(Types, CpuMoe,
                                            Case{DType::Q8_0, 1}, Case{DType::Q8_0, 37}, Case{DType::Q4_K, 37},
                                            Case{DType::F32, 37, true}, Case{DType::Q8_0, 1, true},
                                            Case{DType::Q4_K, 37, true}, Case{DType::F32, 37, false, true},
-                                           Case{DType::Q8_0, 1, false, true}),
+                                           Case{DType::Q8_0, 1, false, true},
+                                           Case{DType::MXFP4, 1, false, true},
+                                           Case{DType::MXFP4, 37, false, true}),
                          [](const auto& p) {
                            return std::string(graph::dtype_name(p.param.wt)) + "_T" +
                                   std::to_string(p.param.T) + (p.param.gemma4 ? "_gemma4" : "") +

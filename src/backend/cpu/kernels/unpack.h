@@ -24,6 +24,12 @@ inline void unpack_q4_0(const q::BlockQ4_0& b, int8_t* out) {
     out[j + 16] = static_cast<int8_t>((b.qs[j] >> 4) - 8);
   }
 }
+inline void unpack_mxfp4(const q::BlockMXFP4& b, int8_t* out) {
+  for (int j = 0; j < 16; ++j) {
+    out[j] = q::kMxfp4Values[b.qs[j] & 0x0F];
+    out[j + 16] = q::kMxfp4Values[b.qs[j] >> 4];
+  }
+}
 inline void unpack_q4_1(const q::BlockQ4_1& b, int8_t* out) {
   for (int j = 0; j < 16; ++j) {
     out[j] = static_cast<int8_t>(b.qs[j] & 0x0F);
