@@ -160,6 +160,26 @@ TEST_F(Cli, SynthGemma4HasTheKeysAndTensorsOfLlamaCppsWriter) {
   EXPECT_NE(run.err.find("generated 4 tokens"), std::string::npos) << run.err;
 }
 
+// The gpt-oss shapes: llama.cpp's tensor table and keys with MXFP4 experts, as its converter writes
+// them; the test shape runs (llama.cpp 3f545bec loads it and its logits agree with glass's to 1.2e-7),
+// and the real shape has gpt-oss-20b's 20.9 B parameters.
+TEST_F(Cli, SynthGptOssWritesMxfp4Experts) {
+  ASSERT_EQ(glass("synth --shape gpt-oss-tiny --type f32 -o g.gguf").status, 0);
+  auto f = formats::GgufFile::open(path("g.gguf"));
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  const auto* gate = f->find_tensor("blk.3.ffn_gate_exps.weight");
+  ASSERT_NE(gate, nullptr);
+  EXPECT_EQ(gate->dtype, graph::DType::MXFP4);
+  EXPECT_EQ(gate->shape, (std::vector<int64_t>{8, 32, 64}));
+  ASSERT_NE(f->find_tensor("blk.0.attn_sinks.weight"), nullptr);
+  EXPECT_EQ(f->find_tensor("blk.0.attn_q.weight")->dtype, graph::DType::F32);
+  Ran run = glass("run -m g.gguf -p 'w300 w301' -n 4 --temp 0");
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.err.find("generated 4 tokens"), std::string::npos) << run.err;
+  Ran big = glass("synth --shape gpt-oss-20b --dry-run");
+  EXPECT_NE(big.out.find("459 tensors, 20914757184 parameters"), std::string::npos) << big.out;
+}
+
 // --vocab: the file carries a real vocabulary (a llama.cpp vocab GGUF's keys as they are, or an HF
 // tokenizer converted), the embedding has its rows, and the model tokenizes as the vocabulary does.
 TEST_F(Cli, SynthWithARealVocabularyTokenizesAsIt) {

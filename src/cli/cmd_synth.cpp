@@ -91,6 +91,25 @@ constexpr Shape gemma4_tiny() {
   return s;
 }
 
+// openai/gpt-oss-20b's config.json: 24 layers of 2880, 64 query heads and 8 KV heads of 64, 32
+// experts of 2880 (top 4), sliding window 128 on every other layer, YaRN factor 32 over 4096
+// positions, vocabulary 201,088. The experts are written as MXFP4 blocks (as its converter writes
+// them), the other matrices in the file's type.
+constexpr Shape gptoss_20b() {
+  Shape s{"gpt-oss-20b", "gpt-oss", 2880, 24, 64, 8, 2880, 201088, 131072, 150000.0f, 1e-5f};
+  s.head_dim = 64, s.n_expert = 32, s.n_expert_used = 4, s.sliding_window = 128;
+  s.yarn_factor = 32.0f, s.yarn_orig_ctx = 4096;
+  return s;
+}
+
+constexpr Shape gptoss_tiny() {
+  Shape s = gptoss_20b();
+  s.name = "gpt-oss-tiny";
+  s.dim = 64, s.n_layers = 4, s.n_heads = 4, s.n_kv_heads = 2, s.head_dim = 16, s.ffn_dim = 32, s.vocab = 512;
+  s.n_ctx = 256, s.n_expert = 8, s.n_expert_used = 2, s.sliding_window = 8;
+  return s;
+}
+
 constexpr Shape kShapes[] = {
     {"smollm2-135m", "llama", 576, 30, 9, 3, 1536, 49152, 8192, 100000.0f, 1e-5f},
     {"llama-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0f, 1e-5f},
@@ -121,12 +140,16 @@ constexpr Shape kShapes[] = {
     // The same structure at test size: local and global layers of different head sizes, shared KV
     // (layers 4-7 read layers 2 and 3), double-wide MLPs.
     gemma4_tiny(),
+    gptoss_20b(),
+    // The same structure at test size (MXFP4 experts of 64 x 32).
+    gptoss_tiny(),
 };
 
 // splitmix64 -> approximately normal values (sum of four uniforms, rescaled): fast and portable.
 class Rng {
  public:
   explicit Rng(uint64_t seed) : s_(seed) {}
+  uint64_t bits() { return next(); }
   float normal() {
     float u = 0;
     for (int i = 0; i < 4; ++i) u += static_cast<float>(next() >> 40) * (1.0f / 16777216.0f);
@@ -212,11 +235,12 @@ int write_synth(const SynthOptions& o) {
         make_error(ErrorCode::InvalidArgument,
                    fmt::format("synth: --format hf writes llama shapes only ({} is {})", s->name, s->arch)));
   const std::string arch = s->arch;
-  const std::vector<Tensor> tensors = arch == "gemma3n"  ? gemma3n_tensors(*s, vocab_size)
-                                      : arch == "gemma4" ? gemma4_tensors(*s, vocab_size)
-                                      : arch == "lfm2"   ? lfm2_tensors(*s, vocab_size)
-                                      : arch == "qwen35" ? qwen35_tensors(*s, vocab_size)
-                                                         : llama_tensors(*s, vocab_size);
+  const std::vector<Tensor> tensors = arch == "gemma3n"   ? gemma3n_tensors(*s, vocab_size)
+                                      : arch == "gemma4"  ? gemma4_tensors(*s, vocab_size)
+                                      : arch == "gpt-oss" ? gptoss_tensors(*s, vocab_size)
+                                      : arch == "lfm2"    ? lfm2_tensors(*s, vocab_size)
+                                      : arch == "qwen35"  ? qwen35_tensors(*s, vocab_size)
+                                                          : llama_tensors(*s, vocab_size);
   Meta meta;
   meta.str("general.architecture", s->arch);
   meta.str("general.name", fmt::format("glass synth {} {}", s->name, type));
@@ -228,6 +252,8 @@ int write_synth(const SynthOptions& o) {
     qwen35_keys(*s, vocab_size, meta);
   else if (arch == "gemma4")
     gemma4_keys(*s, vocab_size, meta);
+  else if (arch == "gpt-oss")
+    gptoss_keys(*s, vocab_size, meta);
   else
     llama_keys(*s, vocab_size, meta);
   // --no-vocab: llama.cpp's weights-only files (tokenizer.ggml.model = "no_vocab", no token list).
@@ -263,11 +289,11 @@ int write_synth(const SynthOptions& o) {
     h.str(t.name);
     h.u32(static_cast<uint32_t>(t.shape.size()));
     for (auto it = t.shape.rbegin(); it != t.shape.rend(); ++it) h.u64(static_cast<uint64_t>(*it));
-    h.u32(t.matrix ? ggml_type : kGgmlF32);
+    h.u32(t.mxfp4 ? kGgmlMxfp4 : t.matrix ? ggml_type : kGgmlF32);
     h.u64(offset);
     uint64_t n = 1;
     for (int64_t d : t.shape) n *= static_cast<uint64_t>(d);
-    sizes.push_back(n * (t.matrix ? elem : 4));
+    sizes.push_back(t.mxfp4 ? n / 32 * 17 : n * (t.matrix ? elem : 4));
     offset += (sizes.back() + 31) / 32 * 32;
   }
   h.data.resize((h.data.size() + 31) / 32 * 32, 0);
@@ -322,6 +348,19 @@ int write_synth(const SynthOptions& o) {
     progress.update(done, offset);
     done += sizes[k];
     const Tensor& t = tensors[k];
+    if (t.mxfp4) {  // random blocks: exponent 2^-8 to 2^-6 (values up to 0.05), random E2M1 nibbles
+      std::vector<uint8_t> blocks(17 * 4096);
+      for (uint64_t at = 0; at < sizes[k] && written.ok(); at += blocks.size()) {
+        const uint64_t count = std::min<uint64_t>(blocks.size(), sizes[k] - at);
+        for (uint64_t i = 0; i < count; ++i)
+          blocks[i] =
+              i % 17 == 0 ? static_cast<uint8_t>(120 + rng.bits() % 3) : static_cast<uint8_t>(rng.bits());
+        written = f->write(blocks.data(), count);
+      }
+      const std::vector<uint8_t> pad((sizes[k] + 31) / 32 * 32 - sizes[k], 0);
+      if (written.ok() && !pad.empty()) written = f->write(pad.data(), pad.size());
+      continue;
+    }
     const uint64_t bytes_per = t.matrix ? elem : 4;
     const uint64_t n = sizes[k] / bytes_per;
     const uint64_t piece = hf ? n : kPiece;
@@ -363,7 +402,8 @@ void add_synth_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--shape", o->shape,
                   "smollm2-135m, llama-1b, qwen2.5-0.5b, tiny (llama); smollm3-3b; lfm2-1.2b, lfm2-350m; "
                   "qwen3.5-2b; gemma3n-e4b, "
-                  "gemma3n-e2b, gemma3n-tiny (gemma3n: the text model of Gemma 3n); gemma4-e4b, gemma4-e2b")
+                  "gemma3n-e2b, gemma3n-tiny (gemma3n: the text model of Gemma 3n); gemma4-e4b, gemma4-e2b; "
+                  "gpt-oss-20b, gpt-oss-tiny")
       ->capture_default_str();
   cmd->add_option("--type", o->type, "matrix storage: f32, f16 or bf16")->capture_default_str();
   cmd->add_option("-o,--output", o->out, "output GGUF file (--format hf: output directory)");

@@ -33,10 +33,14 @@ struct Shape {
   // global_every and rope_base_swa as gemma3n)
   int64_t global_head_dim = 0, global_kv_heads = 0;
   bool double_wide_mlp = false;  // the KV-sharing layers' FFN is twice ffn_dim
+  // gpt-oss (head_dim, n_heads, n_kv_heads; ffn_dim is each expert's; sliding_window as gemma3n)
+  int64_t n_expert = 0, n_expert_used = 0;
+  float yarn_factor = 0.0f;
+  int64_t yarn_orig_ctx = 0;
 };
 
 // ggml type ids and GGUF metadata type ids.
-enum : uint32_t { kGgmlF32 = 0, kGgmlF16 = 1, kGgmlBF16 = 30 };
+enum : uint32_t { kGgmlF32 = 0, kGgmlF16 = 1, kGgmlBF16 = 30, kGgmlMxfp4 = 39 };
 enum : uint32_t { kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7, kString = 8, kArray = 9 };
 
 class Bytes {
@@ -92,6 +96,7 @@ struct Tensor {
   float stddev;                // of its normal values; 0 (norms, scales): 1 + 0.1 x normal
   float sign = 1.0f;           // -1: the values negated (Qwen 3.5's A = -exp(A_log) < 0)
   std::vector<float> values;   // when set, these values (F32) instead of random ones
+  bool mxfp4 = false;          // random MXFP4 blocks (gpt-oss's experts), whatever the file's type
 };
 
 // Each architecture's tensors (llama.cpp's names and shapes, outermost first) and metadata keys.
@@ -103,6 +108,8 @@ void gemma3n_keys(const Shape& s, Meta& m);
 std::vector<Tensor> qwen35_tensors(const Shape& s, int64_t vocab_size);
 void qwen35_keys(const Shape& s, int64_t vocab_size, Meta& m);
 std::vector<Tensor> gemma4_tensors(const Shape& s, int64_t vocab_size);
+std::vector<Tensor> gptoss_tensors(const Shape& s, int64_t vocab_size);
+void gptoss_keys(const Shape& s, int64_t vocab_size, Meta& m);
 void gemma4_keys(const Shape& s, int64_t vocab_size, Meta& m);
 
 }  // namespace glass::cli::synth
