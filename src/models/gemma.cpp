@@ -169,6 +169,19 @@ Result<graph::Graph> build_gemma(const GemmaShape& s, const GemmaVariant& v, con
   return b.finish();
 }
 
+graph::Tensor per_layer_inputs(graph::Builder& b, const PerLayerInputWeights& w, const Step& step,
+                               graph::Tensor x0, int64_t n_layers, int64_t ple_dim, int64_t dim,
+                               float rms_eps) {
+  const graph::Shape per_layer{graph::Dim::symbol(graph::Sym::T), graph::Dim::constant(n_layers),
+                               graph::Dim::constant(ple_dim)};
+  const graph::Tensor tok = b.reshape(b.embedding(w.token_embd, step.tokens), per_layer) *
+                            b.scalar(std::sqrt(static_cast<float>(ple_dim)));
+  const graph::Tensor proj =
+      b.reshape(b.matmul(x0, w.model_proj), per_layer) * b.scalar(1.0f / std::sqrt(static_cast<float>(dim)));
+  return ((tok + b.rms_norm(proj, w.proj_norm, rms_eps)) * b.scalar(1.0f / std::sqrt(2.0f)))
+      .named("per_layer_inputs");
+}
+
 void gemma_logits(graph::Builder& b, const Step& step, graph::Tensor x, graph::Tensor output_norm,
                   graph::Tensor output, float rms_eps, float final_softcap) {
   graph::Tensor logits =

@@ -68,6 +68,17 @@ Result<graph::Graph> build_gemma(const GemmaShape& s, const GemmaVariant& v, con
 void gemma_logits(graph::Builder& b, const Step& step, graph::Tensor x, graph::Tensor output_norm,
                   graph::Tensor output, float rms_eps, float final_softcap);
 
+// Gemma 3n's and Gemma 4's per-layer inputs [T, n_layers, ple_dim]: the per-layer token embedding
+// (x sqrt(ple_dim)) plus the RMS-normed projection of the scaled input embedding x0 (x 1/sqrt(dim)),
+// together x 1/sqrt(2).
+struct PerLayerInputWeights {
+  graph::Tensor token_embd, model_proj,
+      proj_norm;  // [vocab, n_layers ple_dim], [n_layers ple_dim, dim], [ple_dim]
+};
+graph::Tensor per_layer_inputs(graph::Builder& b, const PerLayerInputWeights& w, const Step& step,
+                               graph::Tensor x0, int64_t n_layers, int64_t ple_dim, int64_t dim,
+                               float rms_eps);
+
 // Entry points (registry.cpp).
 Result<ModelGraph> gemma2_from_gguf(const formats::GgufFile& file, const WeightIndex& weights,
                                     const BuildOptions& opt);

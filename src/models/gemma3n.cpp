@@ -93,20 +93,6 @@ Tensor gaussian_topk(graph::Builder& b, Tensor x, int64_t width, float std_multi
   return b.where(b.less_equal(shifted, zero), zero, shifted);
 }
 
-// Per-layer inputs [T, n_layers, ple_dim]: the per-layer token embedding (x sqrt(ple_dim)) plus the
-// RMS-normed projection of the input embedding (x 1/sqrt(dim)), together x 1/sqrt(2).
-Tensor per_layer_inputs(graph::Builder& b, const Gemma3nConfig& cfg, const Gemma3nWeights& w,
-                        const Step& step, Tensor x0) {
-  const GemmaShape& s = cfg.shape;
-  const Shape per_layer{T(), c(s.n_layers), c(cfg.ple_dim)};
-  const Tensor tok = b.reshape(b.embedding(w.per_layer_token_embd, step.tokens), per_layer) *
-                     b.scalar(std::sqrt(static_cast<float>(cfg.ple_dim)));
-  const Tensor proj = b.reshape(b.matmul(x0, w.per_layer_model_proj), per_layer) *
-                      b.scalar(1.0f / std::sqrt(static_cast<float>(s.dim)));
-  return ((tok + b.rms_norm(proj, w.per_layer_proj_norm, s.rms_eps)) * b.scalar(1.0f / std::sqrt(2.0f)))
-      .named("per_layer_inputs");
-}
-
 // n streams [T, n, dim] from one: the others are per-stream projections rescaled to its magnitude.
 Tensor altup_expand(graph::Builder& b, const Gemma3nConfig& cfg, const Gemma3nWeights& w, Tensor x0) {
   const int64_t dim = cfg.shape.dim;
@@ -139,9 +125,11 @@ Result<graph::Graph> build_gemma3n(const Gemma3nConfig& cfg, const WeightIndex& 
       b.constant(std::vector<float>(static_cast<size_t>(s.head_dim), 1.0f), graph::make_shape({s.head_dim}));
 
   const Tensor x0 = (b.embedding(gw.token_embd, step.tokens) * b.scalar(std::sqrt(static_cast<float>(s.dim))))
-                        .named("token_embd");                 // [T, dim]
-  const Tensor ple = per_layer_inputs(b, cfg, gw, step, x0);  // [T, n_layers, ple_dim]
-  Tensor streams = altup_expand(b, cfg, gw, x0);              // [T, n_altup, dim]
+                        .named("token_embd");  // [T, dim]
+  const Tensor ple =
+      per_layer_inputs(b, {gw.per_layer_token_embd, gw.per_layer_model_proj, gw.per_layer_proj_norm}, step,
+                       x0, s.n_layers, cfg.ple_dim, s.dim, s.rms_eps);  // [T, n_layers, ple_dim]
+  Tensor streams = altup_expand(b, cfg, gw, x0);                        // [T, n_altup, dim]
   std::vector<KvCache> caches(static_cast<size_t>(s.n_layers));
   for (int64_t i = 0; i < s.n_layers; ++i) {
     const std::string layer = fmt::format("blk.{}", i);

@@ -33,19 +33,6 @@ using graph::Tensor;
 Dim T() { return Dim::symbol(graph::Sym::T); }
 Dim c(int64_t v) { return Dim::constant(v); }
 
-// Per-layer inputs [T, n_layers, ple_dim]: the per-layer token embedding (x sqrt(ple_dim)) plus the
-// RMS-normed projection of the input embedding (x 1/sqrt(dim)), together x 1/sqrt(2).
-Tensor per_layer_inputs(graph::Builder& b, const Gemma4Config& cfg, const Gemma4Weights& w, const Step& step,
-                        Tensor x0) {
-  const Shape per_layer{T(), c(cfg.n_layers), c(cfg.ple_dim)};
-  const Tensor tok = b.reshape(b.embedding(w.per_layer_token_embd, step.tokens), per_layer) *
-                     b.scalar(std::sqrt(static_cast<float>(cfg.ple_dim)));
-  const Tensor proj = b.reshape(b.matmul(x0, w.per_layer_model_proj), per_layer) *
-                      b.scalar(1.0f / std::sqrt(static_cast<float>(cfg.dim)));
-  return ((tok + b.rms_norm(proj, w.per_layer_proj_norm, cfg.rms_eps)) * b.scalar(1.0f / std::sqrt(2.0f)))
-      .named("per_layer_inputs");
-}
-
 // The mixture of experts on the attention residual x: routed by softmax(router(rms_norm(x) / sqrt(dim)
 // x router_scale)), top n_expert_used renormalised, GeGLU experts on the pre-normed x, each expert's
 // output times its scale; post-normed.
@@ -82,7 +69,9 @@ Result<graph::Graph> build_gemma4(const Gemma4Config& cfg, const WeightIndex& w,
   Tensor x = (b.embedding(gw.token_embd, step.tokens) * b.scalar(std::sqrt(static_cast<float>(cfg.dim))))
                  .named("token_embd");  // [T, dim]
   std::optional<Tensor> ple;
-  if (cfg.ple_dim > 0) ple = per_layer_inputs(b, cfg, gw, step, x);  // [T, n_layers, ple_dim]
+  if (cfg.ple_dim > 0)  // [T, n_layers, ple_dim]
+    ple = per_layer_inputs(b, {gw.per_layer_token_embd, gw.per_layer_model_proj, gw.per_layer_proj_norm},
+                           step, x, cfg.n_layers, cfg.ple_dim, cfg.dim, cfg.rms_eps);
   std::vector<KvCache> caches(static_cast<size_t>(cfg.n_layers));
   for (int64_t i = 0; i < cfg.n_layers; ++i) {
     const std::string layer = fmt::format("blk.{}", i);

@@ -56,12 +56,6 @@ constexpr HfTensorName kGemma4Tensors[] = {
     {"model.layers.{}.post_feedforward_layernorm_2.weight", "blk.{}.post_ffw_norm_2.weight", kOptional},
 };
 
-constexpr HfRename kRenames[] = {{"model.language_model.", "model."},
-                                 {"language_model.model.", "model."},
-                                 {"language_model.lm_head.", "lm_head."}};
-constexpr std::string_view kTowers[] = {"model.vision_tower.", "model.audio_tower.", "model.embed_vision.",
-                                        "model.embed_audio.", "model.multi_modal_projector."};
-
 // rope_parameters[kind] (transformers 5), or nothing.
 Result<std::optional<formats::HfObject>> rope_of(const formats::HfObject& c, std::string_view kind) {
   auto params = c.object("rope_parameters");
@@ -199,6 +193,6 @@ Status gemma4(const formats::HfConfig& config, HfNormalized& out) {
 
 }  // namespace
 
-const HfAdapter kGemma4Hf{gemma4, kGemma4Tensors, false, kRenames, kTowers};
+const HfAdapter kGemma4Hf{gemma4, kGemma4Tensors, false, kGemmaRenames, kGemmaTowers};
 
 }  // namespace glass::models

@@ -73,12 +73,19 @@ constexpr auto kGemma3Tensors = hf_rows(kGemmaBase, kGemmaNorms, kGemma3QkNorm);
 constexpr auto kGemma3nTensors = hf_rows(kGemmaBase, kGemma3nNorms, kGemma3nExtra);
 
 // Multimodal layouts: transformers 5 ("model.language_model.") and 4 ("language_model.model.").
-constexpr HfRename kRenames[] = {{"model.language_model.", "model."},
-                                 {"language_model.model.", "model."},
-                                 {"language_model.lm_head.", "lm_head."}};
-constexpr std::string_view kTowers[] = {
+}  // namespace
+
+const HfRename kGemmaRenames[3] = {{"model.language_model.", "model."},
+                                   {"language_model.model.", "model."},
+                                   {"language_model.lm_head.", "lm_head."}};
+const std::string_view kGemmaTowers[7] = {
     "model.vision_tower.",          "model.audio_tower.", "model.embed_vision.",   "model.embed_audio.",
     "model.multi_modal_projector.", "vision_tower.",      "multi_modal_projector."};
+
+namespace {
+
+const auto& kRenames = kGemmaRenames;
+const auto& kTowers = kGemmaTowers;
 
 // The keys all three read: the decoder's, GeGLU with tanh GELU, tied embeddings (Gemma's default),
 // and queries scaled by 1 / sqrt(head_dim) (query_pre_attn_scalar = head_dim) where `scaled_queries`.

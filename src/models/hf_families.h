@@ -15,6 +15,9 @@ extern const HfAdapter kPhi3Hf;      // "phi3" (Phi3ForCausalLM: Phi-3, Phi-3.5-
 extern const HfAdapter kGemma2Hf;    // "gemma2" (Gemma2ForCausalLM)
 extern const HfAdapter kGemma3Hf;    // "gemma3_text" (Gemma3ForCausalLM), "gemma3" (text_config)
 extern const HfAdapter kGemma3nHf;
+// The multimodal Gemma checkpoints' text-model prefixes and the towers skipped (gemma_hf.cpp).
+extern const HfRename kGemmaRenames[3];
+extern const std::string_view kGemmaTowers[7];
 extern const HfAdapter kGemma4Hf;  // "gemma4" (text_config; towers skipped), "gemma4_text"
 extern const HfAdapter kLfm2Hf;
 extern const HfAdapter kQwen35Hf;  // "qwen3_5" (text_config; tower and MTP skipped), "qwen3_5_text"  //
