@@ -292,7 +292,7 @@ TEST(QuantizeLlamaOrder, SameFilesAsLlamaQuantizeForThe2026Families) {
   const auto out_dir = std::filesystem::temp_directory_path() / "glass-quantize-2026";
   std::filesystem::create_directories(out_dir);
   int compared = 0;
-  for (const char* family : {"smollm3", "lfm2", "qwen35", "qwen35moe"})
+  for (const char* family : {"smollm3", "lfm2", "qwen35", "qwen35moe", "gemma4", "gemma4moe", "gptoss"})
     for (const char* type : {"q8_0", "q4_k_m"}) {
       QuantizeOptions o;
       o.ftype = *file_type_from_name(type);
@@ -303,7 +303,7 @@ TEST(QuantizeLlamaOrder, SameFilesAsLlamaQuantizeForThe2026Families) {
       std::filesystem::remove(out);
       ++compared;
     }
-  EXPECT_EQ(compared, 8);
+  EXPECT_EQ(compared, 14);
   auto f32 = GgufFile::open(dir / "smollm3-f32.gguf");
   ASSERT_TRUE(f32.ok());
   EXPECT_EQ(f32->tensors().front().name, "token_embd.weight");  // the order the test is about
