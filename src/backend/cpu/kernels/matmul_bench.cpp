@@ -44,6 +44,12 @@ int bench_threads() {
 std::vector<std::byte> random_weights(DType t, int64_t n, int64_t k, uint64_t seed) {
   std::mt19937 rng(static_cast<uint32_t>(seed));
   std::normal_distribution<float> dist(0.0f, 0.05f);
+  if (t == DType::MXFP4) {  // glass has no MXFP4 quantizer: random blocks, exponents 2^-8 .. 2^-6
+    std::vector<std::byte> out(*graph::dtype_bytes(t, static_cast<uint64_t>(n * k)));
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = static_cast<std::byte>(i % 17 == 0 ? 120 + rng() % 3 : rng());
+    return out;
+  }
   if (graph::traits(t).quantized) {
     std::vector<float> row(static_cast<size_t>(k));
     const size_t row_bytes = *graph::dtype_bytes(t, static_cast<uint64_t>(k));
@@ -107,6 +113,10 @@ void BM_Matmul(benchmark::State& state, DType t, Isa isa, bool repacked) {
                             ? std::max<size_t>(1, (size_t{256} << 20) / wbytes)
                             : 1;
   std::vector<std::byte> w = random_weights(t, N, K, 1);
+  if (w.empty()) {
+    state.SkipWithError("no weights of this type could be made");
+    return;
+  }
   AlignedCopies all(wbytes, copies);
   if (!all.ok()) {
     state.SkipWithError("no memory for the weight copies");
@@ -222,6 +232,10 @@ BENCHMARK_CAPTURE(BM_Matmul, q4_0x16, DType::Q4_0, detect_isa(), true)->Apply(sh
 BENCHMARK_CAPTURE(BM_Matmul, q4_0x16_avx2, DType::Q4_0, Isa::Avx2, true)->Apply(shapes_1b);
 BENCHMARK_CAPTURE(BM_Matmul, q8_0x16, DType::Q8_0, detect_isa(), true)->Apply(shapes_1b);
 BENCHMARK_CAPTURE(BM_Matmul, q5_0, DType::Q5_0, detect_isa(), false)->Apply(shapes_1b);
+// gpt-oss's MXFP4 experts in the file's layout (the only one it has), and Q4_0's for comparison, on
+// the avx512 tier (avx512bf16 adds only bf16 rows).
+BENCHMARK_CAPTURE(BM_Matmul, mxfp4, DType::MXFP4, Isa::Avx512, false)->Apply(shapes_1b);
+BENCHMARK_CAPTURE(BM_Matmul, q4_0_avx512, DType::Q4_0, Isa::Avx512, false)->Apply(shapes_1b);
 BENCHMARK_CAPTURE(BM_Matmul, q5_0x16, DType::Q5_0, detect_isa(), true)->Apply(shapes_1b);
 BENCHMARK_CAPTURE(BM_Matmul, q5_1x16, DType::Q5_1, detect_isa(), true)->Apply(shapes_1b);
 BENCHMARK_CAPTURE(BM_Matmul, q4_k, DType::Q4_K, detect_isa(), false)->Apply(shapes_1b);
