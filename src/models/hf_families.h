@@ -14,14 +14,16 @@ extern const HfAdapter kQwen3MoeHf;  // "qwen3_moe" (Qwen3MoeForCausalLM), exper
 extern const HfAdapter kPhi3Hf;      // "phi3" (Phi3ForCausalLM: Phi-3, Phi-3.5-mini, Phi-4-mini)
 extern const HfAdapter kGemma2Hf;    // "gemma2" (Gemma2ForCausalLM)
 extern const HfAdapter kGemma3Hf;    // "gemma3_text" (Gemma3ForCausalLM), "gemma3" (text_config)
+// "gemma3n_text", "gemma3n" (text_config; towers skipped)
 extern const HfAdapter kGemma3nHf;
 // The multimodal Gemma checkpoints' text-model prefixes and the towers skipped (gemma_hf.cpp).
 extern const HfRename kGemmaRenames[3];
 extern const std::string_view kGemmaTowers[7];
-extern const HfAdapter kGemma4Hf;  // "gemma4" (text_config; towers skipped), "gemma4_text"
+// "gemma4" (text_config; towers skipped), "gemma4_text"
+extern const HfAdapter kGemma4Hf;
+// "lfm2" (Lfm2ForCausalLM); conv weights [dim, 1, L] bound as [dim, L]
 extern const HfAdapter kLfm2Hf;
-extern const HfAdapter kQwen35Hf;  // "qwen3_5" (text_config; tower and MTP skipped), "qwen3_5_text"  //
-                                   // "lfm2" (Lfm2ForCausalLM); conv weights [dim, 1, L] bound as [dim, L] //
-                                   // "gemma3n_text", "gemma3n" (text_config; towers skipped)
+// "qwen3_5" (text_config; tower and MTP skipped), "qwen3_5_text"
+extern const HfAdapter kQwen35Hf;
 
 }  // namespace glass::models

@@ -666,7 +666,7 @@ namespace {
 // (window 12) and global layers differ in head size and KV-head count, and its last layers read
 // earlier layers' rows in both pools; gpt-oss's experts and sinks in alternating windowed layers.
 // The fixtures are the repository's.
-class EngineHybrid : public ::testing::TestWithParam<const char*> {
+class Engine2026Families : public ::testing::TestWithParam<const char*> {
  protected:
   std::string path() const {
     return (test::source_dir() / "tests/fixtures/models/synthetic-2026" / (std::string(GetParam()) + ".gguf"))
@@ -674,13 +674,13 @@ class EngineHybrid : public ::testing::TestWithParam<const char*> {
   }
 };
 
-TEST_P(EngineHybrid, ThirtyTwoRequestsFromFourThreadsEqualSoloRuns) {
+TEST_P(Engine2026Families, ThirtyTwoRequestsFromFourThreadsEqualSoloRuns) {
   LoadOptions lo = cpu(/*kv_size=*/32 * 112);
   lo.n_seq_max = 32;
   many_threads_equal_solo(lo, 32, path());
 }
 
-TEST_P(EngineHybrid, RandomScheduleKeepsInvariantsAndSoloResults) {
+TEST_P(Engine2026Families, RandomScheduleKeepsInvariantsAndSoloResults) {
   LoadOptions lo = cpu(/*kv_size=*/160, 128);
   lo.n_seq_max = 6;
   lo.kv_size_window = 112;  // a solo run prefills up to 100 tokens in one step
@@ -690,7 +690,7 @@ TEST_P(EngineHybrid, RandomScheduleKeepsInvariantsAndSoloResults) {
   random_schedule(*m, 80, {.max_running = 6, .max_queued = 1000, .step_tokens = 20}, 32);
 }
 
-INSTANTIATE_TEST_SUITE_P(Families2026, EngineHybrid,
+INSTANTIATE_TEST_SUITE_P(Families2026, Engine2026Families,
                          ::testing::Values("lfm2-f32", "qwen35-f32", "qwen35moe-f32", "gemma4-f32",
                                            "gemma4moe-f32", "gptoss-f32"));
 
