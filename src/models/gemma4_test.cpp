@@ -47,10 +47,8 @@ formats::GgufFile tiny(const Tiny& t) {
     for (bool l : t.local) kinds.push_back(GgufWriter::boolean(l));
     w.kv(a + "attention.sliding_window_pattern", GgufWriter::array(GgufWriter::kBool, kinds));
   }
-  auto add = [&](const std::string& name, std::vector<int64_t> shape) {
-    int64_t count = 1;
-    for (int64_t d : shape) count *= d;
-    w.tensor_f32(name, shape, std::vector<float>(static_cast<size_t>(count), 0.25f));
+  auto add = [&](const std::string& name, const std::vector<int64_t>& shape) {
+    w.tensor_filled(name, shape, 0.25f);
   };
   add("token_embd.weight", {8, 8});
   add("output_norm.weight", {8});
@@ -76,12 +74,9 @@ formats::GgufFile tiny(const Tiny& t) {
 }
 
 Result<ModelGraph> load(const formats::GgufFile& f) {
-  WeightIndex w;
-  for (const formats::GgufTensorInfo& t : f.tensors())
-    w.emplace(t.name, WeightInfo{t.shape, t.dtype, t.data});
   BuildOptions opt;
   opt.n_ctx = 32;
-  return find_architecture("gemma4")->from_gguf(f, w, opt);
+  return find_architecture("gemma4")->from_gguf(f, weight_index(f), opt);
 }
 
 TEST(Gemma4File, AValidFileBuildsWithItsLayerKinds) {

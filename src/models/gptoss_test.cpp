@@ -47,10 +47,8 @@ formats::GgufFile tiny(const Tiny& t) {
   w.kv(a + "attention.layer_norm_rms_epsilon", GgufWriter::f32(1e-5f));
   w.kv(a + "rope.scaling.type", GgufWriter::string(t.scaling));
   w.kv(a + "rope.scaling.factor", GgufWriter::f32(4.0f));
-  auto add = [&](const std::string& name, std::vector<int64_t> shape) {
-    int64_t count = 1;
-    for (int64_t d : shape) count *= d;
-    w.tensor_f32(name, shape, std::vector<float>(static_cast<size_t>(count), 0.125f));
+  auto add = [&](const std::string& name, const std::vector<int64_t>& shape) {
+    w.tensor_filled(name, shape, 0.125f);
   };
   add("token_embd.weight", {8, 32});
   add("output_norm.weight", {32});
@@ -81,12 +79,9 @@ formats::GgufFile tiny(const Tiny& t) {
 }
 
 Result<ModelGraph> load(const formats::GgufFile& f) {
-  WeightIndex w;
-  for (const formats::GgufTensorInfo& t : f.tensors())
-    w.emplace(t.name, WeightInfo{t.shape, t.dtype, t.data});
   BuildOptions opt;
   opt.n_ctx = 32;
-  return find_architecture("gpt-oss")->from_gguf(f, w, opt);
+  return find_architecture("gpt-oss")->from_gguf(f, weight_index(f), opt);
 }
 
 TEST(GptOssFile, AValidFileBuildsWithAlternatingWindows) {

@@ -37,21 +37,10 @@ formats::GgufFile tiny(const std::string& arch, const std::string& key, uint64_t
       {"blk.0.attn_output.weight", {8, 8}}, {"blk.0.ffn_norm.weight", {8}},
       {"blk.0.ffn_gate.weight", {16, 8}},   {"blk.0.ffn_up.weight", {16, 8}},
       {"blk.0.ffn_down.weight", {8, 16}}};
-  for (const auto& [name, shape] : tensors) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    w.tensor_f32(name, shape, std::vector<float>(static_cast<size_t>(n), 0.5f));
-  }
+  for (const auto& [name, shape] : tensors) w.tensor_filled(name, shape, 0.5f);
   auto f = formats::GgufFile::parse(formats::MappedFile::from_bytes("hostile.gguf", w.build().bytes));
   EXPECT_TRUE(f.ok()) << f.error().message;
   return std::move(*f);
-}
-
-WeightIndex weights_of(const formats::GgufFile& f) {
-  WeightIndex w;
-  for (const formats::GgufTensorInfo& t : f.tensors())
-    w.emplace(t.name, WeightInfo{t.shape, t.dtype, t.data});
-  return w;
 }
 
 TEST(HostileHparams, ImpossibleSizesAreRejectedByEveryFamily) {
@@ -88,7 +77,7 @@ TEST(HostileHparams, ImpossibleSizesAreRejectedByEveryFamily) {
     for (const Case& c : cases) {
       const std::string key = std::string(arch) + "." + c.suffix;
       const formats::GgufFile f = tiny(std::string(arch), key, c.value);
-      const WeightIndex w = weights_of(f);
+      const WeightIndex w = weight_index(f);
       test::reset_peak_bytes();
       const uint64_t before = test::live_bytes();
       auto g = a->from_gguf(f, w, opt);
@@ -105,13 +94,13 @@ TEST(HostileHparams, ImpossibleSizesAreRejectedByEveryFamily) {
 TEST(HostileHparams, HeadsTimesHeadDimMustFitTheFile) {
   // The largest tensor has 128 elements: 2 heads of 100 each fit alone, not together.
   const formats::GgufFile f = tiny("llama", "llama.attention.key_length", 100);
-  auto s = check_hparams_fit_file(f, weights_of(f), "llama");
+  auto s = check_hparams_fit_file(f, weight_index(f), "llama");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("llama.attention.head_count"), std::string::npos) << s.error().message;
   EXPECT_NE(s.error().message.find("llama.attention.key_length = 100"), std::string::npos)
       << s.error().message;
   const formats::GgufFile ok = tiny("llama", "llama.attention.key_length", 64);
-  EXPECT_TRUE(check_hparams_fit_file(ok, weights_of(ok), "llama").ok());
+  EXPECT_TRUE(check_hparams_fit_file(ok, weight_index(ok), "llama").ok());
 }
 
 TEST(HostileHparams, HfConfigSizesAreCheckedAgainstTheCheckpoint) {

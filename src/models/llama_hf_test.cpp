@@ -429,8 +429,8 @@ TEST(SmolLm3HfConfig, KeysAndTheNoPePattern) {
   EXPECT_EQ(*f->get_u32("smollm3.block_count"), 8u);
   EXPECT_EQ(*f->get_u32("smollm3.attention.head_count_kv"), 4u);
   EXPECT_TRUE(smollm3_with(R"({"no_rope_layers": null})").ok());  // transformers' default: the same
-  for (const char* bad : {R"({"no_rope_layers": [1, 1, 0, 1, 1, 1, 0, 1]})", R"({"no_rope_layer_interval": 3})",
-                          R"({"use_sliding_window": true})"}) {
+  for (const char* bad : {R"({"no_rope_layers": [1, 1, 0, 1, 1, 1, 0, 1]})",
+                          R"({"no_rope_layer_interval": 3})", R"({"use_sliding_window": true})"}) {
     auto r = smollm3_with(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.error().code, ErrorCode::Unsupported) << r.error().message;

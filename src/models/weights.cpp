@@ -27,4 +27,11 @@ graph::Tensor weight(graph::Builder& b, const WeightIndex& w, const std::string&
   return graph::Tensor{&b, -1};
 }
 
+WeightIndex weight_index(const formats::GgufFile& file) {
+  WeightIndex w;
+  for (const formats::GgufTensorInfo& t : file.tensors())
+    w.emplace(t.name, WeightInfo{t.shape, t.dtype, t.data});
+  return w;
+}
+
 }  // namespace glass::models

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/gguf.h"
 #include "graph/builder.h"
 #include "graph/dtype.h"
 
@@ -20,6 +21,10 @@ struct WeightInfo {
 };
 
 using WeightIndex = std::map<std::string, WeightInfo, std::less<>>;
+
+// Every tensor of a GGUF file as it lies in the file (the runtime's loader also repacks and keeps
+// mappings; this is for building a graph from a file alone: tests, rewrites).
+WeightIndex weight_index(const formats::GgufFile& file);
 
 // Declares parameter `name` with the shape the architecture expects; on a missing tensor or a shape
 // mismatch the builder records an error naming the tensor. Optional weights yield nullopt.

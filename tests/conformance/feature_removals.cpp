@@ -70,12 +70,9 @@ GraphRewrite rebuilt(const std::string& model_path,
   return [model_path, build](const graph::Graph&) -> Result<graph::Graph> {
     auto file = formats::GgufFile::open(model_path);
     if (!file) return file.error();
-    models::WeightIndex w;
-    for (const formats::GgufTensorInfo& t : file->tensors())
-      w.emplace(t.name, models::WeightInfo{t.shape, t.dtype, t.data});
     models::BuildOptions opt;
     opt.min_ctx = 48;
-    return build(*file, w, opt);
+    return build(*file, models::weight_index(*file), opt);
   };
 }
 

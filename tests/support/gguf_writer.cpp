@@ -114,6 +114,12 @@ GgufWriter& GgufWriter::tensor(Tensor t) {
   return *this;
 }
 
+GgufWriter& GgufWriter::tensor_filled(std::string name, const std::vector<int64_t>& shape, float value) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return tensor_f32(std::move(name), shape, std::vector<float>(static_cast<size_t>(n), value));
+}
+
 GgufWriter& GgufWriter::tensor_f32(std::string name, const std::vector<int64_t>& shape,
                                    const std::vector<float>& values) {
   Tensor t;

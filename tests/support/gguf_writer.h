@@ -82,6 +82,8 @@ class GgufWriter {
   GgufWriter& kv(std::string key, Value v);
   GgufWriter& tensor(Tensor t);
   // An F32 tensor from a row-major shape, outermost first (as glass reports shapes).
+  // An F32 tensor of `shape` holding `value` everywhere.
+  GgufWriter& tensor_filled(std::string name, const std::vector<int64_t>& shape, float value);
   GgufWriter& tensor_f32(std::string name, const std::vector<int64_t>& shape,
                          const std::vector<float>& values);
   // Header counts written instead of the real ones.

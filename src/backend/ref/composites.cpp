@@ -74,6 +74,7 @@ Status attention(const KernelArgs& a) {
                       fmt::format("ref: attention '{}' reads {} keys, a block table row holds {}",
                                   a.node.name, kv_len, MB * B));
   const int64_t group = H / Hkv;
+  const float* sinks = a.node.inputs.size() == 7 ? a.in[6].f32() : nullptr;  // [H] or none
   float* scores = a.scratch;  // a score per key the step reads: kv_len of them at most
   float* row = a.scratch + kv_len;
   float* acc = row + D;
@@ -107,7 +108,6 @@ Status attention(const KernelArgs& a) {
         if (attrs.softcap > 0.0f) scores[j] = graph::softcap(scores[j], attrs.softcap);
         max_score = std::max(max_score, scores[j]);
       }
-      const float* sinks = a.node.inputs.size() == 7 ? a.in[6].f32() : nullptr;
       if (sinks != nullptr) max_score = std::max(max_score, sinks[h]);
       double denom = sinks != nullptr ? std::exp(static_cast<double>(sinks[h]) - max_score) : 0.0;
       for (int64_t j = first; j < n_keys; ++j) {
