@@ -1,6 +1,7 @@
 #pragma once
 // The JSON Schema converter's class, shared by its files: json_schema.cpp (the tables of primitive
-// rules, the visit of one schema node, $ref / allOf merging, anyOf / oneOf, enum / const),
+// rules, the visit of one schema node, anyOf / oneOf, enum / const), json_schema_refs.cpp ($ref,
+// allOf merging, the step budget, canonical values),
 // json_schema_strings.cpp (strings), json_schema_numbers.cpp (integers and numbers),
 // json_schema_objects.cpp (objects) and json_schema_arrays.cpp (arrays). Private to src/grammar.
 #include <cstdint>
@@ -76,8 +77,8 @@ class Converter {
   Result<json> dependency_variants(const json& s, const std::string& path) const;
   // The texts lo..hi as one trie, by UTF-8 character: the members chosen by their keys (their JSON
   // text), or an enum's values; text j's end continues with after[j] (nothing when empty).
-  std::string literal_trie(const std::vector<std::string>& keys, const std::vector<std::string>& after, size_t lo,
-                       size_t hi);
+  std::string literal_trie(const std::vector<std::string>& keys, const std::vector<std::string>& after,
+                           size_t lo, size_t hi);
   // The values an items schema allows when they are few scalars (enum / const / boolean / null),
   // distinct as validators compare them; empty when the schema is not of that kind.
   Result<std::vector<json>> finite_values(const json& items, const std::string& path) const;
