@@ -39,6 +39,10 @@ struct GptOssConfig {
   float rope_base_local = 10000.0f;
 
   int64_t window(int64_t layer) const { return local[static_cast<size_t>(layer)] ? sliding_window : 0; }
+  // The windowed pool's window: sliding_window when some layer slides, else 0.
+  int64_t local_window() const {
+    return std::find(local.begin(), local.end(), true) != local.end() ? sliding_window : 0;
+  }
 };
 
 Result<GptOssConfig> config_from_gguf(const formats::GgufFile& f, const WeightIndex& w) {
@@ -102,8 +106,7 @@ std::string blk(int64_t i, const char* what) { return fmt::format("blk.{}.{}", i
 
 Result<graph::Graph> build_gptoss(const GptOssConfig& c, const WeightIndex& w, const BuildOptions& opt) {
   graph::Builder b;
-  const bool any_local = std::find(c.local.begin(), c.local.end(), true) != c.local.end();
-  const Step step = declare_step(b, opt, any_local ? c.sliding_window : 0);
+  const Step step = declare_step(b, opt, c.local_window());
   const int64_t q_dim = c.n_heads * c.head_dim, kv_dim = c.n_kv_heads * c.head_dim;
   const int64_t E = c.n_expert, F = c.expert_ffn_dim, D = c.dim;
   const Tensor token_embd = weight(b, w, "token_embd.weight", {c.vocab_size, D});
@@ -186,7 +189,6 @@ Result<ModelGraph> gptoss_from_gguf(const formats::GgufFile& file, const WeightI
   if (!g) return g.error();
   std::string kinds;
   for (bool l : c->local) kinds += l ? 'L' : 'G';
-  const bool any_local = kinds.find('L') != std::string::npos;
   return finish_model_graph(
       std::move(*g), c->vocab_size, c->n_ctx_train, c->n_layers, opt,
       fmt::format("{}: {} layers ({}), dim {}, {} heads ({} kv) of {}, window {}, {} experts (top {}) of {}, "
@@ -194,7 +196,7 @@ Result<ModelGraph> gptoss_from_gguf(const formats::GgufFile& file, const WeightI
                   kArch, c->n_layers, kinds, c->dim, c->n_heads, c->n_kv_heads, c->head_dim,
                   c->sliding_window, c->n_expert, c->n_expert_used, c->expert_ffn_dim, c->yarn.freq_base,
                   c->yarn.factor, c->yarn.n_ctx_orig),
-      any_local ? c->sliding_window : 0);
+      c->local_window());
 }
 
 }  // namespace glass::models
