@@ -4,50 +4,81 @@
 #   scripts/fuzz.sh NAME SECONDS [libFuzzer args...]   one harness (json, gguf, safetensors, tokenizer_json,
 #                                                      tokenizer_encode, jinja, npy, gbnf, json_schema,
 #                                                      regex, http_body, http_request)
-#   scripts/fuzz.sh all SECONDS                        each harness in turn, SECONDS each
+#   scripts/fuzz.sh all SECONDS                        every harness, SECONDS each, as many at a time
+#                                                      as there are cores (GLASS_FUZZ_JOBS)
+#   scripts/fuzz.sh configure                          only configure the build folder
 # Builds build-fuzz/ (clang-14, ASan + UBSan, library modules only) when needed, writes the seed
 # corpora from ../shared/fixtures (fuzz/make_corpus.py) into build-fuzz/seeds/, and keeps what the
 # fuzzer finds in build-fuzz/corpus/NAME/ across runs. A crashing input is saved as
 # build-fuzz/artifacts/NAME-crash-<sha1> (reproduce: build-fuzz/fuzz/glass_fuzz_NAME FILE).
+# The folder is configured with the tests as well (built only when asked): `scripts/test.sh
+# --sanitize-clang EXE...` builds and runs test programs there, over the same instrumented library.
 # Environment: GLASS_FUZZ_DIR (build folder, default build-fuzz), GLASS_FUZZ_OPT (optimization flags
 # when that folder is first configured, default "-O1 -g1"), GLASS_FIXTURES (default ../shared/fixtures),
 # GLASS_FUZZ_TIMEOUT (seconds one input may take, default 10, 30 for -O0 builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 harnesses=(json gguf safetensors tokenizer_json tokenizer_encode jinja npy gbnf json_schema regex http_body http_request)
-if [ $# -lt 2 ]; then
-  echo "usage: scripts/fuzz.sh NAME|all SECONDS [libFuzzer args...] (NAME: ${harnesses[*]})" >&2
+if [ $# -lt 2 ] && [ "${1:-}" != configure ]; then
+  echo "usage: scripts/fuzz.sh NAME|all SECONDS [libFuzzer args...] | configure (NAME: ${harnesses[*]})" >&2
   exit 2
 fi
 name=$1
-seconds=$2
-shift 2
+seconds=${2:-0}
+shift $(($# < 2 ? $# : 2))
 dir=${GLASS_FUZZ_DIR:-build-fuzz}  # a second folder keeps another configuration (CI's -O0)
 fixtures=${GLASS_FIXTURES:-$PWD/../shared/fixtures}
 
+if [ ! -f "$dir/build.ninja" ]; then
+  # -O1 -g1 as the sanitizer build (scripts/test.sh --sanitize): line tables for the reports, and
+  # inputs run 2-3 times faster than at -O0. CI's short runs take GLASS_FUZZ_OPT="-O0 -g1", which
+  # builds about 3 times faster. Only the targets asked for are built: the harnesses build only the
+  # library modules they link.
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=${GLASS_FUZZ_OPT:--O1 -g1} -DNDEBUG" -DGLASS_FUZZ=ON -DGLASS_WERROR=ON \
+    -DGLASS_BUILD_TESTS=ON -DGLASS_BUILD_TOOLS=OFF -DGLASS_BUILD_CLI=OFF -DGLASS_INSTALL=OFF \
+    -DGLASS_BUILD_PYTHON=OFF "-DGLASS_FIXTURES_DIR=$fixtures" >/dev/null
+fi
+if [ "$name" = configure ]; then exit 0; fi
+
+prepare() {  # build the harnesses named, and the seed corpora
+  cmake --build "$dir" --target "${@/#/glass_fuzz_}"
+  if [ ! -d "$dir/seeds/json" ] || [ fuzz/make_corpus.py -nt "$dir/seeds/json" ]; then
+    rm -rf "$dir/seeds"
+    python3 fuzz/make_corpus.py "$fixtures" "$dir/seeds"
+  fi
+}
+
 if [ "$name" = all ]; then
-  for h in "${harnesses[@]}"; do "$0" "$h" "$seconds" "$@"; done
+  # Built once, then run side by side: each harness still has SECONDS of one core. Each one's
+  # output goes to its own file and is shown when it ends, so reports do not interleave.
+  prepare "${harnesses[@]}"
+  jobs=${GLASS_FUZZ_JOBS:-$(nproc)}
+  declare -A pids=()
+  failed=()
+  finish() {  # wait for harness $1, show its output, note a failure
+    if ! wait "${pids[$1]}"; then failed+=("$1"); fi
+    cat "$dir/fuzz-all-$1.out"
+  }
+  running=()
+  for h in "${harnesses[@]}"; do
+    if [ ${#running[@]} -ge "$jobs" ]; then finish "${running[0]}"; running=("${running[@]:1}"); fi
+    GLASS_FUZZ_PREPARED=1 "$0" "$h" "$seconds" "$@" >"$dir/fuzz-all-$h.out" 2>&1 &
+    pids[$h]=$!
+    running+=("$h")
+  done
+  for h in "${running[@]}"; do finish "$h"; done
+  if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzz.sh: failed: ${failed[*]}" >&2
+    exit 1
+  fi
   exit 0
 fi
 case " ${harnesses[*]} " in
   *" $name "*) ;;
   *) echo "fuzz.sh: unknown harness '$name' (${harnesses[*]})" >&2; exit 2 ;;
 esac
-
-if [ ! -f "$dir/build.ninja" ]; then
-  # -O1 -g1 as the sanitizer build (scripts/test.sh --sanitize): line tables for the reports, and
-  # inputs run 2-3 times faster than at -O0. CI's short runs take GLASS_FUZZ_OPT="-O0 -g1", which
-  # builds about 3 times faster. Only the library modules the harnesses link are built.
-  CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=${GLASS_FUZZ_OPT:--O1 -g1} -DNDEBUG" -DGLASS_FUZZ=ON -DGLASS_WERROR=ON \
-    -DGLASS_BUILD_TESTS=OFF -DGLASS_BUILD_TOOLS=OFF -DGLASS_BUILD_CLI=OFF -DGLASS_INSTALL=OFF \
-    -DGLASS_BUILD_PYTHON=OFF "-DGLASS_FIXTURES_DIR=$fixtures" >/dev/null
-fi
-cmake --build "$dir" --target "glass_fuzz_$name"
-if [ ! -d "$dir/seeds/$name" ] || [ fuzz/make_corpus.py -nt "$dir/seeds/$name" ]; then
-  rm -rf "$dir/seeds"
-  python3 fuzz/make_corpus.py "$fixtures" "$dir/seeds"
-fi
+if [ -z "${GLASS_FUZZ_PREPARED:-}" ]; then prepare "$name"; fi
 
 # Longest input per harness: the largest seed, with room to grow; small inputs mutate faster.
 case $name in

@@ -4,6 +4,10 @@
 #   scripts/test.sh --sanitize   AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/
 #   scripts/test.sh [--sanitize] EXE...   only the named test executables (e.g. glass_backend_test;
 #                                         glass_python_test: the Python package's pytest suite)
+#   scripts/test.sh --sanitize-clang EXE...  the named test executables in the fuzz build folder
+#                                         (scripts/fuzz.sh: clang-14, ASan + UBSan, the library
+#                                         instrumented for libFuzzer too), so that CI builds the
+#                                         sanitized library once for these tests and the harnesses
 # Tests needing ../shared/fixtures skip when it is absent; GLASS_REQUIRE_FIXTURES=1 makes them fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +21,12 @@ if [ "${1:-}" = "--sanitize" ]; then
   # (the glass command is built: its tests run it).
   flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
          -DGLASS_WERROR=ON -DGLASS_SANITIZE=ON -DGLASS_BUILD_TOOLS=OFF)
+elif [ "${1:-}" = "--sanitize-clang" ]; then
+  shift
+  if [ $# -eq 0 ]; then echo "scripts/test.sh --sanitize-clang: name the test executables" >&2; exit 2; fi
+  dir=${GLASS_FUZZ_DIR:-build-fuzz}
+  flags=()  # fuzz.sh configures that folder
+  bash scripts/fuzz.sh configure
 fi
 # The Python package (python/) and its pytest suite, in the Release build: with pybind11 and an
 # interpreter that has numpy and pytest (python3 on PATH, else Debian's /usr/bin/python3). Without
@@ -37,7 +47,7 @@ if [ "$dir" = build-test ]; then
     flags+=(-DGLASS_BUILD_PYTHON=ON)
   fi
 fi
-cmake -S . -B "$dir" -G Ninja "${flags[@]}"
+if [ ${#flags[@]} -gt 0 ]; then cmake -S . -B "$dir" -G Ninja "${flags[@]}"; fi
 # The official openai npm client that glass_openai_client_test drives (src/server/CMakeLists.txt),
 # into the build tree; pinned per node major: 6.x on node 20-21 (7.x wants node 22), 4.x on Debian
 # 12's own node 18 (the last major that supports it; the test's 12 checks pass with both).

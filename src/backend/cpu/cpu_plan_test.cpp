@@ -45,9 +45,15 @@ Block layer_like(DType wt) {
   auto up = b.parameter("up", graph::make_shape({F, D}), wt);
   auto down = b.parameter("down", graph::make_shape({D, F}), wt);
   auto h0 = b.rms_norm(x, n1, 1e-5f);
-  auto h = x + b.matmul(h0, wa) + b.matmul(h0, wb);  // two matmuls of one input
+  // Two matmuls of one input, built one after the other: the operands of + and of a call are
+  // unsequenced, and GCC and clang build them in different orders.
+  auto ya = b.matmul(h0, wa);
+  auto yb = b.matmul(h0, wb);
+  auto h = x + ya + yb;
   auto f = b.rms_norm(h, n1, 1e-5f);
-  b.output("y", h + b.matmul(b.swiglu(b.matmul(f, gate), b.matmul(f, up)), down));
+  auto g = b.matmul(f, gate);
+  auto u = b.matmul(f, up);
+  b.output("y", h + b.matmul(b.swiglu(g, u), down));
   Block blk{*b.finish(), {}, {}};
   uint32_t seed = 5;
   for (const char* name : {"wa", "wb", "gate", "up", "down"}) {
@@ -69,6 +75,7 @@ TEST(CpuPlan, ReusesBuffersRunsInPlaceAndMatchesRef) {
   for (DType wt : {DType::F32, DType::Q8_0})
     for (bool fuse : {false, true}) {
       SCOPED_TRACE(fuse ? "fused" : "not fused");
+      SCOPED_TRACE(graph::dtype_name(wt));
       Block blk = layer_like(wt);
       const auto resolver = [&](const graph::Node& n) -> Result<const void*> { return blk.bound.at(n.name); };
       CompileOptions opt;

@@ -12,7 +12,10 @@
 namespace glass::backend::cpu::kernels {
 namespace {
 
-inline float f16_round(float v) { return _cvtsh_ss(_cvtss_sh(v, _MM_FROUND_TO_NEAREST_INT)); }
+// Through the vector forms: clang's _cvtss_sh macro builds a C99 compound literal (-Wpedantic).
+inline float f16_round(float v) {
+  return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtps_ph(_mm_set_ss(v), _MM_FROUND_TO_NEAREST_INT)));
+}
 inline __m256 round_even(__m256 v) {
   return _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
