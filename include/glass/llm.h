@@ -128,6 +128,9 @@ struct ChatTemplateInputs {
   // "parameters"}}), the template's `tools`; empty = none (`tools` is then null, as transformers
   // passes it).
   std::string tools_json;
+  // A JSON object whose members are more template variables (the request's chat_template_kwargs:
+  // {"enable_thinking": false}); empty = none. The names above and bos_token / eos_token are refused.
+  std::string kwargs_json;
 };
 
 enum class GraphFormat { Text, Dot, Json };
@@ -404,6 +407,9 @@ struct GenerateConfig {
   std::vector<int32_t> stop_token_ids;    // more token ids that end generation (not emitted)
   std::vector<std::string> stop;          // stop strings, matched across token boundaries; text up to
                                           // (not including) the match is returned, nothing after it
+  // The text carries control tokens as written (<|channel|>, <|message|>: llama.cpp's special=true),
+  // for replies read back by their markers (gpt-oss's harmony). Off: control tokens add no text.
+  bool render_control_tokens = false;
   // Set to true from any thread to cancel: the loop stops before its next decode step.
   std::shared_ptr<std::atomic<bool>> cancel;
   // GenerateResult::logprobs: each generated token's log-probability and its top_logprobs most

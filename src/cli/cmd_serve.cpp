@@ -30,7 +30,8 @@ struct ServeOptions {
   ModelOptions model;
   server::ServerOptions server;
   double shutdown_timeout = 10;  // seconds in-flight requests get after SIGTERM / SIGINT
-  int64_t ubatch = 0;            // tokens per engine step; 0: -b (the model's n_batch)
+  std::string reasoning_format = "auto";
+  int64_t ubatch = 0;  // tokens per engine step; 0: -b (the model's n_batch)
 };
 
 // Without --kv-size the pool holds `running` sequences of the full context (n_ctx x -np rows), so
@@ -71,6 +72,9 @@ int serve(ServeOptions o) {
   const int32_t running_wanted = o.server.engine.max_running > 0
                                      ? o.server.engine.max_running
                                      : static_cast<int32_t>(o.model.load.n_seq_max);
+  // Checked against the three names by the option itself.
+  o.server.reasoning_format =
+      server::reasoning_format_named(o.reasoning_format).value_or(server::ReasoningFormat::Auto);
   auto server = server::Server::start(o.server);
   if (!server) return report(server.error());
   const std::string url = fmt::format("http://{}:{}", o.server.host, (*server)->port());
@@ -198,6 +202,11 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       "--cors-origin", o->server.cors_origins,
       "an origin (scheme://host[:port]) whose web pages may call the server; repeat for more, '*' for "
       "any (default: none: requests from browsers on other origins get 403)");
+  cmd->add_option("--reasoning-format", o->reasoning_format,
+                  "auto (or deepseek): a reply's thoughts (<think>, gpt-oss's analysis channel) are returned "
+                  "apart, as reasoning_content; none: replies as the model wrote them")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "deepseek", "none"}));
   cmd->add_option(
          "--shutdown-timeout", o->shutdown_timeout,
          "seconds requests in flight get to finish after SIGTERM / SIGINT (new ones get 503 meanwhile); "

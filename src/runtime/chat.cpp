@@ -130,6 +130,20 @@ Result<std::string> Model::apply_chat_template(const std::vector<ChatMessage>& m
     if (!tools.empty()) vars["tools"] = std::move(tools);
   }
   vars["add_generation_prompt"] = inputs.add_generation_prompt;
+  if (!inputs.kwargs_json.empty()) {
+    auto parsed =
+        parse_json_bounded<Json>(inputs.kwargs_json, "chat: template kwargs", {.memory_factor = 16});
+    if (!parsed) return make_error(ErrorCode::InvalidArgument, parsed.error().message);
+    if (!parsed->is_object())
+      return make_error(ErrorCode::InvalidArgument, "chat: template kwargs are not a JSON object");
+    for (auto& [k, v] : parsed->items()) {
+      if (k == "messages" || k == "tools" || k == "add_generation_prompt" || k == "bos_token" ||
+          k == "eos_token")
+        return make_error(ErrorCode::InvalidArgument,
+                          fmt::format("chat: template kwarg '{}' is a variable the renderer sets itself", k));
+      vars[k] = std::move(v);
+    }
+  }
   if (!impl_->tokenizer) return no_vocabulary(impl_->info.path);
   const tokenizer::Tokenizer& tok = *impl_->tokenizer;
   vars["bos_token"] = tok.bos_id() >= 0 ? tok.token_text(tok.bos_id()) : std::string();

@@ -268,5 +268,24 @@ TEST(Chat, ToolInputsThatAreNotJsonAreErrorsNamingThem) {
   EXPECT_EQ(*ok, "None7");  // no tools: null, as transformers passes them
 }
 
+// Template kwargs (chat_template_kwargs) are variables of their own; the renderer's are not theirs.
+TEST(Chat, TemplateKwargsAreVariables) {
+  auto model =
+      load("{% if enable_thinking is false %}off{% else %}on{% endif %}:{{ effort | default('none') }}");
+  ASSERT_TRUE(model);
+  auto on = model->apply_chat_template({{"user", "hi"}}, ChatTemplateInputs{});
+  ASSERT_TRUE(on.ok()) << on.error().message;
+  EXPECT_EQ(*on, "on:none");
+  auto off = model->apply_chat_template(
+      {{"user", "hi"}}, ChatTemplateInputs{.kwargs_json = R"({"enable_thinking": false, "effort": "low"})"});
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  EXPECT_EQ(*off, "off:low");
+  for (const char* bad : {"[1]", R"({"messages": []})", R"({"bos_token": "x"})", "{"}) {
+    auto r = model->apply_chat_template({{"user", "hi"}}, ChatTemplateInputs{.kwargs_json = bad});
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().message.find("kwarg"), std::string::npos) << r.error().message;
+  }
+}
+
 }  // namespace
 }  // namespace glass

@@ -82,7 +82,8 @@ SequenceGen::SequenceGen(const Model::Impl& m, const GenerateConfig& config, Sam
       config_(config),
       chain_(std::move(chain)),
       // The continuation follows earlier text, so its first piece keeps its leading space.
-      stream_(*m.tokenizer, tokenizer::StreamOptions{.special = false, .continuation = true}),
+      stream_(*m.tokenizer,
+              tokenizer::StreamOptions{.special = config.render_control_tokens, .continuation = true}),
       stop_(config.stop) {
   result_.seed = chain_.seed();  // the drawn one when the config asked for a random seed
   if (config.max_tokens == 0) done_ = true;

@@ -83,6 +83,11 @@ Err syntax_of(ToolFamily family, CallSyntax& out) {
       return bad_field("tool_choice",
                        "the Mistral template's calls begin with [TOOL_CALLS], a control token that a grammar "
                        "over text cannot produce; use \"auto\"");
+    case ToolFamily::Harmony:
+      return bad_field(
+          "tool_choice",
+          "harmony (gpt-oss) frames its calls with control tokens (<|channel|>, <|message|>) that a "
+          "grammar over text cannot produce; use \"auto\"");
     case ToolFamily::None:
       break;
   }

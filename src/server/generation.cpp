@@ -64,9 +64,11 @@ struct PieceQueue {
 struct ChoiceStream {
   std::shared_ptr<RequestHandle> handle;
   uint64_t inflight_id = 0;
-  ToolCallFilter filter;
-  size_t received = 0;  // bytes of the reply taken from the queue
-  bool ended = false;   // its end was taken from the engine
+  ReasoningSplitter splitter;  // thoughts apart, first
+  ToolCallFilter filter;       // then calls held back from the content
+  std::string content;         // the content the splitter passed on (read for calls at the end)
+  size_t received = 0;         // bytes of the reply taken from the queue
+  bool ended = false;          // its end was taken from the engine
   // Log probabilities of the tokens taken from the queue whose text has not been written yet (held
   // back by the detokenizer, a stop string or the tool-call filter); the next chunk written carries them.
   std::vector<TokenLogprobs> pending;
@@ -80,7 +82,7 @@ struct Stream {
   std::shared_ptr<PieceQueue> queue;
   std::vector<ChoiceStream> choices;
   StreamEvents events;
-  ToolFamily tools = ToolFamily::None;
+  ToolFamily tools = ToolFamily::None;  // the request offered tools: read replies for calls
   Metrics* metrics = nullptr;
   Inflight* inflight = nullptr;
   int64_t n_prompt = 0;
@@ -104,6 +106,17 @@ bool write(DataSink& sink, const std::string& s) { return sink.write(s.data(), s
 // How long the provider waits for a piece or an end before it looks again (an end is signalled
 // through the queue by on_finished; the poll is what bounds a wait should a signal be missed).
 constexpr auto kPoll = std::chrono::milliseconds(5);
+
+// The calls a finished reply made: harmony's from its messages (`made`, the splitter read them), the
+// other families' from the content. A harmony call made when the request offered no tools is not a
+// call: its body joins the content (it was never streamed).
+std::optional<ParsedReply> read_calls(ToolFamily tools, const std::vector<ToolCall>& made,
+                                      std::string& content) {
+  if (!made.empty() && tools != ToolFamily::None) return ParsedReply{.content = content, .calls = made};
+  for (const ToolCall& call : made) content += call.arguments;
+  if (tools == ToolFamily::None || tools == ToolFamily::Harmony) return std::nullopt;
+  return parse_tool_calls(tools, content);
+}
 
 // Choice i ended: what of its text the queue had not delivered, then its calls or its held-back
 // text, and its closing chunk. nullopt: the stream must end now (false: drop the connection).
@@ -130,12 +143,17 @@ std::optional<bool> finish_choice(Stream& st, int i, std::string& out) {
   if (r->logprobs.size() > c.logprobs_sent) left.entries = std::span(r->logprobs).subspan(c.logprobs_sent);
   auto take_left = [&left] { return std::exchange(left, LogprobsChunk{}); };
   // The pieces add up to the text; what the queue still holds for this choice is dropped once ended.
-  if (c.received <= r->text.size()) {
-    const std::string rest = c.filter.feed(std::string_view(r->text).substr(c.received));
-    if (!rest.empty()) out += st.events.piece(rest, i, take_left());
-  }
-  std::optional<ParsedReply> calls;
-  if (st.tools != ToolFamily::None) calls = parse_tool_calls(st.tools, r->text);
+  ReplyParts parts;
+  if (c.received <= r->text.size()) parts = c.splitter.feed(std::string_view(r->text).substr(c.received));
+  ReplyParts last = c.splitter.finish();
+  parts.reasoning += last.reasoning;
+  parts.content += last.content;
+  const size_t streamed = c.content.size();
+  c.content += parts.content;
+  std::optional<ParsedReply> calls = read_calls(st.tools, c.splitter.calls(), c.content);
+  if (!parts.reasoning.empty()) out += st.events.reasoning_piece(parts.reasoning, i, take_left());
+  if (const std::string rest = c.filter.feed(std::string_view(c.content).substr(streamed)); !rest.empty())
+    out += st.events.piece(rest, i, take_left());
   if (calls) {
     out += st.events.tool_calls(calls->calls, i, take_left());
   } else {
@@ -178,10 +196,17 @@ bool provide(Stream& st, DataSink& sink) {
       ChoiceStream& c = st.choices[piece->choice];
       if (c.ended) return true;  // finish_choice took it from the result already
       c.received += piece->text.size();
-      const std::string text = c.filter.feed(piece->text);
-      if (text.empty()) return true;  // nothing to say (an empty write would end the stream)
+      const ReplyParts parts = c.splitter.feed(piece->text);
+      c.content += parts.content;
+      const std::string text = c.filter.feed(parts.content);
+      if (text.empty() && parts.reasoning.empty()) return true;  // an empty write would end the stream
+      // The log probabilities go with the first chunk written.
       const LogprobsChunk lp{.entries = c.pending, .text_offset = c.text_offset};
-      if (!write(sink, st.events.piece(text, piece->choice, lp))) return client_gone(st);
+      std::string chunks;
+      if (!parts.reasoning.empty()) chunks = st.events.reasoning_piece(parts.reasoning, piece->choice, lp);
+      if (!text.empty())
+        chunks += st.events.piece(text, piece->choice, chunks.empty() ? lp : LogprobsChunk{});
+      if (!write(sink, chunks)) return client_gone(st);
       if (!c.pending.empty()) {
         c.logprobs_sent += c.pending.size();
         c.text_offset += logprobs_text_length(*st.served->model, c.pending);
@@ -254,14 +279,15 @@ void respond_error(const ApiError& e, HttpResponse& res) {
   res.set_content(error_body(e), "application/json");
 }
 
-std::optional<ApiError> chat_prompt(const Model& model, const std::vector<ChatMessage>& messages,
-                                    const std::string& tools_json, std::vector<int32_t>& out) {
+std::optional<ApiError> chat_prompt(const Model& model, const ChatRequest& request, ChatPrompt& prompt) {
   if (model.chat_template().empty())
     return bad_field("messages",
                      "the model has no chat template; start glass serve with --chat-template-file (or use "
                      "/v1/completions)");
-  auto text = model.apply_chat_template(
-      messages, ChatTemplateInputs{.add_generation_prompt = true, .tools_json = tools_json});
+  auto text = model.apply_chat_template(request.messages,
+                                        ChatTemplateInputs{.add_generation_prompt = true,
+                                                           .tools_json = request.tools_json,
+                                                           .kwargs_json = request.template_kwargs_json});
   if (!text) return bad_field("messages", text.error().message);
   auto plain = model.tokenize(*text, /*add_special=*/false, /*parse_special=*/true);
   auto with_special = model.tokenize(*text, /*add_special=*/true, /*parse_special=*/true);
@@ -273,21 +299,25 @@ std::optional<ApiError> chat_prompt(const Model& model, const std::vector<ChatMe
   const std::vector<int32_t>& w = *with_special;
   const bool prepends = w.size() > p.size() && std::equal(p.begin(), p.end(), w.begin() + 1);
   const bool template_wrote_bos = prepends && !p.empty() && p[0] == w[0];
-  out = template_wrote_bos ? std::move(*plain) : std::move(*with_special);
-  if (out.empty()) return bad_field("messages", "the chat template rendered an empty prompt");
+  prompt.ids = template_wrote_bos ? std::move(*plain) : std::move(*with_special);
+  if (prompt.ids.empty()) return bad_field("messages", "the chat template rendered an empty prompt");
+  prompt.text = std::move(*text);
   return std::nullopt;
 }
 
 void respond_generation(const GenerationContext& ctx, Endpoint endpoint, std::vector<int32_t> prompt,
                         GenerationFields fields, const char* prompt_param, HttpResponse& res,
-                        ToolFamily tools) {
+                        ReplyFormat format) {
   Served& served = *ctx.served;
   ReplyMeta meta{.endpoint = endpoint,
                  .id = new_reply_id(endpoint),
                  .created = static_cast<int64_t>(std::time(nullptr)),
                  .model = served.name,
                  .logprobs_model = fields.config.logprobs ? served.model.get() : nullptr};
-  if (endpoint != Endpoint::Chat) tools = ToolFamily::None;
+  if (endpoint != Endpoint::Chat) format = {};
+  const ToolFamily tools = format.tools;
+  // Harmony is read by its control tokens' text.
+  if (format.reading.syntax == ReplySyntax::Harmony) fields.config.render_control_tokens = true;
   const auto n_prompt = static_cast<int64_t>(prompt.size());
   const int n = std::max(1, fields.n);
   auto queue = std::make_shared<PieceQueue>();
@@ -352,8 +382,12 @@ void respond_generation(const GenerationContext& ctx, Endpoint endpoint, std::ve
       }
       ctx.metrics->request_finished(i == 0 ? n_prompt : 0, *r);
       usage.completion_tokens += static_cast<int64_t>(r->tokens.size());
-      ChoiceReply c{.text = std::move(r->text), .finish = r->finish, .logprobs = std::move(r->logprobs)};
-      if (tools != ToolFamily::None) c.tools = parse_tool_calls(tools, c.text);
+      SplitReply split = split_reply(format.reading, r->text);
+      ChoiceReply c{.reasoning = std::move(split.parts.reasoning),
+                    .finish = r->finish,
+                    .logprobs = std::move(r->logprobs)};
+      c.tools = read_calls(tools, split.calls, split.parts.content);
+      c.text = std::move(split.parts.content);
       choices.push_back(std::move(c));
     }
     if (failed) return respond_error(*failed, res);
@@ -370,8 +404,10 @@ void respond_generation(const GenerationContext& ctx, Endpoint endpoint, std::ve
                                             .inflight = ctx.inflight,
                                             .n_prompt = n_prompt});
   for (int i = 0; i < n; ++i)
-    st->choices.push_back(
-        ChoiceStream{.handle = handles[i], .inflight_id = inflight_ids[i], .filter = ToolCallFilter(tools)});
+    st->choices.push_back(ChoiceStream{.handle = handles[i],
+                                       .inflight_id = inflight_ids[i],
+                                       .splitter = ReasoningSplitter(format.reading),
+                                       .filter = ToolCallFilter(tools)});
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");  // proxies (nginx) would otherwise hold events back
   res.set_chunked_content_provider(

@@ -16,6 +16,7 @@
 #include "server/metrics.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
+#include "server/reasoning.h"
 #include "server/tool_calls.h"
 
 namespace glass::server {
@@ -52,18 +53,28 @@ struct GenerationContext {
   Inflight* inflight = nullptr;
 };
 
-// The prompt of a chat request: the conversation through the model's chat template, with BOS once
-// (from the template when it writes one, else from the tokenizer), as Session::chat does.
-// `tools_json` (a JSON array, or "") is the template's `tools`.
-std::optional<ApiError> chat_prompt(const Model& model, const std::vector<ChatMessage>& messages,
-                                    const std::string& tools_json, std::vector<int32_t>& out);
+// The prompt of a chat request: the conversation through the model's chat template (with the
+// request's tools and chat_template_kwargs), with BOS once (from the template when it writes one,
+// else from the tokenizer), as Session::chat does. `text`: the rendered prompt.
+struct ChatPrompt {
+  std::vector<int32_t> ids;
+  std::string text;
+};
+std::optional<ApiError> chat_prompt(const Model& model, const ChatRequest& request, ChatPrompt& out);
+
+// How a chat reply is read back: tool calls in the template's syntax (None: the request offered no
+// tools), thoughts as the template and the prompt's end say (server/reasoning.h).
+struct ReplyFormat {
+  ToolFamily tools = ToolFamily::None;
+  ReplyReading reading;
+};
 
 // `prompt_param` names the request field the prompt came from ("prompt", "messages") for errors the
 // engine finds in it (too long for the context or the KV pool). fields.n choices are submitted as
-// as many engine requests. `tools` other than None: replies are read for tool calls in that syntax.
+// as many engine requests. Completions ignore `format`: their text is returned as generated.
 void respond_generation(const GenerationContext& ctx, Endpoint endpoint, std::vector<int32_t> prompt,
                         GenerationFields fields, const char* prompt_param, HttpResponse& res,
-                        ToolFamily tools = ToolFamily::None);
+                        ReplyFormat format = {});
 
 // Writes `e` as the response.
 void respond_error(const ApiError& e, HttpResponse& res);

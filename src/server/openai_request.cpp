@@ -482,9 +482,35 @@ Err read_messages(const Json& obj, std::vector<ChatMessage>& out) {
     if (auto e = read_content(m, where, msg.content)) return e;
     Json extra = Json::object();
     if (auto e = read_tool_fields(m, msg.role, where, extra)) return e;
+    // An earlier reply's thoughts, sent back: Qwen 3's template reads reasoning_content, gpt-oss's
+    // reads thinking; each ignores the other's.
+    if (const Json* rc = field(m, "reasoning_content"); rc && !rc->is_null()) {
+      if (!rc->is_string()) return bad_field(where + ".reasoning_content", "must be a string");
+      if (msg.role != "assistant")
+        return bad_field(where + ".reasoning_content", "belongs to assistant messages");
+      extra["reasoning_content"] = *rc;
+      extra["thinking"] = *rc;
+    }
     if (!extra.empty()) msg.extra_json = dump(extra);
     out.push_back(std::move(msg));
   }
+  return std::nullopt;
+}
+
+// chat_template_kwargs: an object whose members become template variables (llama-server's and vLLM's
+// field); the names the server sets itself are refused, as transformers refuses them twice.
+Err read_template_kwargs(const Json& obj, std::string& out) {
+  const Json* v = field(obj, "chat_template_kwargs");
+  if (!v || v->is_null()) return std::nullopt;
+  if (!v->is_object())
+    return bad_field("chat_template_kwargs", fmt::format("must be an object, got {}", type_name(*v)));
+  for (const char* reserved : {"messages", "tools", "add_generation_prompt", "bos_token", "eos_token"})
+    if (v->contains(reserved))
+      return bad_field(fmt::format("chat_template_kwargs.{}", reserved), "is set by the server");
+  if (nests_deeper_than(*v, kMaxJsonNesting))  // copied into the template's context
+    return bad_field("chat_template_kwargs",
+                     fmt::format("nests arrays and objects more than {} deep", kMaxJsonNesting));
+  if (!v->empty()) out = dump(*v);
   return std::nullopt;
 }
 
@@ -504,6 +530,12 @@ std::optional<ApiError> parse_chat_request(std::string_view body, const ModelLim
   if (auto e = parse_object(body, obj)) return e;
   if (auto e = read_messages(obj, out.messages)) return e;
   if (auto e = read_tools(obj, out.tools_json, out.tool_choice)) return e;
+  if (auto e = read_template_kwargs(obj, out.template_kwargs_json)) return e;
+  if (auto e = read_string(obj, "reasoning_format", out.reasoning_format)) return e;
+  if (out.reasoning_format && *out.reasoning_format != "none" && *out.reasoning_format != "auto" &&
+      *out.reasoning_format != "deepseek")
+    return bad_field("reasoning_format", fmt::format("must be \"none\", \"auto\" or \"deepseek\", got \"{}\"",
+                                                     *out.reasoning_format));
   return parse_fields(obj, limits, /*chat=*/true, out.fields);
 }
 

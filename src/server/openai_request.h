@@ -55,6 +55,11 @@ struct ChatRequest {
   // template does not see them and the reply is not read for calls.
   std::string tools_json;
   ToolChoice tool_choice;  // required / named: the server constrains the reply to calls
+  // chat_template_kwargs as given (a JSON object: more variables for the template, such as
+  // {"enable_thinking": false}), "" when absent.
+  std::string template_kwargs_json;
+  // reasoning_format ("none", "auto", "deepseek"): overrides the server's --reasoning-format.
+  std::optional<std::string> reasoning_format;
 };
 
 // Each returns the first problem found, or nullopt with `out` filled.

@@ -92,6 +92,41 @@ TEST(OpenAiRequest, ChatMessagesAndAliases) {
   EXPECT_EQ(r.fields.config.max_tokens, 5);  // max_completion_tokens wins
 }
 
+// An earlier reply's thoughts go back to the template under both names templates read; the
+// template's extra variables arrive as given.
+TEST(OpenAiRequest, ReasoningContentAndTemplateKwargs) {
+  ChatRequest r;
+  auto e = parse_chat_request(R"({"messages": [
+      {"role": "user", "content": "2+2?"},
+      {"role": "assistant", "content": "4", "reasoning_content": "Add them."},
+      {"role": "user", "content": "3+3?"}],
+      "chat_template_kwargs": {"enable_thinking": false, "reasoning_effort": "low"},
+      "reasoning_format": "deepseek"})",
+                              kLimits, r);
+  ASSERT_FALSE(e) << e->message;
+  EXPECT_EQ(Json::parse(r.messages[1].extra_json),
+            Json::parse(R"({"reasoning_content": "Add them.", "thinking": "Add them."})"));
+  EXPECT_EQ(Json::parse(r.template_kwargs_json),
+            Json::parse(R"({"enable_thinking": false, "reasoning_effort": "low"})"));
+  EXPECT_EQ(r.reasoning_format, "deepseek");
+  for (const auto& [body, param] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"messages": [{"role": "user", "content": "x", "reasoning_content": "y"}]})",
+            "messages[0].reasoning_content"},
+           {R"({"messages": [{"role": "assistant", "content": "x", "reasoning_content": 1}]})",
+            "messages[0].reasoning_content"},
+           {R"({"messages": [{"role": "user", "content": "x"}], "chat_template_kwargs": []})",
+            "chat_template_kwargs"},
+           {R"({"messages": [{"role": "user", "content": "x"}], "chat_template_kwargs": {"tools": 1}})",
+            "chat_template_kwargs.tools"},
+           {R"({"messages": [{"role": "user", "content": "x"}], "reasoning_format": "hidden"})",
+            "reasoning_format"}}) {
+    ChatRequest bad;
+    auto err = parse_chat_request(body, kLimits, bad);
+    ASSERT_TRUE(err) << body;
+    EXPECT_EQ(err->param, param) << body;
+  }
+}
+
 TEST(OpenAiRequest, ErrorsNameTheirField) {
   struct Case {
     const char* body;

@@ -155,7 +155,10 @@ std::string reply_body(const ReplyMeta& meta, const std::vector<ChoiceReply>& ch
       finish = "tool_calls";
     } else if (meta.endpoint == Endpoint::Chat) {
       choice["message"] = {{"role", "assistant"}, {"content", c.text}};
-    } else {
+    }
+    if (meta.endpoint == Endpoint::Chat && !c.reasoning.empty()) {
+      choice["message"]["reasoning_content"] = c.reasoning;
+    } else if (meta.endpoint != Endpoint::Chat) {
       choice["text"] = c.text;
     }
     // A reply that asked gets its logprobs object even with no tokens (content []), as OpenAI's.
@@ -209,6 +212,11 @@ std::string StreamEvents::piece(std::string_view text, int index, LogprobsChunk 
   const std::string t(text);
   return event(chunk(meta_, include_usage_, meta_.endpoint == Endpoint::Chat ? Json{{"content", t}} : Json(t),
                      nullptr, index, logprobs));
+}
+
+std::string StreamEvents::reasoning_piece(std::string_view text, int index, LogprobsChunk logprobs) const {
+  return event(
+      chunk(meta_, include_usage_, Json{{"reasoning_content", std::string(text)}}, nullptr, index, logprobs));
 }
 
 std::string StreamEvents::closing(FinishReason finish, int index, LogprobsChunk logprobs) const {

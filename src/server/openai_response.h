@@ -48,7 +48,8 @@ struct Usage {
 
 // One choice of a finished reply.
 struct ChoiceReply {
-  std::string text;
+  std::string text;       // chat: the content, thoughts taken out
+  std::string reasoning;  // chat: the thoughts (message.reasoning_content when not empty)
   FinishReason finish = FinishReason::Stop;
   // Set when the reply parsed as tool calls: the message gets tool_calls, content the text before
   // them (null when that is blank), finish_reason "tool_calls".
@@ -84,6 +85,8 @@ class StreamEvents {
   std::string opening(int index = 0) const;  // "" for completions, which have no role chunk
   // `logprobs`: the chunk's share when the request asked for them (no entries: "logprobs": null).
   std::string piece(std::string_view text, int index = 0, LogprobsChunk logprobs = {}) const;
+  // Chat only: a piece of the thoughts (delta.reasoning_content).
+  std::string reasoning_piece(std::string_view text, int index = 0, LogprobsChunk logprobs = {}) const;
   std::string closing(FinishReason finish, int index = 0, LogprobsChunk logprobs = {}) const;
   // Chat only: the calls as one delta (each with its index, id, name and whole arguments), then the
   // closing chunk with finish_reason "tool_calls".

@@ -191,10 +191,10 @@ struct Server::Impl {
   // connection meanwhile and the request is cancelled in the engine when the client has gone.
   void generate(const std::shared_ptr<Served>& s, const Request& req, Endpoint endpoint,
                 std::vector<int32_t> ids, GenerationFields fields, const char* prompt_param, Response& res,
-                ToolFamily tools = ToolFamily::None) {
+                ReplyFormat format = {}) {
     if (fields.stream)
       return respond_generation(GenerationContext{.served = s, .metrics = &metrics, .inflight = &inflight},
-                                endpoint, std::move(ids), std::move(fields), prompt_param, res, tools);
+                                endpoint, std::move(ids), std::move(fields), prompt_param, res, format);
     // respond_generation waits for every handle of a non-streamed request and removes them from
     // the Inflight before it returns, so this one may end with the handler.
     Inflight own;
@@ -205,7 +205,7 @@ struct Server::Impl {
     }
     req.watch->on_gone([&own] { own.cancel_all(); });
     respond_generation(GenerationContext{.served = s, .metrics = &metrics, .inflight = &own}, endpoint,
-                       std::move(ids), std::move(fields), prompt_param, res, tools);
+                       std::move(ids), std::move(fields), prompt_param, res, format);
     req.watch->clear();
     {
       std::lock_guard lk(waiting_mu);
@@ -254,10 +254,15 @@ struct Server::Impl {
     ChatRequest r;
     if (auto e = parse_chat_request(req.body, s->limits, r)) return respond_error(*e, res);
     if (auto e = check_model(*s, r.fields.model)) return respond_error(*e, res);
-    std::vector<int32_t> ids;
-    if (auto e = chat_prompt(*s->model, r.messages, r.tools_json, ids)) return respond_error(*e, res);
+    ChatPrompt prompt;
+    if (auto e = chat_prompt(*s->model, r, prompt)) return respond_error(*e, res);
     // Read back only what the prompt offered, in the syntax the template taught.
-    const ToolFamily tools = r.tools_json.empty() ? ToolFamily::None : tool_family(s->model->chat_template());
+    const std::string& chat_template = s->model->chat_template();
+    ReplyFormat format{.tools = r.tools_json.empty() ? ToolFamily::None : tool_family(chat_template)};
+    const ReasoningFormat reasoning =
+        r.reasoning_format ? reasoning_format_named(*r.reasoning_format).value_or(opt.reasoning_format)
+                           : opt.reasoning_format;
+    format.reading = reply_reading(reply_syntax(chat_template), reasoning, prompt.text);
     if (r.tool_choice.kind == ToolChoice::Kind::Required || r.tool_choice.kind == ToolChoice::Kind::Named) {
       if (r.fields.config.constraint)
         return respond_error(bad_field("tool_choice", "a forced tool call takes no response_format"), res);
@@ -265,7 +270,7 @@ struct Server::Impl {
       if (auto e = tool_call_constraint(family, r.tools_json, r.tool_choice, r.fields.config.constraint))
         return respond_error(*e, res);
     }
-    generate(s, req, Endpoint::Chat, std::move(ids), std::move(r.fields), "messages", res, tools);
+    generate(s, req, Endpoint::Chat, std::move(prompt.ids), std::move(r.fields), "messages", res, format);
   }
 
   void tokenize(const std::shared_ptr<Served>& s, const Request& req, Response& res) {

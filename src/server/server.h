@@ -19,6 +19,7 @@
 
 #include "glass/engine.h"
 #include "glass/llm.h"
+#include "server/reasoning.h"
 
 namespace glass::server {
 
@@ -43,6 +44,9 @@ struct ServerOptions {
   // Origins (scheme://host[:port]) allowed to make cross-origin requests ("*": any). Empty: requests
   // carrying another Origin than the server's own get 403 (docs/deploy.md).
   std::vector<std::string> cors_origins;
+  // Thoughts apart from the answer (reasoning_content) where the chat template shows how a model
+  // writes them (server/reasoning.h); None: replies as written. A request's reasoning_format overrides.
+  ReasoningFormat reasoning_format = ReasoningFormat::Auto;
   EngineOptions engine;
 };
 

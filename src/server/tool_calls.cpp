@@ -139,17 +139,17 @@ std::optional<ParsedReply> parse_mistral(std::string_view text) {
   }
 }
 
-// The length of the longest suffix of `s` that is a proper prefix of `marker`: text that may yet
-// turn into the marker.
+}  // namespace
+
 size_t partial_marker(std::string_view s, std::string_view marker) {
   for (size_t n = std::min(s.size(), marker.size() - 1); n > 0; --n)
     if (s.substr(s.size() - n) == marker.substr(0, n)) return n;
   return 0;
 }
 
-}  // namespace
-
 ToolFamily tool_family(std::string_view t) {
+  // gpt-oss addresses calls to a recipient inside harmony's message headers.
+  if (contains(t, "<|channel|>") && contains(t, " to=")) return ToolFamily::Harmony;
   if (contains(t, kHermesOpen)) return ToolFamily::Hermes;
   if (contains(t, kMistral)) return ToolFamily::Mistral;
   // Llama 3.1 names <|python_tag|>; 3.2 only shows the {"name": ..., "parameters": ...} format.
@@ -167,6 +167,7 @@ std::optional<ParsedReply> parse_tool_calls(ToolFamily family, std::string_view 
         return parse_llama3(text);
       case ToolFamily::Mistral:
         return parse_mistral(text);
+      case ToolFamily::Harmony:
       case ToolFamily::None:
         break;
     }
@@ -177,7 +178,8 @@ std::optional<ParsedReply> parse_tool_calls(ToolFamily family, std::string_view 
 }
 
 std::string ToolCallFilter::feed(std::string_view piece) {
-  if (family_ == ToolFamily::None) return std::string(piece);
+  // Harmony's call bodies are held by the reasoning splitter, which reads its messages.
+  if (family_ == ToolFamily::None || family_ == ToolFamily::Harmony) return std::string(piece);
   if (holding_) {
     held_ += piece;
     return {};

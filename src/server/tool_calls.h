@@ -5,8 +5,11 @@
 //   Llama 3.x       {"name": ..., "parameters": {...}} as the whole reply, after an optional <|python_tag|>
 //   Mistral         [TOOL_CALLS] [{"name": ..., "arguments": {...}}, ...]  (or, Small 3.2,
 //                   [TOOL_CALLS]name[ARGS]{...} per call)
+//   Harmony         gpt-oss: <|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>{...}
+//                   (read by the reasoning splitter, server/reasoning.h, which knows harmony's messages)
 // A reply that does not parse as the family's calls is plain text: a model may write a marker in
 // prose, or be cut off by max_tokens inside a call, and either is the client's to read, not an error.
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,7 +17,7 @@
 
 namespace glass::server {
 
-enum class ToolFamily { None, Hermes, Llama3, Mistral };
+enum class ToolFamily { None, Hermes, Llama3, Mistral, Harmony };
 
 // From markers the template text contains; None when it shows no tool-call syntax glass knows.
 ToolFamily tool_family(std::string_view chat_template);
@@ -29,8 +32,13 @@ struct ParsedReply {
   std::vector<ToolCall> calls;
 };
 
-// The calls in `text`, or nullopt when it holds none that parse (then it is all content).
+// The calls in `text`, or nullopt when it holds none that parse (then it is all content). Harmony:
+// always nullopt here (ReasoningSplitter::calls).
 std::optional<ParsedReply> parse_tool_calls(ToolFamily family, std::string_view text);
+
+// The length of the longest end of `s` that is the start (not the whole) of `marker`: text a
+// streaming reader holds back because it may yet become the marker.
+size_t partial_marker(std::string_view s, std::string_view marker);
 
 // For streaming: passes text through until it may begin a tool call, then holds the rest back, so
 // that a reply that turns out to be calls is never streamed as content. What was passed is always
