@@ -517,7 +517,11 @@ def http_corpus(schemas, out):
                "[{\"name\": \"get\", \"parameters\": {}}, {\"name\": \"put\", \"arguments\": {}}]",
                "[TOOL_CALLS] [{\"name\": \"get\", \"arguments\": {\"q\": 1}}]",
                "[TOOL_CALLS]get[ARGS]{\"q\": 1}[TOOL_CALLS]put[ARGS]{}",
-               "plain text <tool_ca"]
+               "plain text <tool_ca",
+               "<think>\nweigh it\n</think>\n\nAnswer <tool_call>\n<function=f>\n<parameter=s>\n1\n</parameter>\n"
+               "</function>\n</tool_call>",
+               "<|channel|>analysis<|message|>Think.<|end|><|start|>assistant to=functions.f<|channel|>commentary "
+               "json<|message|>{\"s\": \"x\"}<|call|>"]
     for i, r in enumerate(replies):
         put(out, "http_body", f"reply-{i}", bytes([4]) + r.encode())
 

@@ -38,6 +38,8 @@ if [ ! -f "$dir/build.ninja" ]; then
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=${GLASS_FUZZ_OPT:--O1 -g1} -DNDEBUG" -DGLASS_FUZZ=ON -DGLASS_WERROR=ON \
     -DGLASS_BUILD_TESTS=ON -DGLASS_BUILD_TOOLS=OFF -DGLASS_BUILD_CLI=OFF -DGLASS_INSTALL=OFF \
     -DGLASS_BUILD_PYTHON=OFF "-DGLASS_FIXTURES_DIR=$fixtures" >/dev/null
+elif ! grep -q '^GLASS_BUILD_TESTS:BOOL=ON' "$dir/CMakeCache.txt"; then
+  cmake -S . -B "$dir" -DGLASS_BUILD_TESTS=ON >/dev/null  # a folder configured before the tests were
 fi
 if [ "$name" = configure ]; then exit 0; fi
 

@@ -119,6 +119,8 @@ class Engine {
     int64_t blocks_used = 0;        // KV blocks referenced by running sequences
     int64_t blocks_free = 0;        // allocatable now (free, or cached and unreferenced)
     int64_t blocks_cached = 0;      // holding a published prefix, referenced or not
+    int64_t blocks_total = 0;       // the pool's blocks (full-attention layers' pool)
+    int64_t block_size = 0;         // token rows per block
     int64_t steps = 0;              // plan calls made
   };
   // A snapshot taken between steps; consistent with every result already delivered.

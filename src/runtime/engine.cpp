@@ -115,6 +115,8 @@ void Engine::Impl::publish() {
   snapshot.blocks_used = blocks.used;
   snapshot.blocks_free = blocks.free;
   snapshot.blocks_cached = blocks.cached;
+  snapshot.blocks_total = blocks.used + blocks.free;
+  snapshot.block_size = kv->spec().groups.empty() ? 0 : kv->spec().groups[0].block_size;
   snapshot.steps = steps;
 }
 

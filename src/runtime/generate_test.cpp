@@ -153,6 +153,26 @@ TEST(Generate, StopTokenIdEndsWithoutEmittingIt) {
   EXPECT_EQ(r->counters.kv_rows_written, (5u + 5u) * 2u * 5u);  // prompt + 5 decode steps, 2 x 5 layers
 }
 
+// Control tokens add no text unless the config asks for their text (harmony's markers are read so).
+TEST(Generate, ControlTokensAreTextOnlyWhenAskedFor) {
+  auto model = load(bundled());
+  ASSERT_TRUE(model);
+  GenerateConfig cfg;
+  cfg.max_tokens = 3;
+  cfg.sampling.temperature = 0.0f;
+  cfg.sampling.logit_bias = {{1, 100.0f}};  // <s>, a control token
+  auto s = model->new_session();
+  auto quiet = generate(**s, std::string_view("Once upon a time"), cfg);
+  ASSERT_TRUE(quiet.ok());
+  EXPECT_EQ(quiet->tokens, (std::vector<int32_t>{1, 1, 1}));
+  EXPECT_EQ(quiet->text, "");
+  cfg.render_control_tokens = true;
+  auto s2 = model->new_session();
+  auto shown = generate(**s2, std::string_view("Once upon a time"), cfg);
+  ASSERT_TRUE(shown.ok());
+  EXPECT_EQ(shown->text, "<s><s><s>");
+}
+
 TEST(Generate, CancelFromAnotherThreadStopsWithinOneStep) {
   auto model = load(bundled(), LoadOptions{.backend = "ref", .n_ctx = 2048});
   ASSERT_TRUE(model);

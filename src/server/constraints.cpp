@@ -83,6 +83,10 @@ Err syntax_of(ToolFamily family, CallSyntax& out) {
       return bad_field("tool_choice",
                        "the Mistral template's calls begin with [TOOL_CALLS], a control token that a grammar "
                        "over text cannot produce; use \"auto\"");
+    case ToolFamily::QwenXml:
+      return bad_field("tool_choice",
+                       "forcing a call in Qwen's XML call format (<function=...><parameter=...>) is not "
+                       "supported yet; use \"auto\"");
     case ToolFamily::Harmony:
       return bad_field(
           "tool_choice",

@@ -82,7 +82,7 @@ struct Stream {
   std::shared_ptr<PieceQueue> queue;
   std::vector<ChoiceStream> choices;
   StreamEvents events;
-  ToolFamily tools = ToolFamily::None;  // the request offered tools: read replies for calls
+  ReplyFormat format;  // how replies are read back (calls, thoughts)
   Metrics* metrics = nullptr;
   Inflight* inflight = nullptr;
   int64_t n_prompt = 0;
@@ -110,12 +110,13 @@ constexpr auto kPoll = std::chrono::milliseconds(5);
 // The calls a finished reply made: harmony's from its messages (`made`, the splitter read them), the
 // other families' from the content. A harmony call made when the request offered no tools is not a
 // call: its body joins the content (it was never streamed).
-std::optional<ParsedReply> read_calls(ToolFamily tools, const std::vector<ToolCall>& made,
+std::optional<ParsedReply> read_calls(const ReplyFormat& format, const std::vector<ToolCall>& made,
                                       std::string& content) {
-  if (!made.empty() && tools != ToolFamily::None) return ParsedReply{.content = content, .calls = made};
+  if (!made.empty() && format.tools != ToolFamily::None)
+    return ParsedReply{.content = content, .calls = made};
   for (const ToolCall& call : made) content += call.arguments;
-  if (tools == ToolFamily::None || tools == ToolFamily::Harmony) return std::nullopt;
-  return parse_tool_calls(tools, content);
+  if (format.tools == ToolFamily::None || format.tools == ToolFamily::Harmony) return std::nullopt;
+  return parse_tool_calls(format.tools, content, format.tools_json);
 }
 
 // Choice i ended: what of its text the queue had not delivered, then its calls or its held-back
@@ -150,7 +151,7 @@ std::optional<bool> finish_choice(Stream& st, int i, std::string& out) {
   parts.content += last.content;
   const size_t streamed = c.content.size();
   c.content += parts.content;
-  std::optional<ParsedReply> calls = read_calls(st.tools, c.splitter.calls(), c.content);
+  std::optional<ParsedReply> calls = read_calls(st.format, c.splitter.calls(), c.content);
   if (!parts.reasoning.empty()) out += st.events.reasoning_piece(parts.reasoning, i, take_left());
   if (const std::string rest = c.filter.feed(std::string_view(c.content).substr(streamed)); !rest.empty())
     out += st.events.piece(rest, i, take_left());
@@ -316,8 +317,7 @@ void respond_generation(const GenerationContext& ctx, Endpoint endpoint, std::ve
                  .logprobs_model = fields.config.logprobs ? served.model.get() : nullptr};
   if (endpoint != Endpoint::Chat) format = {};
   const ToolFamily tools = format.tools;
-  // Harmony is read by its control tokens' text.
-  if (format.reading.syntax == ReplySyntax::Harmony) fields.config.render_control_tokens = true;
+  if (format.control_text) fields.config.render_control_tokens = true;
   const auto n_prompt = static_cast<int64_t>(prompt.size());
   const int n = std::max(1, fields.n);
   auto queue = std::make_shared<PieceQueue>();
@@ -386,7 +386,7 @@ void respond_generation(const GenerationContext& ctx, Endpoint endpoint, std::ve
       ChoiceReply c{.reasoning = std::move(split.parts.reasoning),
                     .finish = r->finish,
                     .logprobs = std::move(r->logprobs)};
-      c.tools = read_calls(tools, split.calls, split.parts.content);
+      c.tools = read_calls(format, split.calls, split.parts.content);
       c.text = std::move(split.parts.content);
       choices.push_back(std::move(c));
     }
@@ -399,7 +399,7 @@ void respond_generation(const GenerationContext& ctx, Endpoint endpoint, std::ve
                                             .queue = std::move(queue),
                                             .choices = {},
                                             .events = StreamEvents(std::move(meta), fields.include_usage),
-                                            .tools = tools,
+                                            .format = format,
                                             .metrics = ctx.metrics,
                                             .inflight = ctx.inflight,
                                             .n_prompt = n_prompt});

@@ -66,7 +66,11 @@ std::optional<ApiError> chat_prompt(const Model& model, const ChatRequest& reque
 // tools), thoughts as the template and the prompt's end say (server/reasoning.h).
 struct ReplyFormat {
   ToolFamily tools = ToolFamily::None;
+  std::string tools_json;  // the request's tools (Qwen XML types parameter values by them)
   ReplyReading reading;
+  // The text carries its control tokens (harmony's markers: read, or returned as written under
+  // reasoning format "none").
+  bool control_text = false;
 };
 
 // `prompt_param` names the request field the prompt came from ("prompt", "messages") for errors the

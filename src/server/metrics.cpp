@@ -99,6 +99,21 @@ std::string Metrics::render(const std::optional<Engine::Stats>& engine, uint64_t
            static_cast<double>(s.steps));
     scalar(out, "glass_plans_compiled", "gauge", "Backend plans compiled by the model (flat while serving).",
            static_cast<double>(plans_compiled));
+    // The names vLLM's server exports, which routers read (llm-d's endpoint picker, the Gateway API
+    // Inference Extension): the same values under vLLM's names, usage as a fraction as vLLM's is.
+    scalar(out, "vllm:num_requests_waiting", "gauge", "Requests waiting (glass_queue_depth).",
+           static_cast<double>(s.queued));
+    scalar(out, "vllm:num_requests_running", "gauge", "Requests running (glass_running_sequences).",
+           static_cast<double>(s.running));
+    scalar(
+        out, "vllm:kv_cache_usage_perc", "gauge", "Fraction of KV cache blocks in use (1 = all).",
+        s.blocks_total > 0 ? static_cast<double>(s.blocks_used) / static_cast<double>(s.blocks_total) : 0.0);
+    header(out, "vllm:cache_config_info", "gauge", "The KV cache's configuration, in labels.");
+    out += fmt::format("vllm:cache_config_info{{block_size=\"{}\",num_gpu_blocks=\"{}\"}} 1\n", s.block_size,
+                       s.blocks_total);
+    header(out, "vllm:lora_requests_info", "gauge", "Adapters in use (glass serves none yet).");
+    out +=
+        "vllm:lora_requests_info{max_lora=\"0\",running_lora_adapters=\"\",waiting_lora_adapters=\"\"} 1\n";
   }
   return out;
 }

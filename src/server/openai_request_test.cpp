@@ -409,5 +409,19 @@ TEST(Metrics, HistogramBucketsAreCumulative) {
   EXPECT_NE(out.find("x_seconds_count 5\n"), std::string::npos) << out;
 }
 
+// Routers built for vLLM (llm-d's endpoint picker) read its gauge names: the engine's counts are
+// there too, usage as a fraction.
+TEST(Metrics, EngineCountsUnderVllmsNamesToo) {
+  Metrics m;
+  const Engine::Stats s{
+      .queued = 3, .running = 2, .blocks_used = 30, .blocks_free = 90, .blocks_total = 120, .block_size = 16};
+  const std::string out = m.render(s, 1);
+  for (const char* line : {"glass_queue_depth 3\n", "vllm:num_requests_waiting 3\n",
+                           "vllm:num_requests_running 2\n", "vllm:kv_cache_usage_perc 0.25\n",
+                           "vllm:cache_config_info{block_size=\"16\",num_gpu_blocks=\"120\"} 1\n",
+                           "# TYPE vllm:lora_requests_info gauge\n"})
+    EXPECT_NE(out.find(line), std::string::npos) << line << out;
+}
+
 }  // namespace
 }  // namespace glass::server

@@ -202,20 +202,26 @@ void ReasoningSplitter::close_body(ReplyParts& out) {
 bool ReasoningSplitter::harmony_step(ReplyParts& out, bool at_end) {
   switch (state_) {
     case State::Header: {
+      // Decided on the header's own text (up to <|message|>, or up to what may still become it), so
+      // that a reply read whole and one read in pieces decide alike: a header must begin as one does.
       const size_t msg = buf_.find(kMessage);
-      if (msg != std::string::npos && header_.size() + msg <= kMaxHeader) {
-        header_ += buf_.substr(0, msg);
+      std::string seen = header_ + buf_.substr(0, msg);
+      if (msg == std::string::npos) seen.resize(seen.size() - partial_marker(seen, kMessage));
+      const bool fits = seen.size() <= kMaxHeader;
+      const auto begins = [&](bool complete) {
+        return std::any_of(kHeaderStarts.begin(), kHeaderStarts.end(), [&](std::string_view h) {
+          return starts_with(seen, h) || (!complete && starts_with(h, seen));
+        });
+      };
+      if (msg != std::string::npos && fits && begins(/*complete=*/true)) {
+        header_ = seen;
         buf_.erase(0, msg + kMessage.size());
         open_body();
         return true;
       }
-      const std::string seen = header_ + buf_;
-      const bool can_begin = std::any_of(kHeaderStarts.begin(), kHeaderStarts.end(), [&](std::string_view s) {
-        return starts_with(seen, s) || starts_with(s, seen);
-      });
-      if (!at_end && can_begin && seen.size() <= kMaxHeader) return false;  // undecided
+      if (msg == std::string::npos && fits && begins(/*complete=*/false) && !at_end) return false;
       // Not a harmony message after all: the reply is plain text, kept as written.
-      buf_ = seen;
+      buf_ = header_ + buf_;
       header_.clear();
       state_ = State::Plain;
       return true;

@@ -226,6 +226,7 @@ struct Server::Impl {
                                          {"object", "model"},
                                          {"created", s->created},
                                          {"owned_by", "glass"},
+                                         {"max_model_len", info.n_ctx},  // vLLM's name for the context
                                          {"meta",
                                           {{"architecture", info.architecture},
                                            {"file", s->file_name},
@@ -258,11 +259,14 @@ struct Server::Impl {
     if (auto e = chat_prompt(*s->model, r, prompt)) return respond_error(*e, res);
     // Read back only what the prompt offered, in the syntax the template taught.
     const std::string& chat_template = s->model->chat_template();
-    ReplyFormat format{.tools = r.tools_json.empty() ? ToolFamily::None : tool_family(chat_template)};
+    ReplyFormat format{.tools = r.tools_json.empty() ? ToolFamily::None : tool_family(chat_template),
+                       .tools_json = r.tools_json};
     const ReasoningFormat reasoning =
         r.reasoning_format ? reasoning_format_named(*r.reasoning_format).value_or(opt.reasoning_format)
                            : opt.reasoning_format;
-    format.reading = reply_reading(reply_syntax(chat_template), reasoning, prompt.text);
+    const ReplySyntax syntax = reply_syntax(chat_template);
+    format.reading = reply_reading(syntax, reasoning, prompt.text);
+    format.control_text = syntax == ReplySyntax::Harmony;
     if (r.tool_choice.kind == ToolChoice::Kind::Required || r.tool_choice.kind == ToolChoice::Kind::Named) {
       if (r.fields.config.constraint)
         return respond_error(bad_field("tool_choice", "a forced tool call takes no response_format"), res);

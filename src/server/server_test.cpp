@@ -209,8 +209,7 @@ TEST(Server, MalformedBodiesAre400NamingTheirField) {
       {chat, R"({"messages": [{"role": "user", "content": "x"}], "temperature": 9})", "temperature"},
       {chat, R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})",
        "tools[0].function"},
-      {chat,
-       R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "xml"}})",
+      {chat, R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "xml"}})",
        "response_format.type"},
       {chat, R"({"messages": [{"role": "user", "content": "x"}], "n": 0})", "n"},
       {"/tokenize", R"({"content": 5})", "content"},
@@ -254,6 +253,7 @@ TEST(Server, UnknownModelAndPathAre404) {
   ASSERT_EQ(models.json["data"].size(), 1u);
   EXPECT_EQ(models.json["data"][0]["id"], "tiny");
   EXPECT_EQ(models.json["data"][0]["object"], "model");
+  EXPECT_EQ(models.json["data"][0]["max_model_len"], 256);  // the served context (n_ctx)
 
   const Reply wrong = post(*s, "/v1/completions", Json{{"prompt", "x"}, {"model", "gpt-4"}});
   expect_error(wrong, 404, "model", "wrong model");

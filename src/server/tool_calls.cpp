@@ -4,6 +4,7 @@
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <utility>
+#include <vector>
 
 #include "server/json_bound.h"
 
@@ -139,6 +140,92 @@ std::optional<ParsedReply> parse_mistral(std::string_view text) {
   }
 }
 
+constexpr std::string_view kXmlFunction = "<function=";
+constexpr std::string_view kXmlParameter = "<parameter=";
+constexpr std::string_view kXmlFunctionClose = "</function>";
+
+std::string_view skip_space(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  return s;
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// The parameters of `function` that its schema types as strings: their values are text as written
+// (a string "12345" stays a string); other values are JSON where they parse as JSON.
+std::vector<std::string> string_parameters(const Json& tools, std::string_view function) {
+  std::vector<std::string> out;
+  if (!tools.is_array()) return out;
+  for (const Json& t : tools) {
+    const Json* fn = t.is_object() && t.contains("function") ? &t["function"] : nullptr;
+    if (!fn || !fn->is_object() || !fn->contains("name") || (*fn)["name"] != function) continue;
+    const auto params = fn->find("parameters");
+    if (params == fn->end() || !params->is_object()) continue;
+    const auto props = params->find("properties");
+    if (props == params->end() || !props->is_object()) continue;
+    for (const auto& [name, schema] : props->items())
+      if (schema.is_object() && schema.contains("type") && schema["type"] == "string") out.push_back(name);
+  }
+  return out;
+}
+
+// `name>` up to the closing bracket, on one line; empty when malformed.
+std::string_view xml_name(std::string_view& s) {
+  const size_t close = s.find('>');
+  if (close == std::string_view::npos || close == 0) return {};
+  const std::string_view name = s.substr(0, close);
+  if (name.find_first_of("\n<") != std::string_view::npos) return {};
+  s.remove_prefix(close + 1);
+  return name;
+}
+
+// Qwen3-Coder / Qwen 3.5: <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n...
+// </function>\n</tool_call>, one block per call (the models sometimes leave out <tool_call>). A value
+// ends at "\n</parameter>\n", so a string holding "</parameter>" elsewhere is read whole.
+std::optional<ParsedReply> parse_qwen_xml(std::string_view text, std::string_view tools_json) {
+  const size_t first = std::min(text.find(kHermesOpen), text.find(kXmlFunction));
+  if (first == std::string_view::npos) return std::nullopt;
+  ParsedReply r{.content = std::string(text.substr(0, first))};
+  const Json tools = tools_json.empty() ? Json() : parse_json(tools_json);
+  std::string_view s = text.substr(first);
+  while (!s.empty()) {
+    const bool wrapped = starts_with(s, kHermesOpen);
+    if (wrapped) s = skip_space(s.substr(kHermesOpen.size()));
+    if (!starts_with(s, kXmlFunction)) return std::nullopt;
+    s.remove_prefix(kXmlFunction.size());
+    const std::string_view name = xml_name(s);
+    if (name.empty()) return std::nullopt;
+    const std::vector<std::string> strings = string_parameters(tools, name);
+    Json args = Json::object();
+    for (s = skip_space(s); !starts_with(s, kXmlFunctionClose); s = skip_space(s)) {
+      if (!starts_with(s, kXmlParameter)) return std::nullopt;  // cut off, or not this format
+      s.remove_prefix(kXmlParameter.size());
+      const std::string key(xml_name(s));
+      if (key.empty()) return std::nullopt;
+      if (starts_with(s, "\n")) s.remove_prefix(1);
+      size_t end = s.find("\n</parameter>\n");
+      size_t close = end == std::string_view::npos ? std::string_view::npos : end + 1;
+      if (end == std::string_view::npos) {
+        close = s.find("</parameter>");
+        if (close == std::string_view::npos) return std::nullopt;
+        end = close > 0 && s[close - 1] == '\n' ? close - 1 : close;
+      }
+      const std::string_view value = s.substr(0, end);
+      const bool as_text = std::find(strings.begin(), strings.end(), key) != strings.end();
+      Json v = as_text ? Json(Json::value_t::discarded) : parse_json(value);
+      args[key] = v.is_discarded() ? Json(std::string(value)) : std::move(v);
+      s.remove_prefix(close + std::string_view("</parameter>").size());
+    }
+    s = skip_space(s.substr(kXmlFunctionClose.size()));
+    if (wrapped) {
+      if (!starts_with(s, kHermesClose)) return std::nullopt;
+      s = skip_space(s.substr(kHermesClose.size()));
+    }
+    r.calls.push_back(ToolCall{.name = std::string(name), .arguments = dump(args)});
+  }
+  return r;
+}
+
 }  // namespace
 
 size_t partial_marker(std::string_view s, std::string_view marker) {
@@ -150,6 +237,8 @@ size_t partial_marker(std::string_view s, std::string_view marker) {
 ToolFamily tool_family(std::string_view t) {
   // gpt-oss addresses calls to a recipient inside harmony's message headers.
   if (contains(t, "<|channel|>") && contains(t, " to=")) return ToolFamily::Harmony;
+  // Qwen3-Coder and Qwen 3.5 show <function=...><parameter=...> inside their <tool_call> blocks.
+  if (contains(t, kXmlFunction) && contains(t, kXmlParameter)) return ToolFamily::QwenXml;
   if (contains(t, kHermesOpen)) return ToolFamily::Hermes;
   if (contains(t, kMistral)) return ToolFamily::Mistral;
   // Llama 3.1 names <|python_tag|>; 3.2 only shows the {"name": ..., "parameters": ...} format.
@@ -158,11 +247,14 @@ ToolFamily tool_family(std::string_view t) {
   return ToolFamily::None;
 }
 
-std::optional<ParsedReply> parse_tool_calls(ToolFamily family, std::string_view text) {
+std::optional<ParsedReply> parse_tool_calls(ToolFamily family, std::string_view text,
+                                            std::string_view tools_json) {
   try {
     switch (family) {
       case ToolFamily::Hermes:
         return parse_hermes(text);
+      case ToolFamily::QwenXml:
+        return parse_qwen_xml(text, tools_json);
       case ToolFamily::Llama3:
         return parse_llama3(text);
       case ToolFamily::Mistral:
@@ -202,15 +294,17 @@ std::string ToolCallFilter::feed(std::string_view piece) {
     passed_text_ = true;
     return std::exchange(held_, {});
   }
-  const std::string_view marker = family_ == ToolFamily::Hermes ? kHermesOpen : kMistral;
-  const size_t p = held_.find(marker);
+  const std::string_view marker = family_ == ToolFamily::Mistral ? kMistral : kHermesOpen;
+  // Qwen's XML calls may also begin at <function= (the models sometimes leave out <tool_call>).
+  const std::string_view second = family_ == ToolFamily::QwenXml ? kXmlFunction : marker;
+  const size_t p = std::min(held_.find(marker), held_.find(second));
   if (p != std::string::npos) {
     out = held_.substr(0, p);
     held_.erase(0, p);
     holding_ = true;
     return out;
   }
-  const size_t keep = partial_marker(held_, marker);
+  const size_t keep = std::max(partial_marker(held_, marker), partial_marker(held_, second));
   out = held_.substr(0, held_.size() - keep);
   held_.erase(0, held_.size() - keep);
   return out;

@@ -5,6 +5,10 @@
 //   Llama 3.x       {"name": ..., "parameters": {...}} as the whole reply, after an optional <|python_tag|>
 //   Mistral         [TOOL_CALLS] [{"name": ..., "arguments": {...}}, ...]  (or, Small 3.2,
 //                   [TOOL_CALLS]name[ARGS]{...} per call)
+//   Qwen XML        Qwen3-Coder, Qwen 3.5:
+//   <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n
+//                   </function>\n</tool_call> (values typed by the tool's schema: a string parameter's
+//                   value is its text, others JSON where they parse)
 //   Harmony         gpt-oss: <|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>{...}
 //                   (read by the reasoning splitter, server/reasoning.h, which knows harmony's messages)
 // A reply that does not parse as the family's calls is plain text: a model may write a marker in
@@ -17,7 +21,7 @@
 
 namespace glass::server {
 
-enum class ToolFamily { None, Hermes, Llama3, Mistral, Harmony };
+enum class ToolFamily { None, Hermes, QwenXml, Llama3, Mistral, Harmony };
 
 // From markers the template text contains; None when it shows no tool-call syntax glass knows.
 ToolFamily tool_family(std::string_view chat_template);
@@ -34,7 +38,9 @@ struct ParsedReply {
 
 // The calls in `text`, or nullopt when it holds none that parse (then it is all content). Harmony:
 // always nullopt here (ReasoningSplitter::calls).
-std::optional<ParsedReply> parse_tool_calls(ToolFamily family, std::string_view text);
+// `tools_json`: the request's tools (Qwen XML reads their parameter types).
+std::optional<ParsedReply> parse_tool_calls(ToolFamily family, std::string_view text,
+                                            std::string_view tools_json = {});
 
 // The length of the longest end of `s` that is the start (not the whole) of `marker`: text a
 // streaming reader holds back because it may yet become the marker.

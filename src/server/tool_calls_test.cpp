@@ -120,6 +120,51 @@ TEST(ToolCalls, MistralArrayAndNamedArgsForms) {
   EXPECT_FALSE(parse_tool_calls(ToolFamily::Mistral, "<tool_call>{\"name\": \"f\"}</tool_call>"));
 }
 
+// Qwen3-Coder / Qwen 3.5: a value is the parameter's text when its schema says string, JSON where it
+// parses otherwise; a value holding the closing tag mid-line is read whole; <tool_call> may be missing.
+TEST(ToolCalls, QwenXmlParametersTypedByTheToolSchema) {
+  const std::string tools =
+      R"([{"type": "function", "function": {"name": "search", "parameters": {"type": "object",
+      "properties": {"zip": {"type": "string"}, "limit": {"type": "integer"}, "filters": {"type": "object"},
+      "note": {"type": "string"}}}}}])";
+  const std::string text =
+      "I'll search.\n\n<tool_call>\n<function=search>\n<parameter=zip>\n02139\n</parameter>\n"
+      "<parameter=limit>\n5\n</parameter>\n<parameter=filters>\n{\"open\": true}\n</parameter>\n"
+      "<parameter=note>\nline one\nsays </parameter> inline\n</parameter>\n</function>\n</tool_call>\n"
+      "<function=search>\n<parameter=query>\nnull\n</parameter>\n</function>\n";
+  auto r = parse_tool_calls(ToolFamily::QwenXml, text, tools);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->content, "I'll search.\n\n");
+  ASSERT_EQ(r->calls.size(), 2u);
+  expect_call(
+      r->calls[0], "search",
+      R"({"zip": "02139", "limit": 5, "filters": {"open": true}, "note": "line one\nsays </parameter> inline"})");
+  expect_call(r->calls[1], "search", R"({"query": null})");  // no schema for it: JSON where it parses
+  // Without the tools, typed by what the text parses as.
+  auto untyped = parse_tool_calls(ToolFamily::QwenXml,
+                                  "<tool_call>\n<function=f>\n<parameter=a>\n007x\n"
+                                  "</parameter>\n<parameter=b>\n7\n</parameter>\n</function>\n</tool_call>");
+  ASSERT_TRUE(untyped);
+  expect_call(untyped->calls[0], "f", R"({"a": "007x", "b": 7})");
+  // Cut off, or text after the calls: plain text.
+  EXPECT_FALSE(parse_tool_calls(ToolFamily::QwenXml, "<tool_call>\n<function=f>\n<parameter=a>\n1"));
+  EXPECT_FALSE(parse_tool_calls(ToolFamily::QwenXml,
+                                "<tool_call>\n<function=f>\n</function>\n</tool_call>\nand more"));
+  EXPECT_FALSE(parse_tool_calls(ToolFamily::QwenXml, "<function=>\n</function>"));
+  auto empty =
+      parse_tool_calls(ToolFamily::QwenXml, "<tool_call>\n<function=now>\n</function>\n</tool_call>");
+  ASSERT_TRUE(empty);
+  expect_call(empty->calls[0], "now", "{}");
+
+  ToolCallFilter f(ToolFamily::QwenXml);
+  std::string streamed;
+  for (char c : text) streamed += f.feed(std::string_view(&c, 1));
+  EXPECT_EQ(streamed, r->content);
+  ToolCallFilter bare(ToolFamily::QwenXml);
+  EXPECT_EQ(bare.feed("ok <func"), "ok ");
+  EXPECT_EQ(bare.feed("tion=f>"), "");
+}
+
 TEST(ToolCalls, FilterStreamsOnlyTheTextBeforeTheCalls) {
   const std::string text = "Hi <tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>";
   // Byte by byte: a marker split over pieces is still held back whole.
