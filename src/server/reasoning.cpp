@@ -28,6 +28,12 @@ bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; 
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
+size_t leading_space(std::string_view s) {
+  size_t n = 0;
+  while (n < s.size() && is_space(s[n])) ++n;
+  return n;
+}
+
 // The word after `key` in `header` (up to whitespace or the next marker), or "".
 std::string word_after(std::string_view header, std::string_view key) {
   const size_t at = header.find(key);
@@ -118,6 +124,17 @@ void ReasoningSplitter::emit_trimmed(ReplyParts& out, std::string_view text, boo
   pending_space_ += text.substr(keep);
 }
 
+ReasoningSplitter::Opening ReasoningSplitter::take_opening(std::string_view marker, bool at_end) {
+  const size_t lead = leading_space(buf_);
+  const std::string_view rest = std::string_view(buf_).substr(lead);
+  if (starts_with(rest, marker)) {
+    buf_.erase(0, lead + marker.size());
+    return Opening::Taken;
+  }
+  if (!at_end && (rest.empty() || starts_with(marker, rest))) return Opening::Undecided;
+  return Opening::Absent;
+}
+
 void ReasoningSplitter::end_part() {
   pending_space_.clear();
   skip_space_ = true;
@@ -125,20 +142,19 @@ void ReasoningSplitter::end_part() {
 
 bool ReasoningSplitter::think_step(ReplyParts& out, bool at_end) {
   switch (state_) {
-    case State::BeforeThink: {
-      size_t lead = 0;
-      while (lead < buf_.size() && is_space(buf_[lead])) ++lead;
-      const std::string_view rest = std::string_view(buf_).substr(lead);
-      if (starts_with(rest, kThinkOpen)) {
-        buf_.erase(0, lead + kThinkOpen.size());
-        state_ = State::Thinking;
-        end_part();
-        return true;
+    case State::BeforeThink:
+      switch (take_opening(kThinkOpen, at_end)) {
+        case Opening::Taken:
+          state_ = State::Thinking;
+          end_part();
+          return true;
+        case Opening::Undecided:
+          return false;
+        case Opening::Absent:
+          state_ = State::Plain;  // the reply does not think: all of it is content, as written
+          return true;
       }
-      if (!at_end && (rest.empty() || starts_with(kThinkOpen, rest))) return false;  // undecided
-      state_ = State::Plain;  // the reply does not think: all of it is content, as written
-      return true;
-    }
+      return false;
     case State::Thinking: {
       const size_t close = buf_.find(kThinkClose);
       if (close != std::string::npos) {
@@ -155,9 +171,7 @@ bool ReasoningSplitter::think_step(ReplyParts& out, bool at_end) {
       return false;
     }
     case State::AfterThink: {
-      size_t lead = 0;
-      while (lead < buf_.size() && is_space(buf_[lead])) ++lead;
-      buf_.erase(0, lead);
+      buf_.erase(0, leading_space(buf_));
       if (buf_.empty()) return false;
       state_ = State::Plain;
       return true;
@@ -255,23 +269,23 @@ bool ReasoningSplitter::harmony_step(ReplyParts& out, bool at_end) {
       state_ = marker == kStart ? State::Header : State::BetweenMessages;
       return true;
     }
-    case State::BetweenMessages: {
-      size_t lead = 0;
-      while (lead < buf_.size() && is_space(buf_[lead])) ++lead;
-      const std::string_view rest = std::string_view(buf_).substr(lead);
-      if (starts_with(rest, kStart)) {
-        buf_.erase(0, lead + kStart.size());
-        state_ = State::Header;
-        return true;
+    case State::BetweenMessages:
+      switch (take_opening(kStart, at_end)) {
+        case Opening::Taken:
+          state_ = State::Header;
+          return true;
+        case Opening::Undecided:
+          return false;
+        case Opening::Absent:
+          break;
       }
-      if (rest.empty() || (!at_end && starts_with(kStart, rest))) {
-        if (at_end) buf_.clear();
+      if (leading_space(buf_) == buf_.size()) {  // only whitespace after the last message: dropped
+        buf_.clear();
         return false;
       }
-      buf_.erase(0, lead);
+      buf_.erase(0, leading_space(buf_));
       state_ = State::Plain;  // text after the messages, outside any: content
       return true;
-    }
     default:
       return false;
   }

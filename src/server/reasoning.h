@@ -67,6 +67,10 @@ class ReasoningSplitter {
     BetweenMessages,
   };
   enum class Channel { Reasoning, Content, Call };
+  enum class Opening { Taken, Undecided, Absent };
+  // After leading whitespace, does the text begin with `marker`? Taken: both consumed; Undecided:
+  // what came so far may still become it.
+  Opening take_opening(std::string_view marker, bool at_end);
   ReplyParts run(bool at_end);
   bool think_step(ReplyParts& out, bool at_end);  // false: nothing more can be decided now
   bool harmony_step(ReplyParts& out, bool at_end);
