@@ -185,10 +185,11 @@ class Model:
         return self._m.is_end_of_generation(id)
 
     def apply_chat_template(self, messages: Sequence[dict], add_generation_prompt: bool = True,
-                            tools: list | None = None) -> str:
+                            tools: list | None = None, **kwargs: Any) -> str:
         """Renders messages ([{"role": ..., "content": ...}, ...]) through the chat template as
-        Hugging Face transformers does."""
-        return self._m.apply_chat_template(messages, add_generation_prompt, tools)
+        Hugging Face transformers does; keyword arguments are more template variables
+        (enable_thinking=False)."""
+        return self._m.apply_chat_template(messages, add_generation_prompt, tools, kwargs or None)
 
     def session(self, *, kv_size: int = 0, kv_block_size: int = 0, n_seq_max: int = 0,
                 cache_type: str = "", batch_invariant: bool | None = None) -> Session:

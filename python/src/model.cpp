@@ -221,11 +221,14 @@ void bind_model(py::module_& m) {
            [](const ModelPtr& h, int32_t id) { return h->model->is_end_of_generation(id); })
       .def_property_readonly("chat_template", [](const ModelPtr& h) { return h->model->chat_template(); })
       .def("apply_chat_template",
-           [](const ModelPtr& h, py::handle messages, bool add_generation_prompt, py::object tools) {
+           [](const ModelPtr& h, py::handle messages, bool add_generation_prompt, py::object tools,
+              py::object kwargs) {
              ChatTemplateInputs in;
              in.add_generation_prompt = add_generation_prompt;
-             if (!tools.is_none())
-               in.tools_json = py::module_::import("json").attr("dumps")(tools).cast<std::string>();
+             py::object dumps = py::module_::import("json").attr("dumps");
+             if (!tools.is_none()) in.tools_json = dumps(tools).cast<std::string>();
+             // More template variables, as transformers' apply_chat_template(**kwargs) passes them.
+             if (!kwargs.is_none()) in.kwargs_json = dumps(kwargs).cast<std::string>();
              return to_str(unwrap(h->model->apply_chat_template(to_messages(messages), in)));
            })
       .def("graph_text",

@@ -173,6 +173,12 @@ def test_chat(model):
     m = glass.load(MODEL, threads=THREADS, chat_template=TEMPLATE)
     conv = [{"role": "user", "content": "Once upon a time"}]
     assert m.apply_chat_template(conv) == "user: Once upon a time\nassistant:"
+    thinking = glass.load(MODEL, threads=THREADS,
+                          chat_template="{% if enable_thinking is false %}no{% else %}yes{% endif %}")
+    assert thinking.apply_chat_template(conv) == "yes"
+    assert thinking.apply_chat_template(conv, enable_thinking=False) == "no"
+    with pytest.raises(glass.Error, match="kwarg 'bos_token'"):
+        thinking.apply_chat_template(conv, bos_token="<s>")
     r = m.chat(conv, max_tokens=12, temperature=0)
     assert r.tokens == m.generate("user: Once upon a time\nassistant:", max_tokens=12, temperature=0).tokens
     stream = m.chat(conv, max_tokens=12, temperature=0, stream=True)
