@@ -207,6 +207,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "apart, as reasoning_content; none: replies as the model wrote them")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "deepseek", "none"}));
+  cmd->add_option("--chat-template-kwargs", o->server.chat_template_kwargs,
+                  "a JSON object of chat template variables for every request, e.g. '{\"enable_thinking\": "
+                  "false}'; a request's chat_template_kwargs override it name by name");
   cmd->add_option(
          "--shutdown-timeout", o->shutdown_timeout,
          "seconds requests in flight get to finish after SIGTERM / SIGINT (new ones get 503 meanwhile); "

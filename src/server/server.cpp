@@ -20,6 +20,7 @@
 #include "server/generation.h"
 #include "server/http_guard.h"
 #include "server/http_transport.h"
+#include "server/json_bound.h"
 #include "server/metrics.h"
 #include "server/openai_request.h"
 
@@ -255,6 +256,15 @@ struct Server::Impl {
     ChatRequest r;
     if (auto e = parse_chat_request(req.body, s->limits, r)) return respond_error(*e, res);
     if (auto e = check_model(*s, r.fields.model)) return respond_error(*e, res);
+    if (!opt.chat_template_kwargs.empty()) {
+      // The server's variables, then the request's over them (both objects: checked before).
+      Json kwargs = parse_json_or_discarded(opt.chat_template_kwargs);
+      if (!r.template_kwargs_json.empty()) {
+        Json own = parse_json_or_discarded(r.template_kwargs_json);
+        for (auto& [k, v] : own.items()) kwargs[k] = std::move(v);
+      }
+      r.template_kwargs_json = kwargs.dump();
+    }
     ChatPrompt prompt;
     if (auto e = chat_prompt(*s->model, r, prompt)) return respond_error(*e, res);
     // Read back only what the prompt offered, in the syntax the template taught.
@@ -379,6 +389,11 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& options) {
     return make_error(ErrorCode::InvalidArgument, "server: max_connections must be positive");
   if (options.head_timeout.count() <= 0 || options.body_timeout.count() <= 0)
     return make_error(ErrorCode::InvalidArgument, "server: request head and body timeouts must be positive");
+  if (!options.chat_template_kwargs.empty()) {
+    const Json kwargs = parse_json_or_discarded(options.chat_template_kwargs);
+    if (kwargs.is_discarded() || !kwargs.is_object())
+      return make_error(ErrorCode::InvalidArgument, "server: --chat-template-kwargs must be a JSON object");
+  }
   try {
     auto impl = std::make_unique<Impl>(options);
     Impl& s = *impl;

@@ -47,6 +47,9 @@ struct ServerOptions {
   // Thoughts apart from the answer (reasoning_content) where the chat template shows how a model
   // writes them (server/reasoning.h); None: replies as written. A request's reasoning_format overrides.
   ReasoningFormat reasoning_format = ReasoningFormat::Auto;
+  // A JSON object of template variables for every chat request (--chat-template-kwargs, e.g.
+  // {"enable_thinking": false}); a request's chat_template_kwargs override it name by name.
+  std::string chat_template_kwargs;
   EngineOptions engine;
 };
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "server/server_test_support.h"
 
@@ -22,14 +23,15 @@ constexpr const char* kHarmonyTemplate =
     "{% if add_generation_prompt %}<|start|>assistant{% endif %}{# <|channel|>commentary to=functions.NAME "
     "#}";
 
-std::unique_ptr<Server> serve_with(const char* chat_template, std::shared_ptr<const Model>& keep) {
+std::unique_ptr<Server> serve_with(const char* chat_template, std::shared_ptr<const Model>& keep,
+                                   ServerOptions options = {}) {
   LoadOptions opt{
       .backend = "cpu", .n_ctx = 256, .kv_size = 2048, .n_threads = 2, .chat_template = chat_template};
   auto loaded = load_llm((test::source_dir() / "models/stories260K.gguf").string(), opt);
   EXPECT_TRUE(loaded.ok()) << (loaded.ok() ? "" : loaded.error().message);
   if (!loaded.ok()) return nullptr;
   keep = *loaded;
-  auto s = start({}, /*attach=*/false);
+  auto s = start(std::move(options), /*attach=*/false);
   if (!s || !s->attach(keep).ok()) return nullptr;
   return s;
 }
@@ -125,6 +127,27 @@ TEST(ServerReasoning, ChatTemplateKwargsReachTheTemplate) {
   Json bad = body;
   bad["reasoning_format"] = "raw";
   expect_error(post(*s, "/v1/chat/completions", bad), 400, "reasoning_format", "raw");
+}
+
+// --chat-template-kwargs: variables for every request, a request's own over them.
+TEST(ServerReasoning, ServerTemplateKwargsAndTheRequestsOverThem) {
+  std::shared_ptr<const Model> m;
+  auto s =
+      serve_with(kThinkTemplate, m, ServerOptions{.chat_template_kwargs = R"({"enable_thinking": false})"});
+  ASSERT_TRUE(s);
+  Json body = chat_body(R"(root ::= "Words.")");
+  const Reply off = post(*s, "/v1/chat/completions", body);
+  ASSERT_EQ(off.status, 200) << off.body;
+  EXPECT_EQ(off.json["choices"][0]["message"]["content"], "Words.");
+  body["chat_template_kwargs"] = {{"enable_thinking", true}};
+  const Reply on = post(*s, "/v1/chat/completions", body);
+  ASSERT_EQ(on.status, 200) << on.body;
+  EXPECT_EQ(on.json["choices"][0]["message"]["reasoning_content"], "Words.");
+  for (const char* bad : {"[1]", "{", "\"x\""}) {
+    auto refused = Server::start(ServerOptions{.host = "127.0.0.1", .port = 0, .chat_template_kwargs = bad});
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.error().message.find("--chat-template-kwargs"), std::string::npos);
+  }
 }
 
 TEST(ServerReasoning, HarmonyChannelsAndCalls) {
