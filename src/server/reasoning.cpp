@@ -26,8 +26,6 @@ constexpr size_t kMaxHeader = 512;
 
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 size_t leading_space(std::string_view s) {
   size_t n = 0;
   while (n < s.size() && is_space(s[n])) ++n;
@@ -127,11 +125,11 @@ void ReasoningSplitter::emit_trimmed(ReplyParts& out, std::string_view text, boo
 ReasoningSplitter::Opening ReasoningSplitter::take_opening(std::string_view marker, bool at_end) {
   const size_t lead = leading_space(buf_);
   const std::string_view rest = std::string_view(buf_).substr(lead);
-  if (starts_with(rest, marker)) {
+  if (rest.starts_with(marker)) {
     buf_.erase(0, lead + marker.size());
     return Opening::Taken;
   }
-  if (!at_end && (rest.empty() || starts_with(marker, rest))) return Opening::Undecided;
+  if (!at_end && (rest.empty() || marker.starts_with(rest))) return Opening::Undecided;
   return Opening::Absent;
 }
 
@@ -198,7 +196,7 @@ void ReasoningSplitter::open_body() {
 void ReasoningSplitter::close_body(ReplyParts& out) {
   if (channel_ == Channel::Call) {
     std::string name = word_after(header_, "to=");
-    if (starts_with(name, "functions.")) name.erase(0, std::string_view("functions.").size());
+    if (name.starts_with("functions.")) name.erase(0, std::string_view("functions.").size());
     const auto args = parse_json_or_discarded(call_body_);
     if (!name.empty() && !args.is_discarded() && args.is_object()) {
       calls_.push_back(
@@ -224,7 +222,7 @@ bool ReasoningSplitter::harmony_step(ReplyParts& out, bool at_end) {
       const bool fits = seen.size() <= kMaxHeader;
       const auto begins = [&](bool complete) {
         return std::any_of(kHeaderStarts.begin(), kHeaderStarts.end(), [&](std::string_view h) {
-          return starts_with(seen, h) || (!complete && starts_with(h, seen));
+          return seen.starts_with(h) || (!complete && h.starts_with(seen));
         });
       };
       if (msg != std::string::npos && fits && begins(/*complete=*/true)) {

@@ -149,8 +149,6 @@ std::string_view skip_space(std::string_view s) {
   return s;
 }
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 // The parameters of `function` that its schema types as strings: their values are text as written
 // (a string "12345" stays a string); other values are JSON where they parse as JSON.
 std::vector<std::string> string_parameters(const Json& tools, std::string_view function) {
@@ -189,20 +187,20 @@ std::optional<ParsedReply> parse_qwen_xml(std::string_view text, std::string_vie
   const Json tools = tools_json.empty() ? Json() : parse_json(tools_json);
   std::string_view s = text.substr(first);
   while (!s.empty()) {
-    const bool wrapped = starts_with(s, kHermesOpen);
+    const bool wrapped = s.starts_with(kHermesOpen);
     if (wrapped) s = skip_space(s.substr(kHermesOpen.size()));
-    if (!starts_with(s, kXmlFunction)) return std::nullopt;
+    if (!s.starts_with(kXmlFunction)) return std::nullopt;
     s.remove_prefix(kXmlFunction.size());
     const std::string_view name = xml_name(s);
     if (name.empty()) return std::nullopt;
     const std::vector<std::string> strings = string_parameters(tools, name);
     Json args = Json::object();
-    for (s = skip_space(s); !starts_with(s, kXmlFunctionClose); s = skip_space(s)) {
-      if (!starts_with(s, kXmlParameter)) return std::nullopt;  // cut off, or not this format
+    for (s = skip_space(s); !s.starts_with(kXmlFunctionClose); s = skip_space(s)) {
+      if (!s.starts_with(kXmlParameter)) return std::nullopt;  // cut off, or not this format
       s.remove_prefix(kXmlParameter.size());
       const std::string key(xml_name(s));
       if (key.empty()) return std::nullopt;
-      if (starts_with(s, "\n")) s.remove_prefix(1);
+      if (s.starts_with("\n")) s.remove_prefix(1);
       size_t end = s.find("\n</parameter>\n");
       size_t close = end == std::string_view::npos ? std::string_view::npos : end + 1;
       if (end == std::string_view::npos) {
@@ -218,7 +216,7 @@ std::optional<ParsedReply> parse_qwen_xml(std::string_view text, std::string_vie
     }
     s = skip_space(s.substr(kXmlFunctionClose.size()));
     if (wrapped) {
-      if (!starts_with(s, kHermesClose)) return std::nullopt;
+      if (!s.starts_with(kHermesClose)) return std::nullopt;
       s = skip_space(s.substr(kHermesClose.size()));
     }
     r.calls.push_back(ToolCall{.name = std::string(name), .arguments = dump(args)});
