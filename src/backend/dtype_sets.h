@@ -19,7 +19,8 @@ constexpr DTypeSet kHalf = bit(graph::DType::F16) | bit(graph::DType::BF16);
 constexpr DTypeSet kQuant = bit(graph::DType::Q4_0) | bit(graph::DType::Q4_1) | bit(graph::DType::Q5_0) |
                             bit(graph::DType::Q5_1) | bit(graph::DType::Q8_0) | bit(graph::DType::Q2_K) |
                             bit(graph::DType::Q3_K) | bit(graph::DType::Q4_K) | bit(graph::DType::Q5_K) |
-                            bit(graph::DType::Q6_K) | bit(graph::DType::Q8_A) | bit(graph::DType::MXFP4);
+                            bit(graph::DType::Q6_K) | bit(graph::DType::Q8_A) | bit(graph::DType::MXFP4) |
+                            bit(graph::DType::IQ4_NL) | bit(graph::DType::IQ4_XS);
 constexpr DTypeSet kWeights = kF32 | kHalf | kQuant;
 constexpr DTypeSet kKv = kF32 | bit(graph::DType::F16);
 constexpr DTypeSet kPlain = kF32 | kHalf | kI32;

@@ -262,7 +262,7 @@ TEST(GgufMalformed, UnknownTensorType) {
 // Types ggml defines that glass has no kernels for yet are named (NVFP4, the i-quants, ternary).
 TEST(GgufMalformed, KnownButUnsupportedTensorTypeIsNamed) {
   for (const auto& [type, name] :
-       {std::pair{40u, "NVFP4"}, std::pair{23u, "IQ4_XS"}, std::pair{35u, "TQ2_0"}}) {
+       {std::pair{40u, "NVFP4"}, std::pair{16u, "IQ2_XXS"}, std::pair{35u, "TQ2_0"}}) {
     GgufWriter w;
     auto t = f32_tensor("x", {8});
     t.type = type;

@@ -224,6 +224,10 @@ std::optional<graph::DType> dtype_from_gguf(uint32_t ggml_type) {
       return DType::Q5_K;
     case 14:
       return DType::Q6_K;
+    case 20:
+      return DType::IQ4_NL;
+    case 23:
+      return DType::IQ4_XS;
     case 24:
       return DType::I8;
     case 26:

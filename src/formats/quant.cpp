@@ -66,6 +66,12 @@ Status dequantize_row(graph::DType type, const void* src, float* dst, int64_t n)
     case DType::MXFP4:
       quant::dequantize_mxfp4(src, dst, blocks);
       return {};
+    case DType::IQ4_NL:
+      quant::dequantize_iq4_nl(src, dst, blocks);
+      return {};
+    case DType::IQ4_XS:
+      quant::dequantize_iq4_xs(src, dst, blocks);
+      return {};
     case DType::I32:
     case DType::I8:
     case DType::kSentinel:

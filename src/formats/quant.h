@@ -11,7 +11,8 @@
 namespace glass::formats {
 
 // Writes `n` floats to `dst` from `src`, which holds n elements of `type` (n / block_size blocks,
-// no alignment needed). Supports F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K, Q8_A. Errors:
+// no alignment needed). Supports F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K, Q8_A, MXFP4,
+// IQ4_NL, IQ4_XS. Errors:
 // InvalidArgument when n is negative or not a multiple of the block size, Unsupported for other
 // types; dst is untouched on error.
 Status dequantize_row(graph::DType type, const void* src, float* dst, int64_t n);

@@ -119,6 +119,33 @@ inline float e8m0_to_f32_half(uint8_t e) {
   std::memcpy(&f, &bits, 4);
   return f;
 }
+// IQ4_NL (ggml's block_iq4_nl): 32 weights, x = d * kIq4Values[nibble], nibble order as Q4_0. The
+// table is a non-uniform 4-bit grid (denser near zero, as weights are distributed). 18 bytes.
+struct BlockIQ4_NL {
+  uint8_t d[2];  // f16 scale
+  uint8_t qs[kQK / 2];
+};
+// IQ4_XS (ggml's block_iq4_xs): 256 weights in 8 sub-blocks of 32, each with a 6-bit signed scale
+// ls - 32 (low 4 bits in scales_l, nibble ib % 2 of byte ib / 2; high 2 bits at bit 2 ib of the
+// little-endian u16 scales_h); x = d * (ls - 32) * kIq4Values[nibble], each sub-block's 16 bytes of
+// nibbles ordered as IQ4_NL's. 136 bytes.
+struct BlockIQ4_XS {
+  uint8_t d[2];
+  uint8_t scales_h[2];
+  uint8_t scales_l[kQKK / 64];
+  uint8_t qs[kQKK / 2];
+};
+static_assert(sizeof(BlockIQ4_NL) == 18 && sizeof(BlockIQ4_XS) == 136);
+
+inline constexpr int8_t kIq4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                          1,    13,   25,  38,  53,  69,  89,  113};
+
+// Sub-block ib's scale of an IQ4_XS block, ls - 32 in -32..31.
+inline int iq4_xs_scale(const BlockIQ4_XS& b, int ib) {
+  const int h = b.scales_h[0] | (b.scales_h[1] << 8);
+  return (((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) | (((h >> (2 * ib)) & 3) << 4)) - 32;
+}
+
 static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 &&
               sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34);
 static_assert(sizeof(BlockQ2_K) == 84 && sizeof(BlockQ3_K) == 110 && sizeof(BlockQ4_K) == 144 &&
@@ -163,6 +190,8 @@ void dequantize_q4_k(const void* src, float* dst, int64_t n_blocks);
 void dequantize_q5_k(const void* src, float* dst, int64_t n_blocks);
 void dequantize_q6_k(const void* src, float* dst, int64_t n_blocks);
 void dequantize_q8_a(const void* src, float* dst, int64_t n_blocks);
+void dequantize_iq4_nl(const void* src, float* dst, int64_t n_blocks);
+void dequantize_iq4_xs(const void* src, float* dst, int64_t n_blocks);
 
 // The inverses (quantize_legacy.cpp, quantize_k.cpp): each reads n_blocks * block_size floats,
 // which must be finite and within f16 range (quantize_row checks), and writes n_blocks blocks.
@@ -178,5 +207,9 @@ void quantize_q5_k(const float* src, void* dst, int64_t n_blocks);
 void quantize_q6_k(const float* src, void* dst, int64_t n_blocks);
 // Q8_A as MLX quantizes a group of 32: d = (max - min) / 255, u = round((x - min) / d).
 void quantize_q8_a(const float* src, void* dst, int64_t n_blocks);
+// IQ4_NL / IQ4_XS as llama.cpp's quantize_iq4_nl / quantize_iq4_xs without an importance matrix
+// (quantize_iq4.cpp).
+void quantize_iq4_nl(const float* src, void* dst, int64_t n_blocks);
+void quantize_iq4_xs(const float* src, void* dst, int64_t n_blocks);
 
 }  // namespace glass::formats::quant

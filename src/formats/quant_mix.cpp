@@ -34,6 +34,8 @@ const std::vector<FileTypeInfo>& table() {
       {FileType::Q5_K_S, "q5_k_s", DType::Q5_K, "Q5_K - Small"},
       {FileType::Q5_K_M, "q5_k_m", DType::Q5_K, "Q5_K - Medium"},
       {FileType::Q6_K, "q6_k", DType::Q6_K, "Q6_K"},
+      {FileType::IQ4_NL, "iq4_nl", DType::IQ4_NL, "IQ4_NL - 4.5 bpw"},
+      {FileType::IQ4_XS, "iq4_xs", DType::IQ4_XS, "IQ4_XS - 4.25 bpw"},
   };
   return kTable;
 }
@@ -174,7 +176,7 @@ Result<int64_t> layer_for(const MixModel& m, int64_t counter, const std::string&
   return static_cast<int64_t>(layer);
 }
 
-// llama_tensor_get_type_impl for the K-quant and legacy file types.
+// llama_tensor_get_type_impl for the K-quant, legacy and 4-bit i-quant file types.
 Result<DType> mix_type(const MixModel& m, Counters& c, const MixTensor& t, Category cat, FileType ft,
                        DType type) {
   using F = FileType;
@@ -182,6 +184,7 @@ Result<DType> mix_type(const MixModel& m, Counters& c, const MixTensor& t, Categ
   const int64_t n_gqa = m.n_kv_heads > 0 ? m.n_heads / m.n_kv_heads : 0;
   // llama.cpp's LLM_TYPE_70B (llama with 80 layers and GQA): its attn_v is 8x smaller than attn_q.
   const bool is_70b = m.arch == "llama" && m.n_layers == 80 && m.n_heads != m.n_kv_heads;
+  const bool iq4 = ft == F::IQ4_NL || ft == F::IQ4_XS;
   if (cat == Category::Output || (c.tied && cat == Category::TokenEmbd)) {
     if (falcon || t.shape.back() % graph::traits(type).block_size != 0) return DType::Q8_0;
     return type != DType::Q8_0 ? DType::Q6_K : type;
@@ -193,6 +196,8 @@ Result<DType> mix_type(const MixModel& m, Counters& c, const MixTensor& t, Categ
     } else if (ft == F::Q3_K_M) {
       type = c.i_attn_v < 2 ? DType::Q5_K : DType::Q4_K;
     } else if (ft == F::Q3_K_L) {
+      type = DType::Q5_K;
+    } else if (iq4 && n_gqa >= 4) {
       type = DType::Q5_K;
     } else if ((ft == F::Q4_K_M || ft == F::Q5_K_M) && use_more_bits(c.i_attn_v, c.n_attn_v)) {
       type = DType::Q6_K;
@@ -221,6 +226,8 @@ Result<DType> mix_type(const MixModel& m, Counters& c, const MixTensor& t, Categ
       } else if (use_more_bits(i, n)) {
         type = DType::Q6_K;
       }
+    } else if (iq4 && i < n / 8) {  // llama.cpp: only without an importance matrix (glass has none yet)
+      type = DType::Q5_K;
     } else if (ft == F::Q5_K_M && use_more_bits(i, n)) {
       type = DType::Q6_K;
     } else if (ft == F::Q4_K_S && !falcon && i < n / 8) {
@@ -233,7 +240,7 @@ Result<DType> mix_type(const MixModel& m, Counters& c, const MixTensor& t, Categ
     if (falcon) return ft == F::Q3_K_L ? DType::Q4_K : type;
     if (m.n_experts == 8) {
       const bool raise =
-          ft == F::Q2_K || ft == F::Q3_K_S || ft == F::Q3_K_M || ft == F::Q4_K_S || ft == F::Q4_K_M;
+          ft == F::Q2_K || ft == F::Q3_K_S || ft == F::Q3_K_M || ft == F::Q4_K_S || ft == F::Q4_K_M || iq4;
       return raise ? DType::Q5_K : type;
     }
     if (ft == F::Q2_K) return DType::Q3_K;
@@ -250,7 +257,7 @@ Result<DType> mix_type(const MixModel& m, Counters& c, const MixTensor& t, Categ
   return type;
 }
 
-// llama.cpp's tensor_type_fallback: the K-types need rows of 256; the fallback has 32-blocks.
+// llama.cpp's tensor_type_fallback: the K-types and IQ4_XS need rows of 256; the fallback has 32-blocks.
 Result<DType> fallback(const MixTensor& t, DType type, std::string& note) {
   const int64_t ncols = t.shape.back();
   if (ncols % graph::traits(type).block_size == 0) return type;
@@ -268,6 +275,9 @@ Result<DType> fallback(const MixTensor& t, DType type, std::string& note) {
       break;
     case DType::Q6_K:
       to = DType::Q8_0;
+      break;
+    case DType::IQ4_XS:
+      to = DType::IQ4_NL;
       break;
     default:
       return make_error(

@@ -34,6 +34,8 @@ enum class FileType : uint32_t {
   Q5_K_S = 16,
   Q5_K_M = 17,
   Q6_K = 18,
+  IQ4_NL = 25,
+  IQ4_XS = 30,
   BF16 = 32,
 };
 

@@ -156,5 +156,39 @@ TEST_F(QuantModels, CloseToTheF32Original) {
   }
 }
 
+// Whole tensors of the IQ4 files in the repository (tests/fixtures/models/weight-types, llama-quantize's)
+// against ggml's dequantize_row_iq4_nl / _iq4_xs (libggml-base of llama.cpp 3f545bec, called through
+// Python's ctypes): FNV-1a 64 over the float bits, in order.
+TEST(QuantModelsIq4, WholeTensorsBitExactWithGgml) {
+  struct Hash {
+    const char* kind;
+    const char* tensor;
+    uint64_t fnv;
+  };
+  constexpr Hash kHashes[] = {
+      {"iq4_nl", "token_embd.weight", 0x9da9796e4ad431e5ull},
+      {"iq4_nl", "blk.0.attn_q.weight", 0x6baa0046abf63825ull},
+      {"iq4_nl", "blk.1.ffn_down.weight", 0x6082b8bf888ed3e5ull},
+      {"iq4_xs", "token_embd.weight", 0x9e1ebd11b2d9cbb5ull},
+      {"iq4_xs", "blk.0.attn_q.weight", 0xc6606e9f10b62ecdull},
+      {"iq4_xs", "blk.1.ffn_down.weight", 0x62c2986c6a8b95ddull},
+  };
+  for (const Hash& h : kHashes) {
+    auto f = GgufFile::open(test::source_dir() / "tests/fixtures/models/weight-types" /
+                            (std::string("llama-gqa-") + h.kind + ".gguf"));
+    ASSERT_TRUE(f.ok()) << f.error().message;
+    const GgufTensorInfo* t = f->find_tensor(h.tensor);
+    ASSERT_NE(t, nullptr) << h.tensor;
+    EXPECT_EQ(graph::dtype_name(t->dtype), std::string_view(h.kind).substr(0, 6))
+        << h.kind << " " << h.tensor;
+    uint64_t fnv = 0xcbf29ce484222325ull;
+    for (const float v : dequantize(*t)) {
+      fnv ^= std::bit_cast<uint32_t>(v);
+      fnv *= 0x100000001b3ull;
+    }
+    EXPECT_EQ(fnv, h.fnv) << h.kind << " " << h.tensor;
+  }
+}
+
 }  // namespace
 }  // namespace glass::formats

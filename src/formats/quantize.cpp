@@ -88,6 +88,12 @@ Status quantize_row(graph::DType type, const float* src, void* dst, int64_t n) {
     case DType::Q8_A:
       quant::quantize_q8_a(src, dst, blocks);
       return {};
+    case DType::IQ4_NL:
+      quant::quantize_iq4_nl(src, dst, blocks);
+      return {};
+    case DType::IQ4_XS:
+      quant::quantize_iq4_xs(src, dst, blocks);
+      return {};
     case DType::MXFP4:  // read and run, not written yet (issue 53)
     case DType::I32:
     case DType::I8:

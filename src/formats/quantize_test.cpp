@@ -20,6 +20,7 @@
 //   bounds 0.667, 0.375, 0.133, 0.0645, 0.047.
 #include "formats/quantize.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -36,9 +37,9 @@ namespace {
 
 using graph::DType;
 
-const DType kAll[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
-                      DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K,
-                      DType::Q8_A, DType::F16,  DType::BF16};
+const DType kAll[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0,   DType::Q5_1,
+                      DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K,   DType::Q6_K,
+                      DType::Q8_A, DType::F16,  DType::BF16, DType::IQ4_NL, DType::IQ4_XS};
 
 double f16_delta(double v) { return std::max(std::fabs(v) * 0x1p-11, 0x1p-25); }
 
@@ -82,6 +83,10 @@ double bound(DType type, const float* x, int64_t n, int64_t i) {
       return 2 * amax / 31;
     case DType::Q6_K:
       return 1.5 * amax / 32;
+    case DType::IQ4_NL:  // the grid's widest gap is 24 of 254, its ends -127 and 113: measured 0.104 amax
+      return 0.14 * amax;
+    case DType::IQ4_XS:  // and its sub-block scales in 6 bits of the largest: measured 0.121 amax
+      return 0.16 * amax;
     case DType::F16:
       return f16_delta(x[i]);
     case DType::BF16:
@@ -173,7 +178,7 @@ TEST(Quantize, RoundTripWithinTheTypeBound) {
 // K-quant searches may pick another grid (their candidates and weights depend on the values), so a second
 // round trip drifts: it must stay close to the original, within 1.5x (q2_k) or 1.3x (the others) the first
 // round trip's L2 error. Measured worst over 180 rows of these kinds: q2_k 1.40, q3_k 1.12, q4_k 1.01,
-// q5_k 1.11, q6_k 1.21.
+// q5_k 1.11, q6_k 1.21. IQ4_NL and IQ4_XS search their scales too (1.10 and 1.03).
 TEST(Quantize, RequantizingIsStable) {
   for (DType type : kAll) {
     for (const auto& x : rows_for(type)) {
@@ -187,7 +192,7 @@ TEST(Quantize, RequantizingIsStable) {
         for (size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(y2[i], y[i], 1e-5 * amax) << i;
         continue;
       }
-      if (graph::traits(type).block_size == 32 || !graph::traits(type).quantized) {
+      if ((graph::traits(type).block_size == 32 && type != DType::IQ4_NL) || !graph::traits(type).quantized) {
         ASSERT_EQ(q, q2) << graph::dtype_name(type);
         continue;
       }
@@ -201,6 +206,41 @@ TEST(Quantize, RequantizingIsStable) {
       ASSERT_LE(std::sqrt(second), drift * std::sqrt(first)) << graph::dtype_name(type);
     }
   }
+}
+
+// Edge cases against ggml's own quantizer (ggml_quantize_chunk of llama.cpp 3f545bec, called from
+// Python through ctypes on libggml-base; not glass): x[i] = 0.0004 (i * 37 % 101 - 50) with an
+// all-zero 32 at [32, 64), an outlier 0.5 at 100, a 32 of values ~1e-9 at [160, 192) (its scale
+// underflows f16 to 0 while its levels follow the f32 scale) and an all-zero 256 at [256, 512)
+// (IQ4_XS stores d = -0 there, scale bytes 0xaaaa / 0: every sub-block scale 0 + 32).
+TEST(Quantize, Iq4MatchesGgmlOnEdgeCases) {
+  std::vector<float> x(512);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>(static_cast<int>(i * 37 % 101) - 50) * 0.0004f;
+  for (size_t i = 32; i < 64; ++i) x[i] = 0;
+  x[100] = 0.5f;
+  for (size_t i = 160; i < 192; ++i) x[i] = static_cast<float>(static_cast<int>(i * 37 % 101) - 50) * 2e-11f;
+  for (size_t i = 256; i < 512; ++i) x[i] = 0;
+  auto hex = [](const std::vector<uint8_t>& b) {
+    std::string s;
+    for (uint8_t v : b) s += fmt::format("{:02x}", v);
+    return s;
+  };
+  EXPECT_EQ(
+      hex(quantize(DType::IQ4_NL, x)),
+      "7609e035acf157ce1369df249be136adf258000088888888888888888888888888888888490947be1269df248be035ad"
+      "f157ce137adf089c88888888808888887888888888888888688931ec8520db641eb942fda731ec751fca00007aef35ac"
+      "f147ce0269df248be035adf11109259cf147be0269df138be035adf147ce67891fc953fea731ec8520db641eb942fda7"
+      "000088888888888888888888888888888888000088888888888888888888888888888888000088888888888888888888"
+      "888888888888000088888888888888888888888888888888000088888888888888888888888888888888000088888888"
+      "888888888888888888888888000088888888888888888888888888888888000088888888888888888888888888888888");
+  EXPECT_EQ(hex(quantize(DType::IQ4_XS, x)),
+            "08082a6901010ff1f024bdf047df016aef139cf025bef0488888888888888888888888888888888836cf0159ef038cf0"
+            "25bef047df016aef8888888880888888788888888888888820fd8400ec520fc931fea610fd740feb8888888888888888"
+            "888888888888888814adf036ce0159ef028cf024bdf047df0fda41ffb720fd8400ec520fc931fea60080aaaa00000000"
+            "888888888888888888888888888888888888888888888888888888888888888888888888888888888888888888888888"
+            "888888888888888888888888888888888888888888888888888888888888888888888888888888888888888888888888"
+            "8888888888888888888888888888888888888888888888888888888888888888");
 }
 
 TEST(Quantize, F32IsACopy) {
@@ -243,9 +283,12 @@ TEST_F(QuantizeFixtures, SameBytesAsLlamaQuantize) {
   auto src = GgufFile::open(dir / "llama-gqa-f32.gguf");
   ASSERT_TRUE(src.ok()) << src.error().message;
   int compared = 0;
+  // The weight types of issue 53: llama-quantize's files in the repository (weight-types/README.md).
+  const auto in_repo = test::source_dir() / "tests/fixtures/models/weight-types";
   for (const char* kind : {"f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k_m", "q4_k_m",
-                           "q5_k_m", "q6_k"}) {
-    auto f = GgufFile::open(dir / (std::string("llama-gqa-") + kind + ".gguf"));
+                           "q5_k_m", "q6_k", "iq4_nl", "iq4_xs"}) {
+    const bool repo = std::string_view(kind).starts_with("iq");
+    auto f = GgufFile::open((repo ? in_repo : dir) / (std::string("llama-gqa-") + kind + ".gguf"));
     ASSERT_TRUE(f.ok()) << f.error().message;
     for (const GgufTensorInfo& t : f->tensors()) {
       const GgufTensorInfo* s = src->find_tensor(t.name);
@@ -260,7 +303,7 @@ TEST_F(QuantizeFixtures, SameBytesAsLlamaQuantize) {
       ++compared;
     }
   }
-  EXPECT_EQ(compared, 12 * 21);
+  EXPECT_EQ(compared, 14 * 21);
 }
 
 }  // namespace
@@ -283,27 +326,31 @@ std::vector<char> file_bytes(const std::filesystem::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// The 2026 families' Q8_0 and Q4_K_M files in the repository were written by llama-quantize from
-// their F32 twins (tests/fixtures/reference/synthetic-2026/README.md): `glass quantize` writes the
-// same file, byte for byte, tensors in llama.cpp's loader order though the F32 files list
-// token_embd before output_norm.
+// The 2026 families' Q8_0 and Q4_K_M files (and SmolLM3's IQ4_XS) in the repository were written
+// by llama-quantize from their F32 twins (tests/fixtures/reference/synthetic-2026/README.md): `glass
+// quantize` writes the same file, byte for byte, tensors in llama.cpp's loader order though the F32 files
+// list token_embd before output_norm.
 TEST(QuantizeLlamaOrder, SameFilesAsLlamaQuantizeForThe2026Families) {
   const auto dir = test::source_dir() / "tests/fixtures/models/synthetic-2026";
   const auto out_dir = std::filesystem::temp_directory_path() / "glass-quantize-2026";
   std::filesystem::create_directories(out_dir);
   int compared = 0;
+  std::vector<std::pair<std::string, std::string>> files;
   for (const char* family : {"smollm3", "lfm2", "qwen35", "qwen35moe", "gemma4", "gemma4moe", "gptoss"})
-    for (const char* type : {"q8_0", "q4_k_m"}) {
-      QuantizeOptions o;
-      o.ftype = *file_type_from_name(type);
-      const auto out = out_dir / fmt::format("{}-{}.gguf", family, type);
-      auto r = quantize_gguf(dir / fmt::format("{}-f32.gguf", family), out, o);
-      ASSERT_TRUE(r.ok()) << family << " " << type << ": " << r.error().message;
-      EXPECT_EQ(file_bytes(out), file_bytes(dir / fmt::format("{}-{}.gguf", family, type))) << family << " " << type;
-      std::filesystem::remove(out);
-      ++compared;
-    }
-  EXPECT_EQ(compared, 14);
+    for (const char* type : {"q8_0", "q4_k_m"}) files.emplace_back(family, type);
+  files.emplace_back("smollm3", "iq4_xs");  // every row falls back to IQ4_NL, the output to Q8_0
+  for (const auto& [family, type] : files) {
+    QuantizeOptions o;
+    o.ftype = *file_type_from_name(type);
+    const auto out = out_dir / fmt::format("{}-{}.gguf", family, type);
+    auto r = quantize_gguf(dir / fmt::format("{}-f32.gguf", family), out, o);
+    ASSERT_TRUE(r.ok()) << family << " " << type << ": " << r.error().message;
+    EXPECT_EQ(file_bytes(out), file_bytes(dir / fmt::format("{}-{}.gguf", family, type)))
+        << family << " " << type;
+    std::filesystem::remove(out);
+    ++compared;
+  }
+  EXPECT_EQ(compared, 15);
   auto f32 = GgufFile::open(dir / "smollm3-f32.gguf");
   ASSERT_TRUE(f32.ok());
   EXPECT_EQ(f32->tensors().front().name, "token_embd.weight");  // the order the test is about

@@ -24,6 +24,8 @@ constexpr std::array<DTypeTraits, static_cast<size_t>(DType::kSentinel)> kTraits
     {DType::Q6_K, "q6_k", 256, 210, true},
     {DType::Q8_A, "q8_a", 32, 40, true},
     {DType::MXFP4, "mxfp4", 32, 17, true},
+    {DType::IQ4_NL, "iq4_nl", 32, 18, true},
+    {DType::IQ4_XS, "iq4_xs", 256, 136, true},
 }};
 
 constexpr bool table_in_enum_order() {

@@ -28,6 +28,10 @@ enum class DType : uint8_t {
   Q8_A,
   // OCP Microscaling FP4 (gpt-oss's experts): 32 E2M1 values sharing one E8M0 (power of two) scale.
   MXFP4,
+  // llama.cpp's non-linear 4-bit types: a 16-value grid denser near zero; IQ4_XS adds 6-bit
+  // sub-block scales to 256-weight super-blocks.
+  IQ4_NL,
+  IQ4_XS,
   kSentinel,
 };
 

@@ -50,7 +50,7 @@ class Conformance : public test::WithSharedFixtures {
 // The families of 2026 (issue 52): random-weight files and llama.cpp's logits for them ship in the
 // repository (tests/fixtures/reference/synthetic-2026/README.md), so this runs without ../shared.
 TEST(Conformance2026, SyntheticFamilies) {
-  run_set(test::source_dir() / "tests/fixtures", "synthetic-2026", 22,
+  run_set(test::source_dir() / "tests/fixtures", "synthetic-2026", 23,
           {"smollm3-f32",    "smollm3-q8_0",
            "smollm3-q4_k_m", "lfm2-f32",
            "lfm2-q8_0",      "lfm2-q4_k_m",
@@ -62,7 +62,15 @@ TEST(Conformance2026, SyntheticFamilies) {
            "gemma4moe-f32",  "gemma4moe-f32 (exact gelu)",
            "gemma4moe-q8_0", "gemma4moe-q4_k_m",
            "gptoss-f32",     "gptoss-q8_0",
-           "gptoss-q4_k_m",  "gptoss-mxfp4_moe"});
+           "gptoss-q4_k_m",  "gptoss-mxfp4_moe",
+           "smollm3-iq4_xs"});
+}
+
+// The weight types of issue 53 on the shared synthetic llama (its rows of 256 and 768 take IQ4_XS
+// itself): llama-quantize's files and llama.cpp's logits ship in the repository
+// (tests/fixtures/reference/weight-types/README.md).
+TEST(ConformanceWeightTypes, SyntheticLlama) {
+  run_set(test::source_dir() / "tests/fixtures", "weight-types", 2, {"llama-gqa-iq4_nl", "llama-gqa-iq4_xs"});
 }
 
 TEST_F(Conformance, Stories260K) { run_set("stories260K", 1); }

@@ -82,6 +82,8 @@ inline std::vector<size_t> scale_offsets(graph::DType t) {
     case DType::Q4_0:
     case DType::Q5_0:
     case DType::Q8_0:
+    case DType::IQ4_NL:
+    case DType::IQ4_XS:
       return {0};
     case DType::Q4_1:
     case DType::Q5_1:

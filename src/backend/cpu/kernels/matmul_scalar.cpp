@@ -117,6 +117,8 @@ constexpr MatmulKernel kKernels[] = {
     {DType::Q8_0, ActType::Q8_0, quantize_row_q8_0, gemm<dot_q8_0>},
     {DType::Q8_A, ActType::Q8_1, quantize_row_q8_1, gemm<dot_legacy<q::BlockQ8_A, unpack_q8_a, true>>},
     {DType::MXFP4, ActType::Q8_0, quantize_row_q8_0, gemm<dot_mxfp4>},
+    {DType::IQ4_NL, ActType::Q8_0, quantize_row_q8_0, gemm<dot_legacy<q::BlockIQ4_NL, unpack_iq4_nl, false>>},
+    {DType::IQ4_XS, ActType::Q8_K, quantize_row_q8_k, gemm<dot_k<q::BlockIQ4_XS, unpack_iq4_xs>>},
     {DType::Q2_K, ActType::Q8_K, quantize_row_q8_k, gemm<dot_k<q::BlockQ2_K, unpack_q2_k>>},
     {DType::Q3_K, ActType::Q8_K, quantize_row_q8_k, gemm<dot_k<q::BlockQ3_K, unpack_q3_k>>},
     {DType::Q4_K, ActType::Q8_K, quantize_row_q8_k, gemm<dot_k<q::BlockQ4_K, unpack_q4_k>>},

@@ -167,7 +167,7 @@ TEST_P(CpuMatmul, MatchesEmulationAndRef) {
 // and must not saturate there.
 TEST(CpuMatmulExtremes, LargestQuantsDoNotSaturate) {
   for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
-                  DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_A}) {
+                  DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_A, DType::IQ4_NL, DType::IQ4_XS}) {
     const int64_t bs = graph::traits(t).block_size;
     for (int64_t M : {1, 3, 20}) {
       const Case c{t, M, 37, 2 * bs};
@@ -183,9 +183,9 @@ TEST(CpuMatmulExtremes, LargestQuantsDoNotSaturate) {
 
 std::vector<Case> cases() {
   std::vector<Case> v;
-  for (DType t :
-       {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
-        DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_A, DType::MXFP4}) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+                  DType::Q8_0, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_A,
+                  DType::MXFP4, DType::IQ4_NL, DType::IQ4_XS}) {
     const int64_t K =
         graph::traits(t).block_size == 256 ? 512 : (graph::traits(t).block_size == 32 ? 96 : 67);
     for (int64_t M : {1, 3, 70}) v.push_back({t, M, M == 70 ? 133 : 37, K});
@@ -234,6 +234,10 @@ std::vector<Case> cases() {
   for (int64_t M : {2, 4, 17}) v.push_back({DType::Q8_A, M, 45, 160});  // Q8_A: decode rows, the packed path
   v.push_back({DType::Q8_0, 3, 70, 64});
   v.push_back({DType::Q4_K, 5, 9, 256});
+  for (int64_t M : {2, 4, 17}) {  // the i-quants: decode rows, tiles and the packed path
+    v.push_back({DType::IQ4_NL, M, 45, 160});
+    v.push_back({DType::IQ4_XS, M, 45, 768});
+  }
   return v;
 }
 
@@ -553,10 +557,10 @@ TEST(CpuMatmulTable, OneRowPerWeightLayoutAndWalk) {
         EXPECT_EQ(k->repack, layout->repack) << graph::dtype_name(w);
       }
     }
-    // The scalar tier has all 15 weight types; an x86 build's tiers too (other builds: none), but
+    // The scalar tier has all 17 weight types; an x86 build's tiers too (other builds: none), but
     // avx512bf16, which adds bf16 to the avx512 tier's.
     if (isa == Isa::Scalar || !rows.empty()) {
-      EXPECT_EQ(file, isa == Isa::Avx512Bf16 ? 1u : 15u);
+      EXPECT_EQ(file, isa == Isa::Avx512Bf16 ? 1u : 17u);
     }
     EXPECT_EQ(kernels::fused_matmul_kernel(isa, nullptr), nullptr);
   }

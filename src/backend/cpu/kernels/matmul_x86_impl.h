@@ -80,6 +80,16 @@ struct MXFP4P {
   static float scale(const Block& b) { return q::e8m0_to_f32_half(b.e); }
 };
 
+// IQ4_NL: each nibble indexes llama.cpp's non-linear grid (one shuffle), scale d as Q4_0's.
+struct IQ4_NLP {
+  using Block = q::BlockIQ4_NL;
+  static constexpr bool kSigned = true, kMin = false;
+  static __m256i quants(const Block& b) {
+    const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q::kIq4Values));
+    return _mm256_shuffle_epi8(_mm256_set_m128i(table, table), nibbles32(b.qs));
+  }
+};
+
 // A legacy block's weight scale: its f16 d, or what the type says (MXFP4's exponent).
 template <class P>
 inline float weight_scale(const typename P::Block& b) {
@@ -224,6 +234,25 @@ struct Q4_KP {
   }
 };
 
+// IQ4_XS: 8 groups of 32 grid values (one shuffle per 16 bytes of nibbles), each group's signed
+// 6-bit scale serving both its 16s; no minimum.
+struct IQ4_XSP {
+  using Block = q::BlockIQ4_XS;
+  static constexpr bool kSigned = true;
+  static constexpr Terms kTerms = Terms::None;
+  static void unpack(const Block& b, KUnpacked& u) {
+    const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q::kIq4Values));
+    const __m256i grid = _mm256_set_m128i(table, table);
+    for (int g = 0; g < 8; ++g) u.q[g] = _mm256_shuffle_epi8(grid, nibbles32(b.qs + 16 * g));
+    alignas(16) int8_t s[16];
+    for (int ib = 0; ib < 8; ++ib) s[ib] = static_cast<int8_t>(q::iq4_xs_scale(b, ib));
+    const __m128i s8 = _mm_load_si128(reinterpret_cast<const __m128i*>(s));
+    spread_scales(_mm_unpacklo_epi8(s8, s8), u.sc);
+    u.d = half(b.d);
+    u.dmin = 0.0f;
+  }
+};
+
 struct Q5_KP {
   using Block = q::BlockQ5_K;
   static constexpr bool kSigned = false;
@@ -350,34 +379,45 @@ void gemm(int64_t k, const std::byte* w, size_t w_stride, int64_t n_w, const std
 }
 
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
-// Decode (one activation row) with AVX-512: two blocks per instruction; lanes 0-7 accumulate the
-// even blocks, 8-15 the odd ones.
-template <class P>
-inline float legacy_row_512(int64_t nb, const typename P::Block* w, const ActQ8* x) {
-  __m512 acc = _mm512_setzero_ps();
-  float summ = 0.0f;
+// AVX-512: two blocks per instruction; lanes 0-7 accumulate the even blocks, 8-15 the odd ones. Each
+// activation row sums in this order whatever RA is, so a row's result never depends on how many rows
+// its tile holds (batch invariance for the layouts without a 16-row group: IQ4_NL, MXFP4).
+template <class P, int RA>
+inline void legacy_rows_512(int64_t nb, const typename P::Block* w, const std::byte* a, size_t a_stride,
+                            float* out, size_t out_stride) {
+  __m512 acc[RA];
+  float summ[RA];
+  for (int i = 0; i < RA; ++i) {
+    acc[i] = _mm512_setzero_ps();
+    summ[i] = 0.0f;
+  }
   int64_t b = 0;
   for (; b + 2 <= nb; b += 2) {
     const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(P::quants(w[b])), P::quants(w[b + 1]), 1);
-    __m512i xq = _mm512_inserti64x4(_mm512_castsi256_si512(load256(x[b].qs)), load256(x[b + 1].qs), 1);
-    __m512i qa = q;
-    if constexpr (P::kSigned) {  // |q| . (x with q's sign): there is no vpsignb at 512 bits
-      qa = _mm512_abs_epi8(q);
-      xq = _mm512_mask_sub_epi8(xq, _mm512_movepi8_mask(q), _mm512_setzero_si512(), xq);
+    // |q| . (x with q's sign): there is no vpsignb at 512 bits
+    const __m512i qa = P::kSigned ? _mm512_abs_epi8(q) : q;
+    const __mmask64 negative = P::kSigned ? _mm512_movepi8_mask(q) : 0;
+    const float dw0 = weight_scale<P>(w[b]), dw1 = weight_scale<P>(w[b + 1]);
+    for (int i = 0; i < RA; ++i) {
+      const auto* x = reinterpret_cast<const ActQ8*>(a + static_cast<size_t>(i) * a_stride);
+      __m512i xq = _mm512_inserti64x4(_mm512_castsi256_si512(load256(x[b].qs)), load256(x[b + 1].qs), 1);
+      if constexpr (P::kSigned) xq = _mm512_mask_sub_epi8(xq, negative, _mm512_setzero_si512(), xq);
+      const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), qa, xq);
+      const __m512 d = _mm512_insertf32x8(_mm512_set1_ps(dw0 * x[b].d), _mm256_set1_ps(dw1 * x[b + 1].d), 1);
+      acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), d, acc[i]);
+      if constexpr (P::kMin) summ[i] += block_float(w[b].m) * x[b].s + block_float(w[b + 1].m) * x[b + 1].s;
     }
-    const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), qa, xq);
-    const __m512 d = _mm512_insertf32x8(_mm512_set1_ps(weight_scale<P>(w[b]) * x[b].d),
-                                        _mm256_set1_ps(weight_scale<P>(w[b + 1]) * x[b + 1].d), 1);
-    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), d, acc);
-    if constexpr (P::kMin) summ += block_float(w[b].m) * x[b].s + block_float(w[b + 1].m) * x[b + 1].s;
   }
-  float r = _mm512_reduce_add_ps(acc) + summ;
-  if (b < nb) {
-    float tail = 0.0f;
-    legacy_rows<P, 1>(1, w + b, reinterpret_cast<const std::byte*>(x + b), 0, &tail, 0);
-    r += tail;
+  for (int i = 0; i < RA; ++i) {
+    const std::byte* row = a + static_cast<size_t>(i) * a_stride;
+    float r = _mm512_reduce_add_ps(acc[i]) + summ[i];
+    if (b < nb) {
+      float tail = 0.0f;
+      legacy_rows<P, 1>(1, w + b, row + static_cast<size_t>(b) * sizeof(ActQ8), 0, &tail, 0);
+      r += tail;
+    }
+    out[static_cast<size_t>(i) * out_stride] = r;
   }
-  return r;
 }
 #endif
 
@@ -385,13 +425,10 @@ template <class P, int RA>
 void legacy(int64_t k, const std::byte* w, const std::byte* a, size_t a_stride, float* out,
             size_t out_stride) {
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
-  if constexpr (RA == 1) {
-    *out = legacy_row_512<P>(k / 32, reinterpret_cast<const typename P::Block*>(w),
-                             reinterpret_cast<const ActQ8*>(a));
-    return;
-  }
-#endif
+  legacy_rows_512<P, RA>(k / 32, reinterpret_cast<const typename P::Block*>(w), a, a_stride, out, out_stride);
+#else
   legacy_rows<P, RA>(k / 32, reinterpret_cast<const typename P::Block*>(w), a, a_stride, out, out_stride);
+#endif
 }
 template <class P, int RA>
 void kquant(int64_t k, const std::byte* w, const std::byte* a, size_t a_stride, float* out,
@@ -444,6 +481,10 @@ constexpr MatmulKernel kQ8_0 = packed<PQ8_0>({DType::Q8_0, ActType::Q8_0, quanti
 constexpr MatmulKernel kQ8_A = packed<PQ8_A>({DType::Q8_A, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q8_AP>});
 // No packed prefill path yet: MXFP4 prefill runs these rows (issue 53's kernels are next).
 constexpr MatmulKernel kMXFP4 = {DType::MXFP4, ActType::Q8_0, quantize_q8_0_x86, kLegacy<MXFP4P>};
+constexpr MatmulKernel kIQ4_NL =
+    packed<PIQ4_NL>({DType::IQ4_NL, ActType::Q8_0, quantize_q8_0_x86, kLegacy<IQ4_NLP>});
+constexpr MatmulKernel kIQ4_XS =
+    packed<PIQ4_XS>({DType::IQ4_XS, ActType::Q8_K, quantize_q8_k_x86, kKQuant<IQ4_XSP>});
 constexpr MatmulKernel kQ2_K = packed<PQ2_K>({DType::Q2_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q2_KP>});
 constexpr MatmulKernel kQ3_K = packed<PQ3_K>({DType::Q3_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q3_KP>});
 constexpr MatmulKernel kQ4_K = packed<PQ4_K>({DType::Q4_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q4_KP>});
@@ -535,6 +576,8 @@ constexpr MatmulRow kX86Rows[] = {
     {&kQ8_0},
     {&kQ8_A},
     {&kMXFP4},
+    {&kIQ4_NL},
+    {&kIQ4_XS},
     {&kQ2_K},
     {&kQ3_K},
     {&kQ4_K},

@@ -264,11 +264,14 @@ using PQ5_0 = PackLegacy<q::BlockQ5_0, unpack_q5_0, 16, 31, false>;
 using PQ5_1 = PackLegacy<q::BlockQ5_1, unpack_q5_1, 0, 31, true>;
 using PQ8_0 = PackLegacy<q::BlockQ8_0, unpack_q8_0, 128, 255, false>;
 using PQ8_A = PackLegacy<q::BlockQ8_A, unpack_q8_a, 128, 255, true>;
+// The grid's values offset to 1..241, as Q8_0's are.
+using PIQ4_NL = PackLegacy<q::BlockIQ4_NL, unpack_iq4_nl, 128, 255, false>;
 using PQ2_K = PackK<q::BlockQ2_K, unpack_q2_k, 16, 0, 3, true>;
 using PQ3_K = PackK<q::BlockQ3_K, unpack_q3_k, 16, 4, 7, false>;
 using PQ4_K = PackK<q::BlockQ4_K, unpack_q4_k, 32, 0, 15, true>;
 using PQ5_K = PackK<q::BlockQ5_K, unpack_q5_k, 32, 0, 31, true>;
 using PQ6_K = PackK<q::BlockQ6_K, unpack_q6_k, 16, 32, 63, false>;
+using PIQ4_XS = PackK<q::BlockIQ4_XS, unpack_iq4_xs, 32, 128, 255, false>;
 
 }  // namespace
 }  // namespace glass::backend::cpu::kernels

@@ -111,9 +111,9 @@ TEST(CpuKernels, RopeAllModesInPlace) {
 }
 
 TEST(CpuKernels, EmbeddingEveryStorageType) {
-  for (DType t :
-       {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
-        DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_A}) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+                  DType::Q8_0, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_A,
+                  DType::IQ4_NL, DType::IQ4_XS}) {
     const int64_t V = 7, D = 256;
     Builder b;
     auto table = b.parameter("table", graph::make_shape({V, D}), t);

@@ -30,6 +30,12 @@ inline void unpack_mxfp4(const q::BlockMXFP4& b, int8_t* out) {
     out[j + 16] = q::kMxfp4Values[b.qs[j] >> 4];
   }
 }
+inline void unpack_iq4_nl(const q::BlockIQ4_NL& b, int8_t* out) {
+  for (int j = 0; j < 16; ++j) {
+    out[j] = q::kIq4Values[b.qs[j] & 0x0F];
+    out[j + 16] = q::kIq4Values[b.qs[j] >> 4];
+  }
+}
 inline void unpack_q4_1(const q::BlockQ4_1& b, int8_t* out) {
   for (int j = 0; j < 16; ++j) {
     out[j] = static_cast<int8_t>(b.qs[j] & 0x0F);
@@ -77,6 +83,22 @@ inline void unpack_q2_k(const q::BlockQ2_K& b, KBlock& o) {
         o.q[half * 128 + shift * 32 + l] = static_cast<int8_t>((b.qs[half * 32 + l] >> (2 * shift)) & 3);
   o.d = f16_bits(b.d);
   o.dmin = f16_bits(b.dmin);
+}
+
+// IQ4_XS as a k-quant without minimums: 8 sub-blocks of 32 (each scale serves two 16s), the grid's
+// values as the quants.
+inline void unpack_iq4_xs(const q::BlockIQ4_XS& b, KBlock& o) {
+  for (int j = 0; j < 16; ++j) {
+    o.scale[j] = static_cast<int16_t>(q::iq4_xs_scale(b, j / 2));
+    o.min[j] = 0;
+  }
+  for (int g = 0; g < 8; ++g)
+    for (int l = 0; l < 16; ++l) {
+      o.q[g * 32 + l] = q::kIq4Values[b.qs[g * 16 + l] & 0x0F];
+      o.q[g * 32 + 16 + l] = q::kIq4Values[b.qs[g * 16 + l] >> 4];
+    }
+  o.d = f16_bits(b.d);
+  o.dmin = 0;
 }
 
 inline void unpack_q3_k(const q::BlockQ3_K& b, KBlock& o) {
