@@ -207,6 +207,8 @@ void quantize_q5_k(const float* src, void* dst, int64_t n_blocks);
 void quantize_q6_k(const float* src, void* dst, int64_t n_blocks);
 // Q8_A as MLX quantizes a group of 32: d = (max - min) / 255, u = round((x - min) / d).
 void quantize_q8_a(const float* src, void* dst, int64_t n_blocks);
+// MXFP4 as llama.cpp's quantize_row_mxfp4_ref (quantize_legacy.cpp).
+void quantize_mxfp4(const float* src, void* dst, int64_t n_blocks);
 // IQ4_NL / IQ4_XS as llama.cpp's quantize_iq4_nl / quantize_iq4_xs without an importance matrix
 // (quantize_iq4.cpp).
 void quantize_iq4_nl(const float* src, void* dst, int64_t n_blocks);

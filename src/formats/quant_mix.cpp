@@ -36,6 +36,7 @@ const std::vector<FileTypeInfo>& table() {
       {FileType::Q6_K, "q6_k", DType::Q6_K, "Q6_K"},
       {FileType::IQ4_NL, "iq4_nl", DType::IQ4_NL, "IQ4_NL - 4.5 bpw"},
       {FileType::IQ4_XS, "iq4_xs", DType::IQ4_XS, "IQ4_XS - 4.25 bpw"},
+      {FileType::MXFP4_MOE, "mxfp4_moe", DType::MXFP4, "MXFP4 MoE"},
   };
   return kTable;
 }
@@ -186,8 +187,14 @@ Result<DType> mix_type(const MixModel& m, Counters& c, const MixTensor& t, Categ
   const bool is_70b = m.arch == "llama" && m.n_layers == 80 && m.n_heads != m.n_kv_heads;
   const bool iq4 = ft == F::IQ4_NL || ft == F::IQ4_XS;
   if (cat == Category::Output || (c.tied && cat == Category::TokenEmbd)) {
+    if (ft == F::MXFP4_MOE) return DType::Q8_0;
     if (falcon || t.shape.back() % graph::traits(type).block_size != 0) return DType::Q8_0;
     return type != DType::Q8_0 ? DType::Q6_K : type;
+  }
+  if (ft == F::MXFP4_MOE) {  // the experts (3-D, several) MXFP4, every other matrix Q8_0
+    const bool experts = t.shape.size() >= 3 && t.shape[t.shape.size() - 3] > 1;
+    const bool expert_role = cat == Category::FfnUp || cat == Category::FfnGate || cat == Category::FfnDown;
+    return experts && (m.arch != "bailingmoe3" || expert_role) ? DType::MXFP4 : DType::Q8_0;
   }
   if (cat == Category::TokenEmbd) return type;
   if (is_attn_v_like(cat)) {

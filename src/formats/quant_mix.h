@@ -36,6 +36,7 @@ enum class FileType : uint32_t {
   Q6_K = 18,
   IQ4_NL = 25,
   IQ4_XS = 30,
+  MXFP4_MOE = 38,
   BF16 = 32,
 };
 

@@ -94,7 +94,9 @@ Status quantize_row(graph::DType type, const float* src, void* dst, int64_t n) {
     case DType::IQ4_XS:
       quant::quantize_iq4_xs(src, dst, blocks);
       return {};
-    case DType::MXFP4:  // read and run, not written yet (issue 53)
+    case DType::MXFP4:
+      quant::quantize_mxfp4(src, dst, blocks);
+      return {};
     case DType::I32:
     case DType::I8:
     case DType::kSentinel:

@@ -17,7 +17,7 @@ float quantize_limit(graph::DType type);
 
 // Writes n elements of `type` to dst (graph::dtype_bytes(type, n) bytes, no alignment needed)
 // from the floats at src. Supports F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K, Q8_A,
-// IQ4_NL, IQ4_XS.
+// MXFP4, IQ4_NL, IQ4_XS.
 // Errors: InvalidArgument when n is negative or not a multiple of the block size, or a value is
 // not finite or beyond quantize_limit(type) (naming its index); Unsupported for other types. dst
 // is untouched on error.

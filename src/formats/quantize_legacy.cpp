@@ -7,6 +7,8 @@
 //   Q4_0 / Q5_0: d = m / -8 (-16), m the value of largest magnitude, so m itself lands on level 0
 //     and the other side gets one level more than it needs; q = trunc(x / d + 8.5) (16.5), clamped.
 //   Q4_1 / Q5_1: d = (max - min) / 15 (31), offset min; q = trunc((x - min) / d + 0.5), clamped.
+//   MXFP4: e = floor(log2(amax)) - 2 + 127 as an E8M0 exponent (amax lands near the table's 12 =
+//     twice E2M1's 6), each value the table entry nearest to it (the first on a tie).
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -91,6 +93,35 @@ void quantize_q4_0(const float* src, void* dst, int64_t n_blocks) {
       const int hi = symmetric_level(src[j + kQK / 2], inv, 8.5f, 15);
       b.qs[j] = static_cast<uint8_t>(lo | (hi << 4));
     }
+    store_block(dst, i, b);
+  }
+}
+
+void quantize_mxfp4(const float* src, void* dst, int64_t n_blocks) {
+  for (int64_t i = 0; i < n_blocks; ++i, src += kQK) {
+    BlockMXFP4 b{};
+    float amax = 0;
+    for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(src[j]));
+    // llama.cpp's expression in float (log2f, as it calls it: near a power of two the rounding of
+    // log2f decides the exponent), truncated to int, then to the byte: an amax below 2^-125 wraps
+    // as its cast does on x86.
+    const float exponent = amax > 0 ? std::floor(std::log2(amax)) - 2 + 127 : 0.0f;
+    b.e = static_cast<uint8_t>(static_cast<int>(exponent));
+    const float d = e8m0_to_f32_half(b.e);
+    auto nearest = [d](float x) {
+      int best = 0;
+      float best_err = std::fabs(static_cast<float>(kMxfp4Values[0]) * d - x);
+      for (int k = 1; k < 16; ++k) {
+        const float err = std::fabs(static_cast<float>(kMxfp4Values[k]) * d - x);
+        if (err < best_err) {
+          best = k;
+          best_err = err;
+        }
+      }
+      return best;
+    };
+    for (int j = 0; j < kQK / 2; ++j)
+      b.qs[j] = static_cast<uint8_t>(nearest(src[j]) | (nearest(src[j + kQK / 2]) << 4));
     store_block(dst, i, b);
   }
 }

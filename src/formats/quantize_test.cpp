@@ -243,6 +243,29 @@ TEST(Quantize, Iq4MatchesGgmlOnEdgeCases) {
             "8888888888888888888888888888888888888888888888888888888888888888");
 }
 
+// MXFP4 against ggml_quantize_chunk likewise, on x[i] = 0.0004 (i * 37 % 101 - 50) with an all-zero
+// block, amax just below 1 and just below 1024 (log2f rounds up to the power: exponents 124 and 135,
+// as ggml computes them), a block of f32 subnormals (the exponent wraps to 253, as ggml's cast does on
+// x86), a large block, and -0 beside an exact table value.
+TEST(Quantize, Mxfp4MatchesGgmlOnEdgeCases) {
+  std::vector<float> x(256);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>(static_cast<int>(i * 37 % 101) - 50) * 0.0004f;
+  for (size_t i = 32; i < 64; ++i) x[i] = 0;
+  x[64] = 1.0f - 0x1p-24f;
+  x[96] = 1024.0f - 0x1p-14f;
+  for (size_t i = 128; i < 160; ++i) x[i] = static_cast<float>(static_cast<int>(i * 37 % 101) - 50) * 1e-40f;
+  for (size_t i = 160; i < 192; ++i) x[i] = static_cast<float>(static_cast<int>(i * 37 % 101) - 50) * 3.0f;
+  x[192] = -0.0f;
+  x[193] = 0.75f;
+  std::string hex;
+  for (uint8_t v : quantize(DType::MXFP4, x)) hex += fmt::format("{:02x}", v);
+  EXPECT_EQ(hex,
+            "776fdb246eb945ed9156dc136eca357eb000000000000000000000000000000000007c07000000000000000000000000"
+            "0000008706000000000000000000000000000000fd00000000000000000000000000000000840256db146ec935eda156"
+            "dc036eca246e7c00070000000000000000000000000000776ec935eda156ec0367db246ec945eda1");
+}
+
 TEST(Quantize, F32IsACopy) {
   const std::vector<float> x = {1.5f, -0.0f, 3e38f, -1e-40f};
   const auto q = quantize(DType::F32, x);
@@ -326,8 +349,8 @@ std::vector<char> file_bytes(const std::filesystem::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// The 2026 families' Q8_0 and Q4_K_M files (and SmolLM3's IQ4_XS) in the repository were written
-// by llama-quantize from their F32 twins (tests/fixtures/reference/synthetic-2026/README.md): `glass
+// The 2026 families' Q8_0 and Q4_K_M files (and SmolLM3's IQ4_XS, gpt-oss's MXFP4_MOE) in the repository were
+// written by llama-quantize from their F32 twins (tests/fixtures/reference/synthetic-2026/README.md): `glass
 // quantize` writes the same file, byte for byte, tensors in llama.cpp's loader order though the F32 files
 // list token_embd before output_norm.
 TEST(QuantizeLlamaOrder, SameFilesAsLlamaQuantizeForThe2026Families) {
@@ -338,7 +361,8 @@ TEST(QuantizeLlamaOrder, SameFilesAsLlamaQuantizeForThe2026Families) {
   std::vector<std::pair<std::string, std::string>> files;
   for (const char* family : {"smollm3", "lfm2", "qwen35", "qwen35moe", "gemma4", "gemma4moe", "gptoss"})
     for (const char* type : {"q8_0", "q4_k_m"}) files.emplace_back(family, type);
-  files.emplace_back("smollm3", "iq4_xs");  // every row falls back to IQ4_NL, the output to Q8_0
+  files.emplace_back("smollm3", "iq4_xs");    // every row falls back to IQ4_NL, the output to Q8_0
+  files.emplace_back("gptoss", "mxfp4_moe");  // the experts MXFP4, every other matrix Q8_0
   for (const auto& [family, type] : files) {
     QuantizeOptions o;
     o.ftype = *file_type_from_name(type);
@@ -350,7 +374,7 @@ TEST(QuantizeLlamaOrder, SameFilesAsLlamaQuantizeForThe2026Families) {
     std::filesystem::remove(out);
     ++compared;
   }
-  EXPECT_EQ(compared, 15);
+  EXPECT_EQ(compared, 16);
   auto f32 = GgufFile::open(dir / "smollm3-f32.gguf");
   ASSERT_TRUE(f32.ok());
   EXPECT_EQ(f32->tensors().front().name, "token_embd.weight");  // the order the test is about

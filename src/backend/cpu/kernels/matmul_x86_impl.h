@@ -19,6 +19,7 @@
 #include "backend/cpu/kernels/matmul_x86_float.h"
 #include "backend/cpu/kernels/matmul_x86_packed.h"
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
+#include "backend/cpu/kernels/matmul_iq4_nlx16.h"
 #include "backend/cpu/kernels/matmul_q4_kx16.h"
 #include "backend/cpu/kernels/matmul_q6_kx16.h"
 #include "backend/cpu/kernels/matmul_q8_0x16.h"
@@ -421,6 +422,63 @@ inline void legacy_rows_512(int64_t nb, const typename P::Block* w, const std::b
 }
 #endif
 
+#if defined(__AVX512F__) && defined(__AVX512VNNI__)
+// IQ4_XS with AVX-512: two 32-weight sub-blocks per instruction (their grid values by one shuffle,
+// dpbusd against the Q8_K activations), each pair's 16 lanes times its two sub-block scales, summed
+// exactly in int32 over the super-block and then scaled once by d_w * d_x, as ggml does. Every row
+// sums in this order whatever RA is.
+template <int RA>
+inline void iq4_xs_rows_512(int64_t nb, const q::BlockIQ4_XS* w, const std::byte* a, size_t a_stride,
+                            float* out, size_t out_stride) {
+  const __m512i grid =
+      _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q::kIq4Values)));
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  __m512 acc[RA];
+  for (auto& v : acc) v = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const q::BlockIQ4_XS& blk = w[b];
+    if constexpr (RA == 1) prefetch_ahead(&blk, sizeof(blk));
+    __m512i isum[RA];
+    for (auto& v : isum) v = _mm512_setzero_si512();
+    for (int pair = 0; pair < 4; ++pair) {
+      // 32 bytes of nibbles: sub-block 2 pair's weights 0-15 (low) and 16-31 (high), then 2 pair + 1's.
+      const __m256i t = load256(blk.qs + 32 * pair);
+      const __m256i lo = _mm256_and_si256(t, m4), hi = _mm256_and_si256(_mm256_srli_epi16(t, 4), m4);
+      const __m512i idx = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_permute2x128_si256(lo, hi, 0x20)),
+                                             _mm256_permute2x128_si256(lo, hi, 0x31), 1);
+      const __m512i q = _mm512_shuffle_epi8(grid, idx);
+      const __m512i qa = _mm512_abs_epi8(q);
+      const __mmask64 negative = _mm512_movepi8_mask(q);
+      const __m512i sc = _mm512_inserti64x4(_mm512_set1_epi32(q::iq4_xs_scale(blk, 2 * pair)),
+                                            _mm256_set1_epi32(q::iq4_xs_scale(blk, 2 * pair + 1)), 1);
+      for (int i = 0; i < RA; ++i) {
+        const auto& x = reinterpret_cast<const ActQ8K*>(a + static_cast<size_t>(i) * a_stride)[b];
+        __m512i xq = _mm512_loadu_si512(x.qs + 64 * pair);
+        xq = _mm512_mask_sub_epi8(xq, negative, _mm512_setzero_si512(), xq);
+        const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), qa, xq);
+        isum[i] = _mm512_add_epi32(isum[i], _mm512_mullo_epi32(p, sc));
+      }
+    }
+    const float dw = half(blk.d);
+    for (int i = 0; i < RA; ++i) {
+      const auto& x = reinterpret_cast<const ActQ8K*>(a + static_cast<size_t>(i) * a_stride)[b];
+      acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[i]), _mm512_set1_ps(dw * x.d), acc[i]);
+    }
+  }
+  for (int i = 0; i < RA; ++i) out[static_cast<size_t>(i) * out_stride] = _mm512_reduce_add_ps(acc[i]);
+}
+#endif
+
+template <int RA>
+void iq4_xs(int64_t k, const std::byte* w, const std::byte* a, size_t a_stride, float* out,
+            size_t out_stride) {
+#if defined(__AVX512F__) && defined(__AVX512VNNI__)
+  iq4_xs_rows_512<RA>(k / 256, reinterpret_cast<const q::BlockIQ4_XS*>(w), a, a_stride, out, out_stride);
+#else
+  k_rows<IQ4_XSP, RA>(k / 256, reinterpret_cast<const q::BlockIQ4_XS*>(w), a, a_stride, out, out_stride);
+#endif
+}
+
 template <class P, int RA>
 void legacy(int64_t k, const std::byte* w, const std::byte* a, size_t a_stride, float* out,
             size_t out_stride) {
@@ -479,12 +537,17 @@ constexpr MatmulKernel kQ5_0 = packed<PQ5_0>({DType::Q5_0, ActType::Q8_0, quanti
 constexpr MatmulKernel kQ5_1 = packed<PQ5_1>({DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q5_1P>});
 constexpr MatmulKernel kQ8_0 = packed<PQ8_0>({DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, kLegacy<Q8_0P>});
 constexpr MatmulKernel kQ8_A = packed<PQ8_A>({DType::Q8_A, ActType::Q8_1, quantize_q8_1_x86, kLegacy<Q8_AP>});
-// No packed prefill path yet: MXFP4 prefill runs these rows (issue 53's kernels are next).
-constexpr MatmulKernel kMXFP4 = {DType::MXFP4, ActType::Q8_0, quantize_q8_0_x86, kLegacy<MXFP4P>};
+constexpr MatmulKernel kMXFP4 =
+    packed<PMXFP4>({DType::MXFP4, ActType::Q8_0, quantize_q8_0_x86, kLegacy<MXFP4P>});
 constexpr MatmulKernel kIQ4_NL =
     packed<PIQ4_NL>({DType::IQ4_NL, ActType::Q8_0, quantize_q8_0_x86, kLegacy<IQ4_NLP>});
+#if defined(__AVX512F__)
+constexpr GemmFn kIQ4_XSGemm = gemm<iq4_xs<1>, iq4_xs<kRA>, iq4_xs<8>, 8>;
+#else
+constexpr GemmFn kIQ4_XSGemm = gemm<iq4_xs<1>, iq4_xs<kRA>>;
+#endif
 constexpr MatmulKernel kIQ4_XS =
-    packed<PIQ4_XS>({DType::IQ4_XS, ActType::Q8_K, quantize_q8_k_x86, kKQuant<IQ4_XSP>});
+    packed<PIQ4_XS>({DType::IQ4_XS, ActType::Q8_K, quantize_q8_k_x86, kIQ4_XSGemm});
 constexpr MatmulKernel kQ2_K = packed<PQ2_K>({DType::Q2_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q2_KP>});
 constexpr MatmulKernel kQ3_K = packed<PQ3_K>({DType::Q3_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q3_KP>});
 constexpr MatmulKernel kQ4_K = packed<PQ4_K>({DType::Q4_K, ActType::Q8_K, quantize_q8_k_x86, kKQuant<Q4_KP>});
@@ -534,6 +597,11 @@ constexpr MatmulKernel kQ8_0x16 = x16_kernel<Q8_0x16Layout, PQ8_0, kLegacy<Q8_0P
     DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, "q8_0x16");
 constexpr MatmulKernel kQ8_0x16Sequential = x16_kernel<SequentialWalk<Q8_0x16Layout>, PQ8_0, kLegacy<Q8_0P>>(
     DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, "q8_0x16");
+constexpr MatmulKernel kIQ4_NLx16 = x16_kernel<IQ4_NLx16Layout, PIQ4_NL, kLegacy<IQ4_NLP>>(
+    DType::IQ4_NL, ActType::Q8_0, quantize_q8_0_x86, "iq4_nlx16");
+constexpr MatmulKernel kIQ4_NLx16Sequential =
+    x16_kernel<SequentialWalk<IQ4_NLx16Layout>, PIQ4_NL, kLegacy<IQ4_NLP>>(DType::IQ4_NL, ActType::Q8_0,
+                                                                           quantize_q8_0_x86, "iq4_nlx16");
 // A k-quant layout L with its decode walks (DecodeStrategy, isa.h): L's own (one group at a time,
 // prefetched), LockstepWalk<L> and, for Q4_K and Q5_K, SequentialWalk<L> (one group at a time, no
 // prefetch). On Zen 4 (1B tg64, alternating, 4 rounds) the prefetch-free walk read Q4_K_M 3 rounds in
@@ -599,6 +667,8 @@ constexpr MatmulRow kX86Rows[] = {
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
     {&kQ8_0x16, kSpread | kLockstep},
     {&kQ8_0x16Sequential, kSequential},
+    {&kIQ4_NLx16, kSpread | kLockstep},
+    {&kIQ4_NLx16Sequential, kSequential},
     {&kQ2_Kx16, kSpread | kSequential},
     {&kQ2_Kx16Lockstep, kLockstep},
     {&kQ3_Kx16, kSpread | kSequential},

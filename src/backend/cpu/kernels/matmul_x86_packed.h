@@ -65,7 +65,10 @@ struct PackLegacy {
     for (int64_t i = 0; i < k / 32; ++i) {
       Unpack(b[i], q);
       for (int j = 0; j < 32; ++j) vals[i * 32 + j] = static_cast<uint8_t>(q[j] + kOff);
-      scale[i] = block_float(b[i].d);
+      if constexpr (requires(const Block& x) { x.e; })
+        scale[i] = q::e8m0_to_f32_half(b[i].e);  // MXFP4's power of two
+      else
+        scale[i] = block_float(b[i].d);
       if constexpr (kHasMin) mins[i] = block_float(b[i].m);
     }
   }
@@ -264,6 +267,8 @@ using PQ5_0 = PackLegacy<q::BlockQ5_0, unpack_q5_0, 16, 31, false>;
 using PQ5_1 = PackLegacy<q::BlockQ5_1, unpack_q5_1, 0, 31, true>;
 using PQ8_0 = PackLegacy<q::BlockQ8_0, unpack_q8_0, 128, 255, false>;
 using PQ8_A = PackLegacy<q::BlockQ8_A, unpack_q8_a, 128, 255, true>;
+// MXFP4's table values (-12..12) offset to 0..24, so AVX2 adds five groups in int16.
+using PMXFP4 = PackLegacy<q::BlockMXFP4, unpack_mxfp4, 12, 24, false>;
 // The grid's values offset to 1..241, as Q8_0's are.
 using PIQ4_NL = PackLegacy<q::BlockIQ4_NL, unpack_iq4_nl, 128, 255, false>;
 using PQ2_K = PackK<q::BlockQ2_K, unpack_q2_k, 16, 0, 3, true>;

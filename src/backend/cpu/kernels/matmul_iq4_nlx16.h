@@ -1,0 +1,97 @@
+#pragma once
+// IQ4_NL weights repacked once at load into groups of 16 rows for AVX-512 VNNI. An IQ4_NL block has
+// Q4_0's shape (an f16 scale and 16 bytes of nibbles), so a group holds its bytes in q4_0x16's order
+// (matmul_q4_0x16.h): 16 f16 scales, then 4 chunks of 64 bytes, byte 4r + j of chunk h being byte
+// 4h + j of row r's nibbles. The nibbles index the grid through one shuffle per 64 bytes, into the
+// grid's values + 128 (unsigned bytes, as dpbusd wants; the 128 * sum(x) they add is subtracted per
+// block), so a block of 16 rows costs two shuffles more than Q4_0's.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "backend/cpu/kernels/matmul.h"
+#include "backend/cpu/kernels/matmul_q4_0x16.h"
+#include "backend/cpu/kernels/matmul_x16.h"
+#include "backend/cpu/kernels/matmul_x86_packed.h"
+#include "backend/cpu/kernels/unpack.h"
+
+namespace glass::backend::cpu::kernels {
+namespace {
+
+// The grid's values + 128.
+inline __m512i iq4_grid_unsigned() {
+  alignas(16) uint8_t u[16];
+  for (int i = 0; i < 16; ++i) u[i] = static_cast<uint8_t>(q::kIq4Values[i] + 128);
+  return _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(u)));
+}
+
+struct IQ4_NLx16 {
+  using Act = ActQ8;
+  static constexpr int64_t kBlockK = 32;
+  static constexpr size_t kBlockBytes = 16 * sizeof(q::BlockIQ4_NL);  // 288
+  static constexpr int kRows = 4;
+  static constexpr size_t kPrefetchAhead = 2048;  // as q4_0x16
+  static constexpr bool kLockstep = true;
+
+  template <int RA>
+  static void block(const std::byte* blk, const ActQ8* const* x, __m512* acc) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), grid = iq4_grid_unsigned();
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
+    __m512i lo[4], hi[4];
+    for (int h = 0; h < 4; ++h) {
+      const __m512i v = _mm512_loadu_si512(blk + 32 + 64 * h);
+      lo[h] = _mm512_shuffle_epi8(grid, _mm512_and_si512(v, m4));
+      hi[h] = _mm512_shuffle_epi8(grid, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
+    }
+    for (int i = 0; i < RA; ++i) {
+      const ActQ8& xi = *x[i];
+      __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+      for (int h = 0; h < 4; ++h) {
+        s0 = _mm512_dpbusd_epi32(s0, lo[h], bcast4(xi.qs + 4 * h));
+        s1 = _mm512_dpbusd_epi32(s1, hi[h], bcast4(xi.qs + 16 + 4 * h));
+      }
+      const __m512i s = _mm512_sub_epi32(_mm512_add_epi32(s0, s1), _mm512_set1_epi32(128 * xi.sum));
+      acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, _mm512_set1_ps(xi.d)), acc[i]);
+    }
+  }
+};
+
+// The packed prefill tile (PIQ4_NL's layout: grid values + 128, f32 scales) from a repacked group;
+// a tail (rows < 16) is row-major: the plain pack.
+void pack_iq4_nlx16(int64_t k, const std::byte* w, size_t w_stride, int64_t rows, std::byte* out) {
+  if (rows < kX16Rows) return pack<PIQ4_NL>(k, w, w_stride, rows, out);
+  const __m512i m4 = _mm512_set1_epi8(0x0F), grid = iq4_grid_unsigned();
+  for (int64_t b = 0; b < k / 32; ++b) {
+    const std::byte* blk = w + static_cast<size_t>(b) * IQ4_NLx16::kBlockBytes;
+    std::byte* ch = out + static_cast<size_t>(b) * chunk_bytes<PIQ4_NL>();
+    for (int h = 0; h < 4; ++h) {
+      const __m512i v = _mm512_loadu_si512(blk + 32 + 64 * h);
+      _mm512_storeu_si512(ch + 64 * h, _mm512_shuffle_epi8(grid, _mm512_and_si512(v, m4)));
+      _mm512_storeu_si512(ch + 64 * (h + 4),
+                          _mm512_shuffle_epi8(grid, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4)));
+    }
+    _mm512_storeu_ps(ch + 16 * 32,
+                     _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk))));
+  }
+}
+
+void repack_iq4_nlx16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
+  repack_groups<q::BlockIQ4_NL, 32>(
+      src, dst, rows, k,
+      [](std::byte* blk, int64_t r, const q::BlockIQ4_NL& in) { q4_0x16_pieces(r, in, to_group(blk)); });
+}
+
+void unpack_row_iq4_nlx16(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out) {
+  unpack_group_row<q::BlockIQ4_NL, 32>(
+      w, rows, k, row, out,
+      [](const std::byte* blk, int64_t r, q::BlockIQ4_NL& o) { q4_0x16_pieces(r, o, from_group(blk)); });
+}
+
+struct IQ4_NLx16Layout : IQ4_NLx16 {
+  static constexpr PackFn pack_group = pack_iq4_nlx16;
+  static constexpr RepackFn repack = repack_iq4_nlx16;
+  static constexpr UnpackRowFn unpack_row = unpack_row_iq4_nlx16;
+};
+
+}  // namespace
+}  // namespace glass::backend::cpu::kernels
