@@ -75,22 +75,10 @@ void pack_iq4_nlx16(int64_t k, const std::byte* w, size_t w_stride, int64_t rows
   }
 }
 
-void repack_iq4_nlx16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
-  repack_groups<q::BlockIQ4_NL, 32>(
-      src, dst, rows, k,
-      [](std::byte* blk, int64_t r, const q::BlockIQ4_NL& in) { q4_0x16_pieces(r, in, to_group(blk)); });
-}
-
-void unpack_row_iq4_nlx16(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out) {
-  unpack_group_row<q::BlockIQ4_NL, 32>(
-      w, rows, k, row, out,
-      [](const std::byte* blk, int64_t r, q::BlockIQ4_NL& o) { q4_0x16_pieces(r, o, from_group(blk)); });
-}
-
 struct IQ4_NLx16Layout : IQ4_NLx16 {
   static constexpr PackFn pack_group = pack_iq4_nlx16;
-  static constexpr RepackFn repack = repack_iq4_nlx16;
-  static constexpr UnpackRowFn unpack_row = unpack_row_iq4_nlx16;
+  static constexpr RepackFn repack = repack_nibbles_x16<q::BlockIQ4_NL>;
+  static constexpr UnpackRowFn unpack_row = unpack_row_nibbles_x16<q::BlockIQ4_NL>;
 };
 
 }  // namespace

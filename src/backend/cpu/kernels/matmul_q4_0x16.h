@@ -137,25 +137,28 @@ void q4_0x16_pieces(int64_t r, B& in, const Move& move) {
   move_words(move, 32, r, in.qs, 4);
 }
 
-// Repacks the full 16-row groups of a row-major Q4_0 matrix (rows x k); tail rows are copied.
-void repack_q4_0x16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
-  repack_groups<q::BlockQ4_0, 32>(src, dst, rows, k, [](std::byte* blk, int64_t r, const q::BlockQ4_0& in) {
+// Repacks the full 16-row groups of a row-major matrix of 18-byte nibble blocks (Q4_0, and IQ4_NL,
+// whose blocks have its shape: matmul_iq4_nlx16.h); tail rows are copied.
+template <class Block>
+void repack_nibbles_x16(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
+  repack_groups<Block, 32>(src, dst, rows, k, [](std::byte* blk, int64_t r, const Block& in) {
     q4_0x16_pieces(r, in, to_group(blk));
   });
 }
 
-void unpack_row_q4_0x16(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out) {
-  unpack_group_row<q::BlockQ4_0, 32>(
-      w, rows, k, row, out,
-      [](const std::byte* blk, int64_t r, q::BlockQ4_0& o) { q4_0x16_pieces(r, o, from_group(blk)); });
+template <class Block>
+void unpack_row_nibbles_x16(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out) {
+  unpack_group_row<Block, 32>(w, rows, k, row, out, [](const std::byte* blk, int64_t r, Block& o) {
+    q4_0x16_pieces(r, o, from_group(blk));
+  });
 }
 
 // The layout with its prefill pack, repack and row lookup, as the kernel table's x16_kernel
 // (matmul_x86_impl.h) takes every 16-row-group layout.
 struct Q4_0x16Layout : Q4_0x16 {
   static constexpr PackFn pack_group = pack_q4_0x16;
-  static constexpr RepackFn repack = repack_q4_0x16;
-  static constexpr UnpackRowFn unpack_row = unpack_row_q4_0x16;
+  static constexpr RepackFn repack = repack_nibbles_x16<q::BlockQ4_0>;
+  static constexpr UnpackRowFn unpack_row = unpack_row_nibbles_x16<q::BlockQ4_0>;
 };
 
 }  // namespace

@@ -440,6 +440,19 @@ inline void iq4_xs_rows_512(int64_t nb, const q::BlockIQ4_XS* w, const std::byte
     if constexpr (RA == 1) prefetch_ahead(&blk, sizeof(blk));
     __m512i isum[RA];
     for (auto& v : isum) v = _mm512_setzero_si512();
+    // The 8 sub-block scales ls - 32 in int32 lanes 0-7: low 4 bits from the nibbles of scales_l
+    // (sub-block ib: nibble ib % 2 of byte ib / 2), high 2 bits from bits 2 ib of scales_h.
+    uint32_t low_bytes;
+    std::memcpy(&low_bytes, blk.scales_l, 4);
+    const __m128i lb = _mm_cvtsi32_si128(static_cast<int>(low_bytes));
+    const __m128i low = _mm_cvtepu8_epi16(_mm_unpacklo_epi8(
+        _mm_and_si128(lb, _mm_set1_epi8(0x0F)), _mm_and_si128(_mm_srli_epi16(lb, 4), _mm_set1_epi8(0x0F))));
+    const __m128i high = _mm_and_si128(
+        _mm_srlv_epi16(_mm_set1_epi16(static_cast<int16_t>(blk.scales_h[0] | (blk.scales_h[1] << 8))),
+                       _mm_setr_epi16(0, 2, 4, 6, 8, 10, 12, 14)),
+        _mm_set1_epi16(3));
+    const __m512i scales = _mm512_castsi256_si512(
+        _mm256_cvtepi16_epi32(_mm_sub_epi16(_mm_or_si128(low, _mm_slli_epi16(high, 4)), _mm_set1_epi16(32))));
     for (int pair = 0; pair < 4; ++pair) {
       // 32 bytes of nibbles: sub-block 2 pair's weights 0-15 (low) and 16-31 (high), then 2 pair + 1's.
       const __m256i t = load256(blk.qs + 32 * pair);
@@ -449,8 +462,9 @@ inline void iq4_xs_rows_512(int64_t nb, const q::BlockIQ4_XS* w, const std::byte
       const __m512i q = _mm512_shuffle_epi8(grid, idx);
       const __m512i qa = _mm512_abs_epi8(q);
       const __mmask64 negative = _mm512_movepi8_mask(q);
-      const __m512i sc = _mm512_inserti64x4(_mm512_set1_epi32(q::iq4_xs_scale(blk, 2 * pair)),
-                                            _mm256_set1_epi32(q::iq4_xs_scale(blk, 2 * pair + 1)), 1);
+      // lanes 0-7 sub-block 2 pair's scale, 8-15 sub-block 2 pair + 1's
+      const __m512i sc = _mm512_permutexvar_epi32(
+          _mm512_inserti64x4(_mm512_set1_epi32(2 * pair), _mm256_set1_epi32(2 * pair + 1), 1), scales);
       for (int i = 0; i < RA; ++i) {
         const auto& x = reinterpret_cast<const ActQ8K*>(a + static_cast<size_t>(i) * a_stride)[b];
         __m512i xq = _mm512_loadu_si512(x.qs + 64 * pair);
