@@ -98,6 +98,7 @@ TEST(CpuMatmulBatchInvariance, RowsEqualTheirSoloResultWhereTheKernelsAgree) {
         {DType::IQ4_NL, false, unrepacked},
         {DType::IQ4_NL, true, isa >= Isa::Avx512 ? kAll : 16},  // iq4_nlx16 on AVX-512
         {DType::IQ4_XS, false, unrepacked},
+        {DType::IQ4_XS, true, 16},  // iq4_xsx16 on AVX-512
         {DType::MXFP4, false, unrepacked},
     };
     for (const Expectation& c : cases) expect_rows_equal_solo(isa, c, false);

@@ -20,6 +20,7 @@
 #include "backend/cpu/kernels/matmul_x86_packed.h"
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
 #include "backend/cpu/kernels/matmul_iq4_nlx16.h"
+#include "backend/cpu/kernels/matmul_iq4_xsx16.h"
 #include "backend/cpu/kernels/matmul_q4_kx16.h"
 #include "backend/cpu/kernels/matmul_q6_kx16.h"
 #include "backend/cpu/kernels/matmul_q8_0x16.h"
@@ -635,6 +636,11 @@ constexpr MatmulKernel kQ4_Kx16Lockstep =
     kquant_x16<LockstepWalk<Q4_Kx16>, PQ4_K, kKQuant<Q4_KP>>(DType::Q4_K, "q4_kx16");
 constexpr MatmulKernel kQ4_Kx16Sequential =
     kquant_x16<SequentialWalk<Q4_Kx16>, PQ4_K, kKQuant<Q4_KP>>(DType::Q4_K, "q4_kx16");
+constexpr MatmulKernel kIQ4_XSx16 = kquant_x16<IQ4_XSx16, PIQ4_XS, kIQ4_XSGemm>(DType::IQ4_XS, "iq4_xsx16");
+constexpr MatmulKernel kIQ4_XSx16Lockstep =
+    kquant_x16<LockstepWalk<IQ4_XSx16>, PIQ4_XS, kIQ4_XSGemm>(DType::IQ4_XS, "iq4_xsx16");
+constexpr MatmulKernel kIQ4_XSx16Sequential =
+    kquant_x16<SequentialWalk<IQ4_XSx16>, PIQ4_XS, kIQ4_XSGemm>(DType::IQ4_XS, "iq4_xsx16");
 constexpr MatmulKernel kQ5_Kx16 = kquant_x16<Q5_Kx16, PQ5_K, kKQuant<Q5_KP>>(DType::Q5_K, "q5_kx16");
 constexpr MatmulKernel kQ5_Kx16Lockstep =
     kquant_x16<LockstepWalk<Q5_Kx16>, PQ5_K, kKQuant<Q5_KP>>(DType::Q5_K, "q5_kx16");
@@ -690,6 +696,9 @@ constexpr MatmulRow kX86Rows[] = {
     {&kQ4_Kx16, kSpread},
     {&kQ4_Kx16Lockstep, kLockstep},
     {&kQ4_Kx16Sequential, kSequential},
+    {&kIQ4_XSx16, kSpread},
+    {&kIQ4_XSx16Lockstep, kLockstep},
+    {&kIQ4_XSx16Sequential, kSequential},
     {&kQ5_Kx16, kSpread},
     {&kQ5_Kx16Lockstep, kLockstep},
     {&kQ5_Kx16Sequential, kSequential},
