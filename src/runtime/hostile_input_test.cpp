@@ -13,7 +13,9 @@
 
 #include "formats/gguf.h"
 #include "glass/llm.h"
+#include "graph/dtype.h"
 #include "support/counting_new.h"
+#include "support/fixtures.h"
 #include "support/gguf_writer.h"
 #include "support/tiny_llama.h"
 
@@ -124,6 +126,50 @@ TEST(HostileLoad, AModelWithoutTensorsIsRefusedBeforeItsVocabularyIsBuilt) {
   }
   EXPECT_LE(test::peak_bytes() - before, uint64_t{24} << 20) << "peak " << test::peak_bytes() - before;
   std::filesystem::remove(path);
+}
+
+// A quantized block whose scale is NaN, infinite (or MXFP4's E8M0 NaN) is refused at load, naming the
+// tensor, its type and the block (formats/quant_check.h), in llama-quantize's files of several types.
+TEST(DamagedBlocks, ANonFiniteScaleIsRefusedAtLoadNamingTheTensorAndBlock) {
+  struct Case {
+    const char* file;
+    const char* tensor;
+    const char* type;
+    size_t offset;       // of the field in the block
+    uint16_t bits;       // written there (one byte for MXFP4's exponent)
+    const char* expect;  // the field and value the error names
+  };
+  const Case cases[] = {
+      {"weight-types/llama-gqa-iq4_xs.gguf", "blk.1.ffn_up.weight", "iq4_xs", 0, 0x7E00, "scale d = nan"},
+      {"weight-types/llama-gqa-iq4_nl.gguf", "blk.0.attn_q.weight", "iq4_nl", 0, 0x7C00, "scale d = inf"},
+      {"weight-types/llama-gqa-iq4_xs.gguf", "blk.0.attn_v.weight", "q5_k", 2, 0xFC00, "scale dmin = -inf"},
+      {"weight-types/llama-gqa-iq4_xs.gguf", "output.weight", "q6_k", 208, 0x7E01, "scale d = nan"},
+      {"synthetic-2026/gptoss-mxfp4_moe.gguf", "blk.1.ffn_down_exps.weight", "mxfp4", 0, 0xFF,
+       "scale e = 0xff"},
+  };
+  for (const Case& c : cases) {
+    const auto src = test::source_dir() / "tests/fixtures/models" / c.file;
+    const auto path = std::filesystem::temp_directory_path() / fmt::format("damaged-{}.gguf", c.type);
+    std::filesystem::copy_file(src, path, std::filesystem::copy_options::overwrite_existing);
+    auto file = formats::GgufFile::open(path);
+    ASSERT_TRUE(file.ok()) << file.error().message;
+    const formats::GgufTensorInfo* t = file->find_tensor(c.tensor);
+    ASSERT_NE(t, nullptr) << c.tensor;
+    ASSERT_EQ(graph::dtype_name(t->dtype), c.type);
+    const size_t block = 5 * static_cast<size_t>(graph::traits(t->dtype).block_bytes);
+    {
+      std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+      f.seekp(static_cast<std::streamoff>(t->offset + block + c.offset));
+      f.write(reinterpret_cast<const char*>(&c.bits), std::string_view(c.type) == "mxfp4" ? 1 : 2);
+    }
+    auto model = load_llm(path.string(), LoadOptions{.backend = "ref"});
+    ASSERT_FALSE(model.ok()) << c.file << " " << c.tensor;
+    EXPECT_EQ(model.error().code, ErrorCode::InvalidFile);
+    for (const std::string& part :
+         {fmt::format("tensor '{}' ({})", c.tensor, c.type), std::string("block 5"), std::string(c.expect)})
+      EXPECT_NE(model.error().message.find(part), std::string::npos) << model.error().message;
+    std::filesystem::remove(path);
+  }
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "core/exception_guard.h"
 #include "formats/gguf_shards.h"
 #include "formats/gguf_vocab.h"
+#include "formats/quant_check.h"
 #include "formats/quant_mix.h"
 #include "glass/tools.h"
 #include "graph/printer.h"
@@ -225,8 +226,17 @@ Result<std::shared_ptr<Model>> load_llm_rewritten(const std::string& path, const
     // One file, a split model's shards or a folder holding either: the weights stay in the mappings.
     auto shards = formats::GgufShards::open(path);
     if (!shards) return shards.error();
-    for (const formats::GgufTensorInfo* t : shards->tensors())
+    for (const formats::GgufTensorInfo* t : shards->tensors()) {
+      int64_t n = 1;
+      for (const int64_t d : t->shape) n *= d;
+      if (const auto bad = formats::find_bad_block(t->dtype, t->data, n))
+        return make_error(
+            ErrorCode::InvalidFile,
+            fmt::format("model: tensor '{}' ({}) in {}: block {} has scale {} = {}; no quantizer "
+                        "writes that (a damaged file?)",
+                        t->name, graph::dtype_name(t->dtype), path, bad->block, bad->field, bad->value));
       impl->weights.emplace(t->name, models::WeightInfo{t->shape, t->dtype, t->data});
+    }
     impl->weight_mappings = shards->mappings();
     file_bytes = shards->file_bytes();
     impl->file.emplace(std::move(*shards).take_metadata());  // last: the shards are spent
