@@ -236,6 +236,21 @@ struct Q4_KP {
   }
 };
 
+// IQ4_XS's 8 sub-block scales ls - 32 as int16 lanes 0-7, with SSE only: the low 4 bits from the
+// nibbles of scales_l, the high 2 from scales_h (moved to the top of each lane by a multiply, then
+// down).
+inline __m128i iq4_xs_scales16(const q::BlockIQ4_XS& b) {
+  uint32_t low_bytes;
+  std::memcpy(&low_bytes, b.scales_l, 4);
+  const __m128i lb = _mm_cvtsi32_si128(static_cast<int>(low_bytes)), m4 = _mm_set1_epi8(0x0F);
+  const __m128i low =
+      _mm_cvtepu8_epi16(_mm_unpacklo_epi8(_mm_and_si128(lb, m4), _mm_and_si128(_mm_srli_epi16(lb, 4), m4)));
+  const __m128i h = _mm_set1_epi16(static_cast<int16_t>(b.scales_h[0] | (b.scales_h[1] << 8)));
+  const __m128i high = _mm_srli_epi16(
+      _mm_mullo_epi16(h, _mm_setr_epi16(1 << 14, 1 << 12, 1 << 10, 1 << 8, 1 << 6, 1 << 4, 1 << 2, 1)), 14);
+  return _mm_sub_epi16(_mm_or_si128(low, _mm_slli_epi16(high, 4)), _mm_set1_epi16(32));
+}
+
 // IQ4_XS: 8 groups of 32 grid values (one shuffle per 16 bytes of nibbles), each group's signed
 // 6-bit scale serving both its 16s; no minimum.
 struct IQ4_XSP {
@@ -246,10 +261,8 @@ struct IQ4_XSP {
     const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q::kIq4Values));
     const __m256i grid = _mm256_set_m128i(table, table);
     for (int g = 0; g < 8; ++g) u.q[g] = _mm256_shuffle_epi8(grid, nibbles32(b.qs + 16 * g));
-    alignas(16) int8_t s[16];
-    for (int ib = 0; ib < 8; ++ib) s[ib] = static_cast<int8_t>(q::iq4_xs_scale(b, ib));
-    const __m128i s8 = _mm_load_si128(reinterpret_cast<const __m128i*>(s));
-    spread_scales(_mm_unpacklo_epi8(s8, s8), u.sc);
+    const __m128i s16 = iq4_xs_scales16(b);  // one scale per 32 weights: both 16s of group g
+    for (int g = 0; g < 8; ++g) u.sc[g] = _mm256_broadcastw_epi16(_mm_srli_si128(s16, 2 * g));
     u.d = half(b.d);
     u.dmin = 0.0f;
   }
