@@ -96,7 +96,7 @@ TEST(CpuMatmulBatchInvariance, RowsEqualTheirSoloResultWhereTheKernelsAgree) {
         {DType::Q8_0, false, unrepacked},
         {DType::Q4_0, false, unrepacked},
         {DType::IQ4_NL, false, unrepacked},
-        {DType::IQ4_NL, true, isa >= Isa::Avx512 ? kAll : 16},  // iq4_nlx16 on AVX-512
+        {DType::IQ4_NL, true, isa >= Isa::Avx512 ? kAll : 16},  // iq4_nlx16; AVX2's packed path sums apart
         {DType::IQ4_XS, false, unrepacked},
         {DType::IQ4_XS, true, 16},  // iq4_xsx16 on AVX-512
         {DType::MXFP4, false, unrepacked},

@@ -14,12 +14,12 @@
 #include "backend/cpu/kernels/act_quant_x86.h"
 #include "backend/cpu/kernels/matmul.h"
 #include "backend/cpu/kernels/matmul_f16x16.h"
+#include "backend/cpu/kernels/matmul_iq4_nlx16.h"   // AVX-512 VNNI and AVX2
 #include "backend/cpu/kernels/matmul_legacy_x16.h"  // AVX-512 VNNI and AVX2
 #include "backend/cpu/kernels/matmul_q4_0x16.h"     // AVX-512 VNNI and AVX2
 #include "backend/cpu/kernels/matmul_x86_float.h"
 #include "backend/cpu/kernels/matmul_x86_packed.h"
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
-#include "backend/cpu/kernels/matmul_iq4_nlx16.h"
 #include "backend/cpu/kernels/matmul_iq4_xsx16.h"
 #include "backend/cpu/kernels/matmul_q4_kx16.h"
 #include "backend/cpu/kernels/matmul_q6_kx16.h"
@@ -620,16 +620,16 @@ constexpr MatmulKernel kQ5_1x16 =
     x16_kernel<Q5_1x16, PQ5_1, kLegacy<Q5_1P>>(DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, "q5_1x16");
 constexpr MatmulKernel kQ5_1x16Sequential = x16_kernel<SequentialWalk<Q5_1x16>, PQ5_1, kLegacy<Q5_1P>>(
     DType::Q5_1, ActType::Q8_1, quantize_q8_1_x86, "q5_1x16");
-#if defined(__AVX512F__) && defined(__AVX512VNNI__)
-constexpr MatmulKernel kQ8_0x16 = x16_kernel<Q8_0x16Layout, PQ8_0, kLegacy<Q8_0P>>(
-    DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, "q8_0x16");
-constexpr MatmulKernel kQ8_0x16Sequential = x16_kernel<SequentialWalk<Q8_0x16Layout>, PQ8_0, kLegacy<Q8_0P>>(
-    DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, "q8_0x16");
 constexpr MatmulKernel kIQ4_NLx16 = x16_kernel<IQ4_NLx16Layout, PIQ4_NL, kLegacy<IQ4_NLP>>(
     DType::IQ4_NL, ActType::Q8_0, quantize_q8_0_x86, "iq4_nlx16");
 constexpr MatmulKernel kIQ4_NLx16Sequential =
     x16_kernel<SequentialWalk<IQ4_NLx16Layout>, PIQ4_NL, kLegacy<IQ4_NLP>>(DType::IQ4_NL, ActType::Q8_0,
                                                                            quantize_q8_0_x86, "iq4_nlx16");
+#if defined(__AVX512F__) && defined(__AVX512VNNI__)
+constexpr MatmulKernel kQ8_0x16 = x16_kernel<Q8_0x16Layout, PQ8_0, kLegacy<Q8_0P>>(
+    DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, "q8_0x16");
+constexpr MatmulKernel kQ8_0x16Sequential = x16_kernel<SequentialWalk<Q8_0x16Layout>, PQ8_0, kLegacy<Q8_0P>>(
+    DType::Q8_0, ActType::Q8_0, quantize_q8_0_x86, "q8_0x16");
 // A k-quant layout L with its decode walks (DecodeStrategy, isa.h): L's own (one group at a time,
 // prefetched), LockstepWalk<L> and, for Q4_K and Q5_K, SequentialWalk<L> (one group at a time, no
 // prefetch). On Zen 4 (1B tg64, alternating, 4 rounds) the prefetch-free walk read Q4_K_M 3 rounds in
@@ -697,11 +697,11 @@ constexpr MatmulRow kX86Rows[] = {
     {&kQ5_0x16Sequential, kSequential},
     {&kQ5_1x16, kSpread | kLockstep},
     {&kQ5_1x16Sequential, kSequential},
+    {&kIQ4_NLx16, kSpread | kLockstep},
+    {&kIQ4_NLx16Sequential, kSequential},
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
     {&kQ8_0x16, kSpread | kLockstep},
     {&kQ8_0x16Sequential, kSequential},
-    {&kIQ4_NLx16, kSpread | kLockstep},
-    {&kIQ4_NLx16Sequential, kSequential},
     {&kQ2_Kx16, kSpread | kSequential},
     {&kQ2_Kx16Lockstep, kLockstep},
     {&kQ3_Kx16, kSpread | kSequential},
