@@ -262,7 +262,10 @@ struct IQ4_XSP {
     const __m256i grid = _mm256_set_m128i(table, table);
     for (int g = 0; g < 8; ++g) u.q[g] = _mm256_shuffle_epi8(grid, nibbles32(b.qs + 16 * g));
     const __m128i s16 = iq4_xs_scales16(b);  // one scale per 32 weights: both 16s of group g
-    for (int g = 0; g < 8; ++g) u.sc[g] = _mm256_broadcastw_epi16(_mm_srli_si128(s16, 2 * g));
+    for (int g = 0; g < 8; ++g) {            // word g in every lane (a shuffle: byte shifts need constants)
+      const __m128i pick = _mm_set1_epi16(static_cast<int16_t>(((2 * g + 1) << 8) | (2 * g)));
+      u.sc[g] = _mm256_broadcastsi128_si256(_mm_shuffle_epi8(s16, pick));
+    }
     u.d = half(b.d);
     u.dmin = 0.0f;
   }
