@@ -33,13 +33,18 @@ struct IQ4_XSx16 {
   static constexpr size_t kPrefetchAhead = 4096;  // as q4_kx16
   static constexpr bool kLockstep = false;
 
+  // The 16 rows' scales_l and scales_h words (one row per 32-bit lane), loaded once per super-block.
+  struct Scales {
+    __m512i low, high;
+  };
+  static Scales scales(const std::byte* blk) {
+    return {_mm512_loadu_si512(blk + 64),
+            _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 32)))};
+  }
   // Sub-block ib's scale ls - 32 of each of the 16 rows.
-  static __m512i scale(const std::byte* blk, int ib) {
-    const __m512i low = _mm512_loadu_si512(blk + 64);
-    const __m512i high =
-        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 32)));
-    const __m512i l = _mm512_and_si512(_mm512_srli_epi32(low, 4 * ib), _mm512_set1_epi32(0xF));
-    const __m512i h = _mm512_and_si512(_mm512_srli_epi32(high, 2 * ib), _mm512_set1_epi32(3));
+  static __m512i scale(const Scales& s, int ib) {
+    const __m512i l = _mm512_and_si512(_mm512_srli_epi32(s.low, 4 * ib), _mm512_set1_epi32(0xF));
+    const __m512i h = _mm512_and_si512(_mm512_srli_epi32(s.high, 2 * ib), _mm512_set1_epi32(3));
     return _mm512_sub_epi32(_mm512_or_si512(l, _mm512_slli_epi32(h, 4)), _mm512_set1_epi32(32));
   }
 
@@ -54,6 +59,7 @@ struct IQ4_XSx16 {
   template <int RA>
   static void block(const std::byte* blk, const ActQ8K* const* x, __m512* acc) {
     const __m512i grid = iq4_grid_unsigned();
+    const Scales sc_words = scales(blk);
     __m512i isum[RA];
     for (auto& v : isum) v = _mm512_setzero_si512();
     for (int ib = 0; ib < 8; ++ib) {
@@ -67,7 +73,7 @@ struct IQ4_XSx16 {
           s_hi[i] = _mm512_dpbusd_epi32(s_hi[i], hi, bcast4(x[i]->qs + 32 * ib + 16 + 4 * h));
         }
       }
-      const __m512i sc = scale(blk, ib);
+      const __m512i sc = scale(sc_words, ib);
       for (int i = 0; i < RA; ++i) {
         const int32_t sum_x = x[i]->bsums[2 * ib] + x[i]->bsums[2 * ib + 1];
         const __m512i s =
@@ -89,6 +95,7 @@ struct IQ4_XSx16 {
     for (int64_t b = 0; b < k / 256; ++b) {
       const std::byte* blk = w + static_cast<size_t>(b) * kBlockBytes;
       const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
+      const Scales sc_words = scales(blk);
       for (int ib = 0; ib < 8; ++ib) {
         std::byte* ch = out + static_cast<size_t>(8 * b + ib) * chunk_bytes<PIQ4_XS>();
         for (int h = 0; h < 4; ++h) {
@@ -97,7 +104,7 @@ struct IQ4_XSx16 {
           _mm512_storeu_si512(ch + 64 * h, lo);
           _mm512_storeu_si512(ch + 64 * (4 + h), hi);
         }
-        _mm512_storeu_ps(ch + 16 * 32, _mm512_mul_ps(d, _mm512_cvtepi32_ps(scale(blk, ib))));
+        _mm512_storeu_ps(ch + 16 * 32, _mm512_mul_ps(d, _mm512_cvtepi32_ps(scale(sc_words, ib))));
       }
     }
   }
@@ -111,16 +118,9 @@ struct IQ4_XSx16 {
     move_words(move, kQuants, r, in.qs, 32);  // chunk (ib, h) is word 4 ib + h
   }
 
-  static void repack(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
-    repack_groups<Block, 256>(
-        src, dst, rows, k, [](std::byte* blk, int64_t r, const Block& in) { pieces(r, in, to_group(blk)); });
-  }
-
-  static void unpack_row(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out) {
-    unpack_group_row<Block, 256>(w, rows, k, row, out, [](const std::byte* blk, int64_t r, Block& o) {
-      pieces(r, o, from_group(blk));
-    });
-  }
+  // Repacks the full 16-row groups of a row-major matrix (rows x k); tail rows are copied.
+  static constexpr RepackFn repack = repack_by_pieces<IQ4_XSx16, Block, 256>;
+  static constexpr UnpackRowFn unpack_row = unpack_row_by_pieces<IQ4_XSx16, Block, 256>;
 };
 
 }  // namespace

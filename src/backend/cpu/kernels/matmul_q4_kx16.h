@@ -164,16 +164,8 @@ struct Kx16 {
   }
 
   // Repacks the full 16-row groups of a row-major matrix (rows x k); tail rows are copied.
-  static void repack(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
-    repack_groups<Block, 256>(
-        src, dst, rows, k, [](std::byte* blk, int64_t r, const Block& in) { pieces(r, in, to_group(blk)); });
-  }
-
-  static void unpack_row(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out) {
-    unpack_group_row<Block, 256>(w, rows, k, row, out, [](const std::byte* blk, int64_t r, Block& o) {
-      pieces(r, o, from_group(blk));
-    });
-  }
+  static constexpr RepackFn repack = repack_by_pieces<Kx16, Block, 256>;
+  static constexpr UnpackRowFn unpack_row = unpack_row_by_pieces<Kx16, Block, 256>;
 };
 
 using Q4_Kx16 = Kx16<false>;

@@ -237,5 +237,20 @@ void unpack_group_row(const std::byte* w, int64_t rows, int64_t k, int64_t row, 
   }
 }
 
+// repack and unpack_row of a layout whose row blocks (Block, kBlock weights) lie in a group's block
+// where Pieces::pieces(r, block, move) moves them.
+template <class Pieces, class Block, int64_t kBlock>
+void repack_by_pieces(const std::byte* src, std::byte* dst, int64_t rows, int64_t k) {
+  repack_groups<Block, kBlock>(src, dst, rows, k, [](std::byte* blk, int64_t r, const Block& in) {
+    Pieces::pieces(r, in, to_group(blk));
+  });
+}
+template <class Pieces, class Block, int64_t kBlock>
+void unpack_row_by_pieces(const std::byte* w, int64_t rows, int64_t k, int64_t row, std::byte* out) {
+  unpack_group_row<Block, kBlock>(w, rows, k, row, out, [](const std::byte* blk, int64_t r, Block& o) {
+    Pieces::pieces(r, o, from_group(blk));
+  });
+}
+
 }  // namespace
 }  // namespace glass::backend::cpu::kernels
